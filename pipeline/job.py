@@ -1,0 +1,247 @@
+"""The Spark job base class (cc-pyspark style) and the WARC cleaning job.
+
+A job parses its arguments, resolves inputs into splits, ships the model files to the
+executors, runs :meth:`WarcJob.process_split` once per split in a Spark task, and merges
+the per-split stats from the completion markers. A subclass overrides ``process_split``
+(and, if it needs more flags, ``add_arguments``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import sys
+import time
+from typing import Any
+
+from pipeline.config import ConfigError, Settings, load_settings, resolve_path
+from pipeline.models import default_lid_model_path, load_registry
+from pipeline.output import OutputTarget
+from pipeline.process import dump_json, run_split
+from pipeline.sources import InputError, resolve_inputs
+from pipeline.stats import Stats
+from pipeline.warc import Split, plan_splits
+
+log = logging.getLogger("warcplex")
+
+
+class UsageError(Exception):
+    """A problem the user can fix; printed as one line, without a traceback."""
+
+
+def require_java() -> str:
+    """Path of the ``java`` Spark will use, or a clear error."""
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not candidate or not os.access(candidate, os.X_OK):
+        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no `java` on PATH"
+        raise UsageError(f"Java not found ({where}); Spark needs Java 17: install openjdk-17-jre-headless "
+                         "or set JAVA_HOME")
+    return candidate
+
+
+def under_spark_submit() -> bool:
+    """True when the driver was launched by spark-submit (it then owns master and conf)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def spark_session(settings: Settings):
+    """A SparkSession: local master and project Python unless spark-submit set them."""
+    if not under_spark_submit():
+        require_java()
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        if settings.spark.master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(settings.spark.app_name)
+    if not under_spark_submit():
+        builder = builder.master(settings.spark.master)
+        builder = builder.config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+    for key, value in settings.spark.conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def model_files(settings: Settings) -> list[str]:
+    """Every model file the executors need: the registry, its KenLM binaries, the LID model."""
+    files = []
+    if settings.perplexity.enabled:
+        registry = str(resolve_path(settings.perplexity.registry))
+        files.append(registry)
+        for entry in load_registry(settings.perplexity.registry).values():
+            path = resolve_path(entry["path"])
+            if not path.exists():
+                raise UsageError(f"model file {entry['path']} (from {settings.perplexity.registry}) not found")
+            files.append(str(path))
+    if settings.langid.enabled:
+        files.append(str(resolve_path(settings.langid.model_path)) if settings.langid.model_path
+                     else default_lid_model_path())
+    return files
+
+
+def carbon_estimate(cpu_seconds: float, settings: Settings) -> dict[str, float]:
+    """Seed 002, eq. 9: kg CO2 = CPU-hours x TDP x C_e / 1000 (times PUE)."""
+    carbon = settings.carbon
+    cpu_hours = cpu_seconds / 3600
+    kwh = cpu_hours * carbon.tdp_watts_per_core / 1000 * carbon.pue
+    return {"cpu_hours": cpu_hours, "kwh": kwh, "kg_co2": kwh * carbon.grid_intensity_kg_per_kwh}
+
+
+class WarcJob:
+    """Base class: arguments, inputs -> splits, one Spark task per split, merged stats."""
+
+    name = "warc_job"
+    description = "Process WARC files with Spark."
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Hook for a subclass's extra flags."""
+
+    def build_parser(self, parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+        parser = parser or argparse.ArgumentParser(prog=self.name, description=self.description)
+        parser.add_argument("--input", nargs="+", required=True, metavar="SPEC",
+                            help="WARC files, directories, globs, warc.paths(.gz) manifests, s3:// or https:// URLs")
+        parser.add_argument("--output", required=True, help="output directory (local path or s3://bucket/prefix)")
+        parser.add_argument("--config", help="YAML preset, e.g. conf/local.yaml (defaults are built in)")
+        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                            help="override one config key, e.g. --set perplexity.threshold=5000 (repeatable)")
+        parser.add_argument("--input-base-url", help="base for relative paths in a manifest (input.base_url)")
+        parser.add_argument("--dropped", help="also write every dropped sentence with its score and reason here")
+        parser.add_argument("--no-resume", action="store_true", help="reprocess splits that have a completion marker")
+        self.add_arguments(parser)
+        return parser
+
+    def settings_from_args(self, args: argparse.Namespace) -> Settings:
+        overrides = list(args.set)
+        if args.input_base_url:
+            overrides.append(f"input.base_url={args.input_base_url}")
+        if args.dropped:
+            overrides.append(f"output.dropped={args.dropped}")
+        if args.no_resume:
+            overrides.append("output.resume=false")
+        return load_settings(args.config, overrides)
+
+    def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
+        """The work of one Spark task: return the split's stats dict."""
+        raise NotImplementedError
+
+    def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
+        """Hook run on the driver after all splits: write run-level files, return their names."""
+        return []
+
+    def run(self, args: argparse.Namespace) -> dict[str, Any]:
+        settings = self.settings_from_args(args)
+        shards = resolve_inputs(args.input, settings.s3, settings.input.base_url)
+        files = model_files(settings)
+        started = time.time()
+        spark = spark_session(settings)
+        try:
+            sc = spark.sparkContext
+            for path in files:
+                sc.addFile(path)
+            parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
+                not under_spark_submit() else sc.defaultParallelism
+            splits = [split for shard in shards for split in plan_splits(shard, settings.input, parallelism)]
+            output = args.output
+            job = self
+            results = (sc.parallelize(splits, max(1, len(splits)))
+                       .map(lambda split: job.process_split(split, settings, output))
+                       .collect())
+        finally:
+            spark.stop()
+        wall = time.time() - started
+        stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
+        target = OutputTarget(output, settings.s3)
+        target.write_bytes("stats.json", dump_json(stats).encode("utf-8"))
+        written = ["stats.json", *self.finish(output, stats, settings)]
+        stats["run"]["files"] = written
+        return stats
+
+    def merge_stats(self, output: str, split_ids: list[str], results: list[dict], settings: Settings,
+                    wall: float, inputs: list[str]) -> dict[str, Any]:
+        merged = Stats()
+        for result in results:
+            merged.merge(Stats.from_dict(result))
+        tree = merged.to_dict()
+        pages = tree.get("records", {}).get("html", 0)
+        cpu = tree.get("cpu", {}).get("total", 0.0)
+        tree["run"] = {
+            "inputs": inputs,
+            "output": output,
+            "splits": len(split_ids),
+            "splits_resumed": tree.get("splits", {}).get("resumed", 0),
+            "wall_seconds": round(wall, 3),
+            "pages_per_second": round(pages / wall, 2) if wall else None,
+            "pages_per_cpu_second": round(pages / cpu, 2) if cpu else None,
+            "config": settings.model_dump(mode="json"),
+        }
+        tree["carbon"] = {**settings.carbon.model_dump(mode="json"), **carbon_estimate(cpu, settings)}
+        return tree
+
+    def main(self, argv: list[str] | None = None) -> int:
+        parser = self.build_parser()
+        args = parser.parse_args(argv)
+        return run_cli(self, args)
+
+
+def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
+    """Run a job, turning user errors into one-line messages and exit status 2."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        stats = job.run(args)
+    except (UsageError, ConfigError, InputError) as exc:
+        print(f"warcplex: error: {exc}", file=sys.stderr)
+        return 2
+    print(summary_text(stats))
+    return 0
+
+
+def summary_text(stats: dict[str, Any]) -> str:
+    """The short human summary printed at the end of a run and saved as summary.txt."""
+    run = stats["run"]
+    records = stats.get("records", {})
+    outcome = stats.get("outcome", {})
+    sentences = stats.get("sentences", {})
+    text_bytes = stats.get("bytes", {})
+    raw, clean = text_bytes.get("text_raw", 0), text_bytes.get("text_clean", 0)
+    skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
+    languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
+    lines = [
+        f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
+        f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
+        f"  HTML pages: {records.get('html', 0)}; kept {outcome.get('kept', 0)}, "
+        + ", ".join(f"{k} {v}" for k, v in sorted(outcome.items()) if k != "kept" and not isinstance(v, dict)),
+        f"  skipped records: {sum(skipped.values())} "
+        + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
+        f"  sentences kept: {sentences.get('kept', 0)} of {sentences.get('total', 0)}; "
+        f"text bytes {raw} -> {clean} ({100 * clean / raw if raw else 0:.1f}% kept)",
+        "  languages (pages kept): " + ", ".join(f"{lang} {v.get('pages_kept', 0)}" for lang, v in languages),
+        f"  CPU {stats['carbon']['cpu_hours'] * 3600:.1f} s, est. {stats['carbon']['kg_co2'] * 1000:.4f} g CO2 "
+        f"(eq. 9, C_e {stats['carbon']['grid_intensity_kg_per_kwh']} kg/kWh)",
+    ]
+    if stats.get("file_errors"):
+        lines.append(f"  unreadable parts of {len(stats['file_errors'])} file(s), see stats.json file_errors")
+    lines.append(f"  output: {run['output']} ({', '.join(run.get('files', []))})")
+    return "\n".join(lines)
+
+
+class CleanWarcJob(WarcJob):
+    """WARC shards -> extraction -> language ID -> sentence perplexity filter -> Parquet."""
+
+    name = "clean_warc"
+    description = "Clean WARC shards into a Parquet text corpus (perplexity-filtered sentences)."
+
+    def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
+        return run_split(split, settings, output, settings.output.dropped)
+
+    def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
+        target = OutputTarget(output, settings.s3)
+        stats["run"]["files"] = ["stats.json", "summary.txt"]
+        target.write_bytes("summary.txt", (summary_text(stats) + "\n").encode("utf-8"))
+        return ["summary.txt"]

@@ -1,0 +1,218 @@
+"""WARC reading: shard splits and the stream of HTML pages, with every record accounted for.
+
+A split is a byte range of one shard. A local gzipped WARC is cut at gzip member boundaries
+(Common Crawl writes one member per record), so several tasks read one big shard in parallel;
+a remote or uncompressed shard is one split. A record belongs to the split its first byte
+falls in. FastWARC parses the records; a damaged gzip member or a broken header is counted,
+and reading resumes at the next member that starts a WARC record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Iterator
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+from pipeline.config import InputSettings, S3Settings
+from pipeline.sources import is_remote, open_stream
+from pipeline.stats import Stats
+
+GZIP_MAGIC = b"\x1f\x8b\x08"
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/x-server-parsed-html"})
+_SCAN_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Split:
+    """A byte range ``[start, end)`` of a shard; ``end`` None means to the end of the shard."""
+
+    uri: str
+    index: int
+    count: int
+    start: int = 0
+    end: int | None = None
+
+    @property
+    def split_id(self) -> str:
+        """Deterministic id used in output file names and completion markers."""
+        digest = hashlib.sha1(self.uri.encode("utf-8")).hexdigest()[:8]
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(self.uri.rstrip("/")))[:80]
+        return f"{stem}-{digest}-{self.index:03d}of{self.count:03d}"
+
+
+@dataclass
+class Page:
+    """An HTML response record, with the payload still undecoded."""
+
+    record_id: str
+    url: str
+    warc_date: str
+    html: bytes
+    http_charset: str | None
+
+
+def _is_member_start(data: bytes) -> bool:
+    """True when ``data`` starts a gzip member whose content starts a WARC record."""
+    try:
+        head = zlib.decompressobj(31).decompress(data, 16)
+    except zlib.error:
+        return False
+    return head.startswith(b"WARC/")
+
+
+def next_member_offset(fh, offset: int, limit: int | None = None) -> int | None:
+    """The first offset >= ``offset`` where a gzip member holding a WARC record starts."""
+    pos = offset
+    while limit is None or pos < limit:
+        fh.seek(pos)
+        chunk = fh.read(_SCAN_CHUNK + 4096)
+        if len(chunk) < len(GZIP_MAGIC):
+            return None
+        search_from = 0
+        while True:
+            hit = chunk.find(GZIP_MAGIC, search_from)
+            if hit < 0 or hit >= _SCAN_CHUNK:
+                break
+            if limit is not None and pos + hit >= limit:
+                return None
+            fh.seek(pos + hit)
+            if _is_member_start(fh.read(4096)):
+                return pos + hit
+            search_from = hit + 1
+        if len(chunk) <= _SCAN_CHUNK:
+            return None
+        pos += _SCAN_CHUNK
+    return None
+
+
+def plan_splits(uri: str, settings: InputSettings, default_parallelism: int) -> list[Split]:
+    """Cut one shard into splits at gzip member boundaries (local gzip files only)."""
+    wanted = settings.splits_per_shard or default_parallelism
+    if is_remote(uri) or wanted <= 1:
+        return [Split(uri, 0, 1)]
+    try:
+        size = os.path.getsize(uri)
+        with open(uri, "rb") as fh:
+            if fh.read(3) != GZIP_MAGIC:
+                return [Split(uri, 0, 1)]
+            wanted = max(1, min(wanted, size // settings.min_split_bytes))
+            bounds = [0]
+            for i in range(1, wanted):
+                found = next_member_offset(fh, max(size * i // wanted, bounds[-1] + 1), size)
+                if found is not None and found > bounds[-1]:
+                    bounds.append(found)
+    except OSError:
+        return [Split(uri, 0, 1)]  # the reader reports the error with its record counts
+    ends: list[int | None] = [*bounds[1:], None]
+    return [Split(uri, i, len(bounds), start, end) for i, (start, end) in enumerate(zip(bounds, ends))]
+
+
+def _html_type(record) -> str | None:
+    """The payload's MIME type: WARC-Identified-Payload-Type when present, else HTTP Content-Type."""
+    identified = (record.headers.get("WARC-Identified-Payload-Type") or "").strip().lower()
+    if identified:
+        return identified.split(";")[0].strip()
+    if record.is_http and record.http_content_type:
+        return record.http_content_type.split(";")[0].strip().lower()
+    return None
+
+
+def _http_status(record) -> int | None:
+    status_line = record.http_headers.status_line if record.http_headers is not None else ""
+    match = re.match(r"\S+\s+(\d{3})", status_line or "")
+    return int(match.group(1)) if match else None
+
+
+def _clean_uri(uri: str | None) -> str:
+    uri = (uri or "").strip()
+    return uri[1:-1] if uri.startswith("<") and uri.endswith(">") else uri
+
+
+def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Stats) -> Iterator[Page]:
+    """Yield the HTML response pages of a split; count every other record under ``skip.*``.
+
+    Counters: ``records.read`` (all records parsed), ``records.html`` (pages yielded),
+    ``skip.<reason>`` and ``read_errors.<kind>``; a shard that fails to open or parse gets
+    a ``file_errors`` entry.
+    """
+    start = split.start
+    resumable = not is_remote(split.uri)
+    while True:
+        last_pos = start
+        try:
+            with open_stream(split.uri, s3) as stream:
+                if start:
+                    stream.seek(start)
+                iterator = ArchiveIterator(stream, parse_http=True, quirks_mode=True,
+                                           max_content_length=None, min_content_length=None)
+                for record in iterator:
+                    pos = record.stream_pos
+                    if pos < start:  # offsets relative to where reading began
+                        pos += start
+                    if split.end is not None and pos >= split.end:
+                        return
+                    last_pos = pos
+                    stats.add("records.read")
+                    page = _page_from_record(record, settings, stats)
+                    if page is not None:
+                        stats.add("records.html")
+                        yield page
+            return
+        except (OSError, ValueError, UnicodeError) as exc:
+            kind = "gzip" if "ecompress" in str(exc) or "gzip" in str(exc).lower() else "parse"
+            stats.add(f"read_errors.{kind}")
+            stats.file_errors.setdefault(split.uri, f"{type(exc).__name__}: {exc} (near byte {last_pos})")
+            if not resumable:
+                return
+            try:
+                with open(split.uri, "rb") as fh:
+                    found = next_member_offset(fh, last_pos + 1, split.end)
+            except OSError:
+                return
+            if found is None:
+                return
+            stats.add("read_errors.resynced")
+            start = found
+
+
+def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | None:
+    if record.record_type != WarcRecordType.response:
+        stats.add(f"skip.not_response.{_record_type_name(record.record_type)}")
+        return None
+    if not record.is_http:
+        stats.add("skip.not_http")
+        return None
+    mime = _html_type(record)
+    if mime not in HTML_TYPES:
+        stats.add("skip.not_html")
+        return None
+    status = _http_status(record)
+    if status is not None and status != 200:
+        stats.add(f"skip.http_status.{status // 100}xx")
+        return None
+    if record.content_length > settings.max_html_bytes + 65536:
+        stats.add("skip.too_large")
+        return None
+    html = record.reader.read(settings.max_html_bytes + 1)
+    if len(html) > settings.max_html_bytes:
+        stats.add("skip.too_large")
+        return None
+    if not html.strip():
+        stats.add("skip.empty_payload")
+        return None
+    return Page(
+        record_id=record.record_id or "",
+        url=_clean_uri(record.headers.get("WARC-Target-URI")),
+        warc_date=(record.headers.get("WARC-Date") or "").strip(),
+        html=html,
+        http_charset=record.http_charset,
+    )
+
+
+def _record_type_name(record_type) -> str:
+    return str(record_type).rsplit(".", 1)[-1]
