@@ -1,0 +1,36 @@
+# warcplex: `make run` (set up + run the main job on the bundled sample), `make test` (set up + tests).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+export SPARK_LOCAL_IP ?= 127.0.0.1
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+SAMPLE := data/sample/sample.warc.gz
+OUT    ?= out
+
+.PHONY: setup run test models dist clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/warcplex run --input $(SAMPLE) --output $(OUT) --config conf/local.yaml --dropped $(OUT)/dropped
+	@echo "Parquet: $(OUT)/language=*/  stats: $(OUT)/stats.json  summary: $(OUT)/summary.txt"
+
+test: setup
+	$(PY) -m pytest
+
+# Rebuild every KenLM model from registry corpora (needs apt build deps; see lm_models/README.md).
+models: setup
+	$(MAKE) -C lm_models all PYTHON=$(abspath $(PY))
+
+clean:
+	rm -rf $(OUT) build dist .pytest_cache
