@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline.job import CleanWarcJob, run_cli
+from pipeline import calibrate
+from pipeline.job import CleanWarcJob, OneLineParser, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="warcplex", description="Perplexity-filtered text corpora from WARC files.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = OneLineParser(prog="warcplex", description="Perplexity-filtered text corpora from WARC files.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser)
     job = CleanWarcJob()
     run = commands.add_parser("run", help=job.description, description=job.description)
     job.build_parser(run)
     run.set_defaults(handler=lambda args: run_cli(job, args))
+    calibrate.add_parser(commands)
     return parser
 
 

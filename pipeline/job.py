@@ -31,6 +31,13 @@ class UsageError(Exception):
     """A problem the user can fix; printed as one line, without a traceback."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage dump)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"warcplex: error: {message} (see {self.prog} --help)\n")
+
+
 def require_java() -> str:
     """Path of the ``java`` Spark will use, or a clear error."""
     java_home = os.environ.get("JAVA_HOME")
@@ -104,7 +111,7 @@ class WarcJob:
         """Hook for a subclass's extra flags."""
 
     def build_parser(self, parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-        parser = parser or argparse.ArgumentParser(prog=self.name, description=self.description)
+        parser = parser or OneLineParser(prog=self.name, description=self.description)
         parser.add_argument("--input", nargs="+", required=True, metavar="SPEC",
                             help="WARC files, directories, globs, warc.paths(.gz) manifests, s3:// or https:// URLs")
         parser.add_argument("--output", required=True, help="output directory (local path or s3://bucket/prefix)")

@@ -1,0 +1,134 @@
+"""End to end in local Spark on real WARC bytes: Parquet, stats accounting, models loaded once per worker."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT
+from pipeline.stats import Stats
+from conftest import BENCH
+
+REAL_WARCS = ["warc/cc-genuine/CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz",
+              "warc/cc-genuine/CC-MAIN-2024-22.whirlwind.warc.gz",
+              "warc/other-real/clueweb09-ja.quirk.from-resiliparse-tests.warc.gz",
+              "warc/other-real/dolma-tests_data_warc_sample-0000.warc.gz",
+              "warc/other-real/dolma-tests_data_warc_sample-0001.warc.gz"]
+
+
+def response_ids(path: Path) -> set[str]:
+    with open(path, "rb") as fh:
+        return {r.record_id for r in ArchiveIterator(fh, record_types=WarcRecordType.response)}
+
+
+@pytest.fixture(scope="module")
+def spark_run(tmp_path_factory) -> tuple[Path, dict, list[Path]]:
+    """One local[1] run over five real WARCs (five tasks reusing one Python worker)."""
+    if not BENCH.exists():
+        pytest.skip("../shared/bench is needed for the real WARCs")
+    if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    inputs = [BENCH / rel for rel in REAL_WARCS]
+    out = tmp_path_factory.mktemp("spark") / "out"
+    status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
+                       "--config", str(PROJECT_ROOT / "conf" / "local.yaml"),
+                       "--set", "spark.master=local[1]", "--dropped", str(out / "dropped")])
+    assert status == 0
+    return out, json.loads((out / "stats.json").read_text()), inputs
+
+
+def test_every_record_is_accounted_for(spark_run):
+    out, stats, inputs = spark_run
+    counts = Stats.from_dict(stats).counts
+    skipped = sum(v for k, v in counts.items() if k.startswith("skip."))
+    outcomes = sum(v for k, v in counts.items() if k.startswith("outcome."))
+    assert counts["records.read"] == skipped + counts["records.html"]
+    assert counts["records.html"] == outcomes
+    assert counts["records.html"] == sum(len(response_ids(p)) for p in inputs)
+    assert counts["splits.processed"] == len(inputs)
+    assert not stats.get("file_errors")
+
+
+def test_parquet_rows_match_response_records(spark_run):
+    out, stats, inputs = spark_run
+    table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+    expected = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",
+                "n_sentences_kept", "perplexity_median", "extractor", "html_bytes", "text_bytes_raw",
+                "text_bytes_clean", "fallback_reason"}
+    assert expected <= set(table.schema.names)
+    ids = table.column("warc_record_id").to_pylist()
+    assert len(ids) == len(set(ids)) == stats["outcome"]["kept"]
+    assert set(ids) <= set().union(*(response_ids(p) for p in inputs))
+    rows = table.to_pylist()
+    assert all(r["text"] and r["text_bytes_clean"] == len(r["text"].encode()) for r in rows)
+    assert all(r["n_sentences_kept"] <= r["n_sentences"] for r in rows)
+    languages = Counter(r["language"] for r in rows)
+    assert {"ja", "en"} <= set(languages)  # ClueWeb09 Japanese pages, English CC/dolma pages
+    english = [r for r in rows if r["language"] == "en"]
+    assert any(r["perplexity_median"] is not None for r in english)
+    assert (out / "summary.txt").read_text().startswith("warcplex:")
+
+
+def test_dropped_sentences_side_output_has_scores_and_reasons(spark_run):
+    out, stats, _ = spark_run
+    dropped = ds.dataset(out / "dropped", format="parquet", partitioning="hive").to_table().to_pylist()
+    assert len(dropped) == stats["sentences"]["total"] - stats["sentences"]["kept"]
+    assert dropped, "real pages have boilerplate sentences above the threshold"
+    assert all(r["reason"].startswith("perplexity>") and r["perplexity"] > 0 for r in dropped)
+
+
+def test_each_worker_loads_each_model_once(spark_run):
+    """Five tasks ran in one reused Python worker: every model was opened once in that process."""
+    _, stats, inputs = spark_run
+    loads = stats["model_loads"]
+    assert len(loads) < len(inputs)
+    for pid, per_model in loads.items():
+        assert per_model and all(count == 1 for count in per_model.values()), (pid, per_model)
+    loaded = set().union(*(m.keys() for m in loads.values()))
+    assert any(name.startswith("kenlm:") for name in loaded)
+    assert any(name.startswith("fasttext:") for name in loaded)
+
+
+def test_rerun_skips_finished_splits_and_keeps_files(spark_run, tmp_path):
+    out, _, inputs = spark_run
+    before = {p: p.read_bytes() for p in out.rglob("*.parquet")}
+    status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
+                       "--set", "spark.master=local[1]"])
+    assert status == 0
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["run"]["splits_resumed"] == len(inputs)
+    assert {p: p.read_bytes() for p in out.rglob("*.parquet")} == before
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--input", "/nonexistent/x.warc.gz", "--output", "o"], "no such file"),
+    (["run", "--input", "README.md", "--output", "o", "--set", "perplexity.nope=1"], "unknown key"),
+    (["run", "--input", "README.md", "--output", "o", "--set", "extract.timeout_s=-1"], "extract.timeout_s"),
+])
+def test_user_errors_are_one_line(argv, message, capsys, monkeypatch):
+    monkeypatch.chdir(PROJECT_ROOT)
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("warcplex: error:") and message in err and "\n" not in err
+
+
+def test_missing_java_is_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(PROJECT_ROOT)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    sample = BENCH / REAL_WARCS[1]
+    if not sample.exists():
+        pytest.skip("../shared/bench is needed")
+    assert cli_main(["run", "--input", str(sample), "--output", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("warcplex: error: Java not found") and "\n" not in err
