@@ -171,7 +171,11 @@ def paragraphs_from_html(path: Path) -> Iterator[str]:
         for el in root.find_class(cls):
             if el.getparent() is not None:
                 el.drop_tree()
-    for el in root.xpath("//p | //li[not(.//p)] | //dd[not(.//p)] | //td[not(.//p)]"
+    # DocBook/Publican output (Debian handbook) wraps paragraphs in <div class="para">.
+    for el in root.xpath("//p[not(.//div[@class='para'])] | //div[@class='para']"
+                         " | //li[not(.//p) and not(.//div[@class='para'])]"
+                         " | //dd[not(.//p) and not(.//div[@class='para'])]"
+                         " | //td[not(.//p) and not(.//div[@class='para'])]"
                          " | //blockquote[not(.//p)]"):
         text = _ws(el.text_content())
         if text:
@@ -186,7 +190,7 @@ _ROFF_ESC = [
     (re.compile(r"\\\((lq|rq|Fo|Fc)"), '"'), (re.compile(r"\\\((em|en|mi|hy)"), "-"),
     (re.compile(r"\\\[[^\]]*\]"), ""), (re.compile(r"\\\(.."), ""),
     (re.compile(r"\\[-]"), "-"), (re.compile(r"\\[&:%|^]"), ""),
-    (re.compile(r"\\e"), "\\"), (re.compile(r"\\ "), " "), (re.compile(r"\\c"), ""),
+    (re.compile(r"\\e"), lambda m: "\\"), (re.compile(r"\\ "), " "), (re.compile(r"\\c"), ""),
 ]
 _ROFF_BREAK = re.compile(r"^\.(PP|P|LP|SH|SS|TP|IP|HP|br|sp|RS|RE|nf|fi|TH|EX|EE|UR|UE|TS|TE|in)\b")
 _ROFF_INLINE = re.compile(r"^\.(B|I|BR|RB|BI|IB|IR|RI|SM|SB)\s+(.*)$")
