@@ -18,6 +18,7 @@ import gzip
 import json
 import math
 import multiprocessing
+import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,7 +274,8 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     data = Path(args.data)
     if not (data / "manifest.jsonl").exists():
-        print(f"warcplex: error: {data}/manifest.jsonl not found (expected the layout of shared/bench/data)")
+        print(f"warcplex: error: {data}/manifest.jsonl not found (expected the layout of shared/bench/data)",
+              file=sys.stderr)
         return 2
     ids = set(Path(args.ids).read_text().split()) if args.ids else None
     items = load_pages(data, ids)

@@ -1,0 +1,82 @@
+"""`warcplex calibrate` on real bench pages with the shipped English model."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+import yaml
+
+from conftest import bench_file
+from pipeline.calibrate import is_main_sentence, rouge_n_f1
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT, resolve_path
+
+
+def load_bench_scorer():
+    spec = importlib.util.spec_from_file_location("bench_score", bench_file("score.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rouge_matches_the_bench_scorer():
+    scorer = load_bench_scorer()
+    pairs = [("the cat sat on the mat and looked at the dog", "the cat sat on the mat and then slept"),
+             ("a b c d e f g", "a b c d e f g"), ("", "x y z"), ("one two three four five six", "")]
+    for pred, truth in pairs:
+        assert rouge_n_f1(pred.split(), truth.split()) == pytest.approx(scorer.score_pair(pred, truth)["rouge5_f"])
+
+
+def test_sentence_labels_follow_the_truth():
+    truth = "the river flooded the old town twice in one winter and the bridge survived".split()
+    shingles = {n: {tuple(truth[i:i + n]) for i in range(len(truth) - n + 1)} for n in (2, 3)}
+    assert is_main_sentence("The river flooded the old town twice.", shingles, set(truth))
+    assert not is_main_sentence("Subscribe to our newsletter today", shingles, set(truth))
+
+
+@pytest.fixture
+def registry_copy(tmp_path):
+    source = PROJECT_ROOT / "conf" / "models.yaml"
+    if not source.exists():
+        pytest.skip("conf/models.yaml is missing")
+    tree = yaml.safe_load(source.read_text())
+    for entry in tree["models"].values():
+        entry["path"] = str(resolve_path(entry["path"]))
+    path = tmp_path / "models.yaml"
+    path.write_text(yaml.safe_dump(tree))
+    return path
+
+
+def test_calibrate_writes_distributions_plot_and_thresholds(tmp_path, registry_copy):
+    data = bench_file("data")
+    manifest = [json.loads(line) for line in (data / "manifest.jsonl").read_text().splitlines()]
+    ids = [r["id"] for r in manifest if r["dataset"] == "cleaneval" and r["lang"] == "en"][:30]
+    (tmp_path / "ids.txt").write_text("\n".join(ids))
+    out = tmp_path / "cal"
+    status = cli_main(["calibrate", "--data", str(data), "--ids", str(tmp_path / "ids.txt"), "--text", "all",
+                       "--registry", str(registry_copy), "--out", str(out), "--min-pages", "5",
+                       "--processes", "1", "--write"])
+    assert status == 0
+    result = json.loads((out / "calibration.json").read_text())["en"]
+    assert result["pages"] >= 25
+    assert result["sentences_main"] > 0 and result["sentences_boilerplate"] > 0
+    # Boilerplate scores higher than main text on real pages.
+    assert result["median_perplexity_boilerplate"] > result["median_perplexity_main"]
+    # The chosen threshold is the best point of the curve it reports.
+    assert result["rouge5_f1"] == max(f for _, f in result["curve"])
+    assert result["rouge5_f1"] >= result["rouge5_f1_unfiltered"]
+    values = [result["percentiles"][p] for p in sorted(result["percentiles"], key=int)]
+    assert values == sorted(values)
+    assert (out / "calibration.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    original = yaml.safe_load((PROJECT_ROOT / "conf" / "models.yaml").read_text())["models"]["en"]["threshold"]
+    written = yaml.safe_load(registry_copy.read_text())["models"]["en"]
+    assert written["threshold"] == (result["threshold"] or original)
+    assert written["percentiles"][90] == result["percentiles"]["90"]
+
+
+def test_calibrate_rejects_a_folder_without_manifest(tmp_path, capsys):
+    assert cli_main(["calibrate", "--data", str(tmp_path)]) == 2
+    assert "manifest.jsonl not found" in capsys.readouterr().err
+
