@@ -1,0 +1,86 @@
+"""Configuration: defaults, YAML presets from conf/, --set overrides and one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import PROJECT_ROOT, ConfigError, Settings, load_settings, resolve_path
+
+PRESETS = sorted(p for p in (PROJECT_ROOT / "conf").glob("*.yaml") if p.name != "models.yaml")
+
+
+def test_defaults_need_no_file():
+    settings = load_settings()
+    assert settings == Settings()
+    assert settings.extract.main_content is True
+    assert settings.extract.cascade[0] == "resiliparse"
+    assert settings.langid.enabled and settings.perplexity.enabled
+    assert settings.perplexity.threshold_mode == "absolute"
+    assert settings.perplexity.unknown_language == "keep"
+    assert settings.output.resume is True
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
+def test_every_shipped_preset_loads(preset):
+    assert isinstance(load_settings(preset), Settings)
+
+
+def test_preset_overrides_defaults_and_set_overrides_the_preset(tmp_path):
+    preset = tmp_path / "p.yaml"
+    preset.write_text("extract:\n  main_content: false\nperplexity:\n  threshold: 500\n")
+    settings = load_settings(preset, ["perplexity.threshold=1200.5", "langid.enabled=false",
+                                      "input.splits_per_shard=3", "extract.cascade=[trafilatura, conservative]"])
+    assert settings.extract.main_content is False
+    assert settings.perplexity.threshold == 1200.5
+    assert settings.langid.enabled is False
+    assert settings.input.splits_per_shard == 3
+    assert settings.extract.cascade == ["trafilatura", "conservative"]
+
+
+def test_spark_properties_are_taken_literally():
+    settings = load_settings(None, ["spark.conf.spark.executor.memory=8g", "spark.conf.spark.task.maxFailures=4"])
+    assert settings.spark.conf == {"spark.executor.memory": "8g", "spark.task.maxFailures": "4"}
+
+
+@pytest.mark.parametrize("override, message", [
+    (["perplexity.bogus=1"], "perplexity.bogus: unknown key"),
+    (["nosuchsection.key=1"], "nosuchsection: unknown key"),
+    (["perplexity.threshold_mode=median"], "perplexity.threshold_mode"),
+    (["input.splits_per_shard=-1"], "input.splits_per_shard"),
+    (["extract.main_content=[1, 2]"], "extract.main_content"),
+    (["perplexity.enabled"], "expected key=value"),
+    (["perplexity..enabled=true"], "empty key component"),
+    (["perplexity.threshold=[unclosed"], "not valid YAML"),
+    (["perplexity.enabled=true", "perplexity.enabled.deeper=1"], "not a section"),
+])
+def test_bad_overrides_are_one_line_errors_naming_the_key(override, message):
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, override)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("extract: [unclosed", "not valid YAML"),
+    ("- a\n- list\n", "top level must be a mapping"),
+    ("extract:\n  main_contnet: true\n", "extract.main_contnet: unknown key"),
+])
+def test_bad_preset_files_are_errors_naming_the_file(tmp_path, content, message):
+    preset = tmp_path / "bad.yaml"
+    preset.write_text(content)
+    with pytest.raises(ConfigError, match=message) as err:
+        load_settings(preset)
+    assert str(preset) in str(err.value)
+
+
+def test_missing_preset_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_settings(tmp_path / "absent.yaml")
+
+
+def test_project_relative_paths_resolve_against_the_root(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve_path("conf/models.yaml") == PROJECT_ROOT / "conf" / "models.yaml"
+    assert resolve_path(str(tmp_path)) == Path(tmp_path).resolve()
