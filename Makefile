@@ -32,5 +32,9 @@ test: setup
 models: setup
 	$(MAKE) -C lm_models all PYTHON=$(abspath $(PY))
 
+# dist/pipeline.zip for --py-files, dist/files/ + dist/files.txt (the model files) for --files.
+dist: setup
+	$(PY) scripts/make_dist.py $(if $(CONFIG),--config $(CONFIG))
+
 clean:
 	rm -rf $(OUT) build dist .pytest_cache

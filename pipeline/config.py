@@ -139,6 +139,11 @@ def _apply_override(tree: dict[str, Any], assignment: str) -> None:
         raise ConfigError(f"--set {assignment!r}: expected key=value, e.g. perplexity.threshold=5000")
     key, raw = assignment.split("=", 1)
     parts = key.strip().split(".")
+    if parts[:2] == ["spark", "conf"] and len(parts) > 2 and all(parts):
+        # Spark property names contain dots and their values are strings, taken literally:
+        # --set spark.conf.spark.executor.memory=8g
+        tree.setdefault("spark", {}).setdefault("conf", {})[".".join(parts[2:])] = raw.strip()
+        return
     if not all(parts):
         raise ConfigError(f"--set {assignment!r}: empty key component")
     try:

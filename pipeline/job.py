@@ -150,8 +150,11 @@ class WarcJob:
         spark = spark_session(settings)
         try:
             sc = spark.sparkContext
+            # Files already shipped with spark-submit --files are found by name on executors.
+            shipped = {os.path.basename(f) for f in sc.getConf().get("spark.files", "").split(",") if f}
             for path in files:
-                sc.addFile(path)
+                if os.path.basename(path) not in shipped:
+                    sc.addFile(path)
             parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
                 not under_spark_submit() else sc.defaultParallelism
             splits = [split for shard in shards for split in plan_splits(shard, settings.input, parallelism)]

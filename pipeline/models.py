@@ -96,6 +96,21 @@ def fasttext_model(path: str):
     return _cached("fasttext", path, _load_fasttext)
 
 
+def _registry_entry_path(registry: str, path: str) -> str:
+    """A registry entry's model path: as given (cwd, project root), else next to the registry file.
+
+    A registry copied together with its models (``make dist``, ``--files``) finds them by
+    file name in its own directory; on an executor :func:`locate` prefers Spark's copy anyway.
+    """
+    if os.path.isabs(path) or resolve_path(path).exists():
+        return path
+    here = os.path.dirname(os.path.abspath(registry))
+    for candidate in (os.path.join(here, path), os.path.join(here, os.path.basename(path))):
+        if os.path.exists(candidate):
+            return candidate
+    return path
+
+
 def load_registry(path: str) -> dict[str, dict[str, Any]]:
     """The per-language model registry (``conf/models.yaml``): language -> {path, threshold, ...}."""
     def load(resolved: str) -> dict[str, dict[str, Any]]:
@@ -107,6 +122,7 @@ def load_registry(path: str) -> dict[str, dict[str, Any]]:
         for lang, entry in models.items():
             if not isinstance(entry, dict) or "path" not in entry:
                 raise ValueError(f"{path}: models.{lang} needs a `path`")
+            entry["path"] = _registry_entry_path(resolved, str(entry["path"]))
         return models
 
     return _cached("registry", path, load)

@@ -1,0 +1,75 @@
+"""Build what a cluster needs: ``dist/pipeline.zip`` for ``--py-files`` and the model files for ``--files``.
+
+    python scripts/make_dist.py [--config conf/cluster.yaml] [--set key=value ...] [--dist dist]
+
+Writes ``dist/pipeline.zip`` (the ``pipeline`` package), copies every model file the job
+opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``pipeline.job.model_files``)
+into ``dist/files/`` and writes their comma-separated paths to ``dist/files.txt``, ready for
+``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
+among the files Spark shipped (``pipeline.models.locate``), so file names must be unique.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.config import PROJECT_ROOT, ConfigError, load_settings  # noqa: E402
+from pipeline.job import UsageError, model_files  # noqa: E402
+
+
+def build_zip(destination: Path) -> int:
+    """Zip the ``pipeline`` package (sources only, fixed timestamps so the zip is reproducible)."""
+    sources = sorted((PROJECT_ROOT / "pipeline").rglob("*.py"))
+    with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for source in sources:
+            info = zipfile.ZipInfo(str(source.relative_to(PROJECT_ROOT)), date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, source.read_bytes())
+    return len(sources)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", help="preset whose models to ship (default: built-in settings)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--dist", default=str(PROJECT_ROOT / "dist"))
+    args = parser.parse_args(argv)
+    try:
+        files = model_files(load_settings(args.config, args.set))
+    except (ConfigError, UsageError, FileNotFoundError) as exc:
+        print(f"make_dist: error: {exc}", file=sys.stderr)
+        return 2
+    names = [Path(f).name for f in files]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        print(f"make_dist: error: model file names must be unique for --files: {', '.join(duplicates)}",
+              file=sys.stderr)
+        return 2
+    dist = Path(args.dist).resolve()
+    shipped = dist / "files"
+    if shipped.exists():
+        shutil.rmtree(shipped)
+    shipped.mkdir(parents=True)
+    count = build_zip(dist / "pipeline.zip")
+    copies = []
+    for source in files:
+        copy = shipped / Path(source).name
+        shutil.copy2(source, copy)
+        copies.append(str(copy))
+    (dist / "files.txt").write_text(",".join(copies) + "\n", encoding="utf-8")
+    print(f"{dist / 'pipeline.zip'}: {count} modules")
+    for copy in copies:
+        print(f"{copy}: {Path(copy).stat().st_size} bytes")
+    print(f"{dist / 'files.txt'}: --files list")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""spark-submit to a real Spark standalone cluster (one master, one worker, on 127.0.0.1).
+
+The daemons are started with the ``sbin/spark-daemon.sh`` the pyspark wheel ships and stopped
+by PID. The job is shipped the way a real cluster gets it: ``make dist``'s ``pipeline.zip``
+with ``--py-files`` and the model files with ``--files``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+import pyspark
+
+from pipeline.config import PROJECT_ROOT
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def json_ui(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/", timeout=5) as response:
+        return json.load(response)
+
+
+def wait_for(predicate, what: str, timeout_s: float = 90.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def standalone_cluster(tmp_path):
+    """A master and one worker (1 core, 1 GiB) bound to 127.0.0.1; yields (master URL, env, dirs)."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Java is needed for a Spark cluster")
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_LOG_DIR": str(tmp_path / "logs"), "SPARK_PID_DIR": str(tmp_path / "pids"),
+           "SPARK_WORKER_DIR": str(tmp_path / "worker"), "SPARK_IDENT_STRING": "warcplex-test"}
+    daemon = str(SPARK_HOME / "sbin" / "spark-daemon.sh")
+    master_port, master_ui, worker_ui = free_port(), free_port(), free_port()
+    master_url = f"spark://127.0.0.1:{master_port}"
+    started: list[Path] = []
+    try:
+        subprocess.run(["bash", daemon, "start", "org.apache.spark.deploy.master.Master", "1",
+                        "--host", "127.0.0.1", "--port", str(master_port), "--webui-port", str(master_ui)],
+                       env=env, check=True, capture_output=True)
+        started.append(tmp_path / "pids" / "spark-warcplex-test-org.apache.spark.deploy.master.Master-1.pid")
+        wait_for(lambda: json_ui(master_ui).get("status") == "ALIVE", "the master")
+        subprocess.run(["bash", daemon, "start", "org.apache.spark.deploy.worker.Worker", "1", master_url,
+                        "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui),
+                        "--work-dir", str(tmp_path / "worker")],
+                       env=env, check=True, capture_output=True)
+        started.append(tmp_path / "pids" / "spark-warcplex-test-org.apache.spark.deploy.worker.Worker-1.pid")
+        wait_for(lambda: [w for w in json_ui(master_ui)["workers"] if w["state"] == "ALIVE"], "the worker")
+        yield master_url, master_ui, env, tmp_path
+    finally:
+        for pid_file in reversed(started):  # stop by PID, worker first
+            if pid_file.exists():
+                pid = int(pid_file.read_text().strip())
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                    wait_for(lambda: not Path(f"/proc/{pid}").exists(), f"pid {pid} to exit", 30)
+                except ProcessLookupError:
+                    pass
+
+
+def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_warc):
+    if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
+    master_url, master_ui, env, tmp = standalone_cluster
+    dist = tmp / "dist"
+    subprocess.run([sys.executable, str(PROJECT_ROOT / "scripts" / "make_dist.py"), "--dist", str(dist)],
+                   check=True, capture_output=True)
+    out = tmp / "out"
+    submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master_url,
+              "--py-files", str(dist / "pipeline.zip"), "--files", (dist / "files.txt").read_text().strip(),
+              "--conf", f"spark.pyspark.python={sys.executable}",
+              "--conf", "spark.executor.memory=512m", "--conf", "spark.executor.cores=1",
+              str(PROJECT_ROOT / "jobs" / "clean_warc.py"),
+              "--input", str(cc_genuine_warc), "--output", str(out), "--config", "conf/cluster.yaml",
+              "--set", "spark.conf.spark.executor.memory=512m", "--set", "spark.conf.spark.executor.cores=1",
+              "--set", "spark.conf.spark.executor.memoryOverhead=384m",
+              "--set", "input.splits_per_shard=2", "--set", "input.min_split_bytes=1"]
+    # The checkout's pipeline must not leak into the driver: it imports from pipeline.zip.
+    submit_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
+    submit_env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    result = subprocess.run(submit, env=submit_env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    errors = [line for line in result.stderr.splitlines() if " INFO " not in line]
+    assert result.returncode == 0, result.stdout[-2000:] + "\n".join(errors[-60:])
+
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["splits"]["processed"] == stats["run"]["splits"] == 2
+    assert stats["outcome"]["kept"] == ds.dataset(sorted(out.glob("language=*/*.parquet"))).count_rows() > 0
+    # The tasks ran in an executor the worker launched for this application ...
+    app = wait_for(lambda: [a for a in json_ui(master_ui)["completedapps"] if a["name"] == "warcplex"],
+                   "the application in the master's list")[0]
+    executor_dirs = list((tmp / "worker" / app["id"]).iterdir())
+    assert executor_dirs and (executor_dirs[0] / "stderr").exists()
+    # ... which received the models shipped with --files ...
+    assert (executor_dirs[0] / "en.3gram.trie.bin").exists()
+    # ... and whose Python workers (not the driver's process) loaded them.
+    load_pids = set(stats["model_loads"])
+    assert load_pids and f"pid{os.getpid()}" not in load_pids
