@@ -1,0 +1,233 @@
+"""WARC reading: split planning at gzip member boundaries, every bench file, HTML detection, skip counters."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator as WarcioIterator
+from warcio.warcwriter import WARCWriter
+
+from conftest import ROOT, SAMPLE_WARC, WARC_DIR, bench_file
+from pipeline.config import InputSettings, S3Settings
+from pipeline.stats import Stats
+from pipeline.warc import Split, _is_member_start, iter_pages, plan_splits
+
+S3 = S3Settings()
+
+
+def read_split(split: Split, settings: InputSettings | None = None) -> tuple[list, Stats]:
+    stats = Stats()
+    pages = list(iter_pages(split, settings or InputSettings(), S3, stats))
+    return pages, stats
+
+
+def warcio_counts(path: Path) -> Counter:
+    """Record types as an independent parser (warcio) sees them."""
+    with open(path, "rb") as fh:
+        return Counter(record.rec_type for record in WarcioIterator(fh))
+
+
+def skipped(stats: Stats) -> float:
+    return sum(v for k, v in stats.counts.items() if k.startswith("skip."))
+
+
+# --- the bundled sample -------------------------------------------------------------------
+
+
+def test_sample_script_reproduces_the_committed_sample_byte_for_byte(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import make_sample_warc
+    finally:
+        sys.path.pop(0)
+    out = tmp_path / "sample.warc.gz"
+    make_sample_warc.build(out)
+    assert out.read_bytes() == SAMPLE_WARC.read_bytes()
+    assert SAMPLE_WARC.stat().st_size <= 300 * 1024
+
+
+def test_sample_skips_and_counts_every_kind_of_non_page_record():
+    pages, stats = read_split(Split(str(SAMPLE_WARC), 0, 1))
+    c = stats.counts
+    types = warcio_counts(SAMPLE_WARC)
+    assert c["records.read"] == sum(types.values())
+    assert c["skip.not_response.warcinfo"] == types["warcinfo"] == 1
+    assert c["skip.not_response.request"] == types["request"]
+    assert c["skip.not_response.metadata"] == types["metadata"]
+    assert c["skip.not_response.revisit"] == types["revisit"] == 1
+    assert c["skip.not_html"] == 2  # the JPEG and robots.txt
+    assert c["skip.http_status.3xx"] == 1
+    assert c["skip.empty_payload"] == 1
+    assert c["records.read"] == skipped(stats) + c["records.html"]
+    assert c["records.html"] == len(pages) == types["response"] - 4
+    urls = {p.url for p in pages}
+    assert not any(u.endswith(("robots.txt", ".jpg", "/empty")) or u.startswith("http://") for u in urls)
+
+
+def test_pages_carry_record_metadata():
+    pages, _ = read_split(Split(str(SAMPLE_WARC), 0, 1))
+    with open(SAMPLE_WARC, "rb") as fh:
+        responses = {r.rec_headers.get_header("WARC-Target-URI"): r.rec_headers
+                     for r in WarcioIterator(fh) if r.rec_type == "response"}
+    for page in pages:
+        headers = responses[page.url]
+        assert page.record_id == headers.get_header("WARC-Record-ID")
+        assert page.warc_date == headers.get_header("WARC-Date")
+        assert page.html.lstrip().startswith(b"<!DOCTYPE html>")
+    lying = next(p for p in pages if p.url == "https://elmstreet-cafe.example/news/ten-years")
+    assert lying.http_charset.lower() == "utf-8"
+    with pytest.raises(UnicodeDecodeError):
+        lying.html.decode("utf-8")
+
+
+# --- HTML detection -----------------------------------------------------------------------
+
+
+def write_warc(path: Path, responses: list[tuple[str, str | None, str | None, bytes]]) -> None:
+    """Responses as (status, Content-Type, WARC-Identified-Payload-Type, body), one gzip member each."""
+    with open(path, "wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for n, (status, ctype, identified, body) in enumerate(responses):
+            head = f"HTTP/1.1 {status}\r\n" + (f"Content-Type: {ctype}\r\n" if ctype else "")
+            block = (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+            headers = {"WARC-Identified-Payload-Type": identified} if identified else {}
+            writer.write_record(writer.create_warc_record(f"https://t.example/{n}", "response",
+                                                          payload=io.BytesIO(block), length=len(block),
+                                                          warc_headers_dict=headers))
+
+
+@pytest.mark.parametrize("ctype, identified, is_html", [
+    ("text/html", None, True),
+    ("text/html; charset=ISO-8859-1", None, True),
+    ("TEXT/HTML;charset=utf-8", None, True),
+    ("application/xhtml+xml", None, True),
+    ("application/octet-stream", "text/html", True),  # the identified type wins ...
+    ("text/html", "application/pdf", False),  # ... both ways
+    ("text/plain", None, False),
+    ("image/jpeg", None, False),
+    (None, None, False),
+])
+def test_html_is_judged_by_identified_type_else_content_type(tmp_path, ctype, identified, is_html):
+    path = tmp_path / "t.warc.gz"
+    write_warc(path, [("200 OK", ctype, identified, b"<html><body><p>Hello there.</p></body></html>")])
+    pages, stats = read_split(Split(str(path), 0, 1))
+    assert len(pages) == int(is_html)
+    assert stats.counts["skip.not_html"] == int(not is_html)
+
+
+def test_status_size_and_empty_payload_skips(tmp_path):
+    path = tmp_path / "t.warc.gz"
+    page = b"<html><body><p>" + b"word " * 100 + b"</p></body></html>"
+    write_warc(path, [("404 Not Found", "text/html", None, page), ("500 Oops", "text/html", None, page),
+                      ("200 OK", "text/html", None, page), ("200 OK", "text/html", None, b" \r\n "),
+                      ("200 OK", "text/html", None, b"<p>short</p>")])
+    pages, stats = read_split(Split(str(path), 0, 1), InputSettings(max_html_bytes=200))
+    assert [p.html for p in pages] == [b"<p>short</p>"]
+    assert stats.counts["skip.http_status.4xx"] == 1
+    assert stats.counts["skip.http_status.5xx"] == 1
+    assert stats.counts["skip.too_large"] == 1
+    assert stats.counts["skip.empty_payload"] == 1
+
+
+# --- split planning -----------------------------------------------------------------------
+
+
+def test_remote_plain_or_single_shards_are_one_split(tmp_path):
+    plain = tmp_path / "plain.warc"
+    plain.write_bytes(b"WARC/1.0\r\n" * 1000)
+    settings = InputSettings(splits_per_shard=4, min_split_bytes=1)
+    assert plan_splits("s3://bucket/key.warc.gz", settings, 8) == [Split("s3://bucket/key.warc.gz", 0, 1)]
+    assert plan_splits(str(plain), settings, 8) == [Split(str(plain), 0, 1)]
+    assert len(plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=1, min_split_bytes=1), 8)) == 1
+    # a shard smaller than min_split_bytes is not cut
+    assert len(plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=4), 8)) == 1
+
+
+def test_split_ids_are_deterministic_and_distinct():
+    splits = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
+    again = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
+    assert [s.split_id for s in splits] == [s.split_id for s in again]
+    assert len({s.split_id for s in splits}) == len(splits) == 3
+    assert all(s.split_id.startswith("sample.warc.gz-") for s in splits)
+
+
+def check_splits_cover_shard(path: Path, splits: list[Split], whole: Stats, whole_ids: list[str]) -> None:
+    with open(path, "rb") as fh:
+        for split in splits[1:]:
+            fh.seek(split.start)
+            assert _is_member_start(fh.read(4096)), f"split {split.index} starts inside a gzip member"
+    assert [s.start for s in splits] == sorted({s.start for s in splits})
+    assert all(a.end == b.start for a, b in zip(splits, splits[1:])) and splits[-1].end is None
+    ids: list[str] = []
+    total = Stats()
+    for split in splits:
+        pages, stats = read_split(split)
+        assert stats.counts["records.html"] > 0
+        ids += [p.record_id for p in pages]
+        total.merge(stats)
+    assert ids == whole_ids  # every page exactly once, in order
+    assert total.counts == whole.counts
+    assert not total.file_errors
+
+
+def test_sample_splits_cover_every_record_once():
+    splits = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=5, min_split_bytes=1), 2)
+    assert len(splits) == 5
+    pages, whole = read_split(Split(str(SAMPLE_WARC), 0, 1))
+    check_splits_cover_shard(SAMPLE_WARC, splits, whole, [p.record_id for p in pages])
+
+
+@pytest.fixture(scope="module")
+def bench_dev_whole():
+    path = bench_file("warc", "bench-dev.warc.gz")
+    pages, stats = read_split(Split(str(path), 0, 1))
+    return path, [p.record_id for p in pages], stats
+
+
+def test_bench_dev_splits_cover_every_record_exactly_once(bench_dev_whole):
+    path, whole_ids, whole = bench_dev_whole
+    splits = plan_splits(str(path), InputSettings(splits_per_shard=4, min_split_bytes=1 << 20), 2)
+    assert len(splits) == 4
+    check_splits_cover_shard(path, splits, whole, whole_ids)
+
+
+def test_bench_dev_pages_match_its_index(bench_dev_whole):
+    _, whole_ids, stats = bench_dev_whole
+    with open(bench_file("warc", "bench-dev.index.tsv"), newline="") as fh:
+        index = [row["response_record_id"] for row in csv.DictReader(fh, delimiter="\t")]
+    assert whole_ids == index
+    assert stats.counts["records.read"] == skipped(stats) + stats.counts["records.html"]
+    assert not stats.file_errors
+
+
+# --- every real WARC in the bench ---------------------------------------------------------
+
+REAL_WARCS = sorted(p.relative_to(WARC_DIR).as_posix() for p in WARC_DIR.glob("*/*.gz")) if WARC_DIR.exists() else []
+
+
+@pytest.mark.parametrize("name", REAL_WARCS or ["(bench absent)"])
+def test_reads_every_real_warc_like_warcio_does(name):
+    path = bench_file("warc", *name.split("/"))
+    pages, stats = read_split(Split(str(path), 0, 1))
+    types = warcio_counts(path)
+    assert not stats.file_errors
+    assert stats.counts["records.read"] == sum(types.values())
+    assert stats.counts["records.read"] == skipped(stats) + stats.counts["records.html"]
+    for kind, count in types.items():
+        if kind != "response":
+            assert stats.counts[f"skip.not_response.{kind}"] == count
+    assert len(pages) == stats.counts["records.html"] <= types["response"]
+    assert all(p.record_id and p.url and p.html for p in pages)
+
+
+def test_clueweb09_quirk_file_yields_its_29_html_responses(clueweb_quirk_warc):
+    pages, stats = read_split(Split(str(clueweb_quirk_warc), 0, 1))
+    assert len(pages) == 29
+    assert stats.counts["skip.not_response.warcinfo"] == 1
+    assert all(p.url.startswith("http") and not p.url.startswith("<") for p in pages)
+    assert len({p.record_id for p in pages}) == 29
