@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 
 run: setup
 	$(VENV)/bin/warcplex run --input $(SAMPLE) --output $(OUT) --config conf/local.yaml --dropped $(OUT)/dropped
-	@echo "Parquet: $(OUT)/language=*/  stats: $(OUT)/stats.json  summary: $(OUT)/summary.txt"
+	@echo "Parquet: $(OUT)/data/language=*/  stats: $(OUT)/stats.json  summary: $(OUT)/summary.txt"
 
 test: setup
 	$(PY) -m pytest

@@ -2,7 +2,7 @@
 
 Layout of an output directory::
 
-    language=<code>/part-<split_id>.parquet   the dataset, hive-partitioned by language
+    data/language=<code>/part-<split_id>.parquet   the dataset, hive-partitioned by language
     _markers/<split_id>.json                  completion marker of a split, holding its stats
     _tmp/<split_id>/...                       files being written (never read by readers)
 
@@ -92,11 +92,19 @@ class OutputTarget:
         return found
 
 
-class SplitWriter:
-    """Writes one split's rows as ``language=<code>/part-<split_id>.parquet``, committed at the end."""
+DATASET_DIR = "data"
 
-    def __init__(self, target: OutputTarget, split_id: str, schema: pa.Schema, compression: str) -> None:
+
+class SplitWriter:
+    """Writes one split's rows as ``<dataset>/language=<code>/part-<split_id>.parquet``, committed at the end.
+
+    ``dataset`` is the dataset's folder under the target (``""`` for the target itself).
+    """
+
+    def __init__(self, target: OutputTarget, split_id: str, schema: pa.Schema, compression: str,
+                 dataset: str = DATASET_DIR) -> None:
         self.target = target
+        self.dataset = dataset
         self.split_id = split_id
         self.schema = schema
         self.compression = None if compression == "none" else compression
@@ -106,7 +114,8 @@ class SplitWriter:
         target.fs.delete_dir_contents(self.tmp_dir, missing_dir_ok=True)
 
     def _relative(self, language: str) -> str:
-        return f"language={language}/part-{self.split_id}.parquet"
+        partition = f"language={language}/part-{self.split_id}.parquet"
+        return f"{self.dataset}/{partition}" if self.dataset else partition
 
     def add(self, language: str, row: dict) -> None:
         buffer = self._buffers.setdefault(language, [])

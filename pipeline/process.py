@@ -235,7 +235,10 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     cleaner = PageCleaner(settings)
     pages_writer = SplitWriter(target, split.split_id, PAGE_SCHEMA, settings.output.compression)
     dropped_writer = (SplitWriter(OutputTarget(dropped, settings.s3), split.split_id, DROPPED_SCHEMA,
-                                  settings.output.compression) if dropped else None)
+                                  settings.output.compression, dataset="") if dropped else None)
+    sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
+                                    SENTENCE_SCHEMA, settings.output.compression)
+                        if settings.output.sentences else None)
     pages = iter_pages(split, settings.input, settings.s3, stats)
     for cleaned in cleaner.run(pages):
         _count_page(stats, cleaned)

@@ -60,7 +60,7 @@ def test_every_record_is_accounted_for(spark_run):
 
 def test_parquet_rows_match_response_records(spark_run):
     out, stats, inputs = spark_run
-    table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+    table = ds.dataset(out / "data", format="parquet", partitioning="hive").to_table()
     expected = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",
                 "n_sentences_kept", "perplexity_median", "extractor", "html_bytes", "text_bytes_raw",
                 "text_bytes_clean", "fallback_reason"}
