@@ -306,24 +306,40 @@ navigation lines made of common words can still get moderate perplexities.
 """
 
 
+REGISTRY_HEADER = """\
+# Per-language KenLM models (built by `make models`, see lm_models/README.md).
+# threshold: drop sentences whose perplexity is above it.
+# Entries without a `calibration` block hold an UNCALIBRATED first guess: the 95th
+# percentile of the per-sentence perplexity on the model's own held-out text, rounded
+# to 100. `warcplex calibrate --write` replaces it; `make models` keeps calibrated values.
+"""
+
+
 def registry(langs: list[str]) -> None:
-    lines = [
-        "# Per-language KenLM models (built by `make models`, see lm_models/README.md).",
-        "# threshold: drop sentences whose perplexity is above it.",
-        "# The thresholds below are UNCALIBRATED first guesses: the 95th percentile of the",
-        "# per-sentence perplexity on each model's own held-out text, rounded to 100.",
-        "# `warcplex calibrate` is expected to replace them with calibrated values.",
-        "models:",
-    ]
+    """Write conf/models.yaml: path and sha256 of each model; keep calibrated thresholds."""
+    import yaml
+
+    out = REPO / "conf" / "models.yaml"
+    tree = (yaml.safe_load(out.read_text(encoding="utf-8")) if out.exists() else None) or {}
+    models = tree.setdefault("models", {})
     for lang in langs:
         card_path = HERE / lang / "card.json"
         if not card_path.exists():
             continue
         c = json.loads(card_path.read_text(encoding="utf-8"))
-        lines.append(f"  {lang}: {{path: {c['path']}, threshold: {c['threshold_guess']}}}")
-    out = REPO / "conf" / "models.yaml"
+        entry = models.setdefault(lang, {})
+        calibrated = "calibration" in entry
+        if calibrated and entry.get("sha256") not in (None, c["sha256"]):
+            print(f"registry: WARNING {lang}: model changed since calibration; "
+                  f"keeping threshold {entry.get('threshold')}, re-run `warcplex calibrate`",
+                  file=sys.stderr)
+        entry["path"] = c["path"]
+        entry["sha256"] = c["sha256"]
+        if not calibrated:
+            entry["threshold"] = c["threshold_guess"]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out.write_text(REGISTRY_HEADER + yaml.safe_dump(tree, sort_keys=True, allow_unicode=True),
+                   encoding="utf-8")
     print(f"registry: wrote {out}", file=sys.stderr)
 
 
