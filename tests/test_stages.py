@@ -1,0 +1,227 @@
+"""The text stages without Spark: decoding, extraction, language ID, sentences, perplexity filter."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import kenlm
+import pytest
+
+from conftest import ROOT
+from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
+from pipeline.normalize import normalize_for_lm
+from pipeline.stages import (ConservativeExtractor, LanguageIdentifier, PerplexityFilter, ResiliparseExtractor,
+                             SentenceSplitter, decode_html, log10_bin, median, perplexity)
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import make_sample_warc  # noqa: E402
+from sample_texts import ARTICLES  # noqa: E402
+
+sys.path.pop(0)
+
+
+def article(slug: str) -> tuple[int, tuple]:
+    return next((i, a) for i, a in enumerate(ARTICLES) if a[0] == slug)
+
+
+def body_paragraphs(art: tuple) -> list[str]:
+    return make_sample_warc.paragraphs(art[5])
+
+
+# --- decoding -----------------------------------------------------------------------------
+
+
+def test_a_page_declared_utf8_but_written_in_cp1252_decodes_correctly():
+    raw = make_sample_warc.CP1252_PAGE.encode("cp1252")
+    text = decode_html(raw, "utf-8")
+    assert "The café on Elm Street turns ten" in text
+    assert "“a lovely idea for about six months”" in text and "crème brûlée" in text and "£4.50" in text
+
+
+def test_utf8_bytes_declared_latin1_decode_as_utf8():
+    page = "<html><head><meta charset='iso-8859-1'></head><body><p>Grüße aus Köln, Straße und Maß — über alles.</p>" \
+           "</body></html>"
+    assert "Grüße aus Köln, Straße und Maß — über alles." in decode_html(page.encode("utf-8"), "iso-8859-1")
+
+
+def test_undeclared_shift_jis_decodes():
+    page = "<html><body><p>毎朝、仕事に行く前に川沿いの道を三十分ほど歩くことにしています。朝の川はとても静かです。</p></body></html>"
+    assert "川沿いの道を三十分ほど歩く" in decode_html(page.encode("shift_jis"), None)
+
+
+# --- extraction ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", ["old-mill-bridge", "red-lentil-soup", "kettle-review", "dripping-tap"])
+def test_main_content_extraction_keeps_paragraphs_and_drops_boilerplate(slug):
+    index, art = article(slug)
+    html = make_sample_warc.render_page(index, art)
+    text = ResiliparseExtractor(ExtractSettings()).extract(html)
+    lines = [line.strip() for line in text.split("\n")]
+    for paragraph in body_paragraphs(art):
+        assert paragraph in lines  # each paragraph is a line of its own
+    assert "We use cookies" not in text and "Subscribe to our newsletter" not in text
+
+
+@pytest.mark.parametrize("slug", ["old-mill-bridge", "kettle-review"])
+def test_main_content_off_keeps_everything_visible_with_breaks(slug):
+    index, art = article(slug)
+    html = make_sample_warc.render_page(index, art)
+    full = ResiliparseExtractor(ExtractSettings(main_content=False)).extract(html)
+    conservative = ConservativeExtractor(ExtractSettings()).extract(html)
+    assert full == conservative
+    lines = [line.strip() for line in full.split("\n")]
+    for paragraph in body_paragraphs(art):
+        assert paragraph in lines
+    assert "We use cookies" in full and "Share on Facebook" in full and "All rights reserved." in full
+
+
+# --- language ID --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", ["old-mill-bridge", "how-tides-work", "apfelkuchen", "stadtbibliothek",
+                                  "sanpo-nikki", "ratatouille", "tortilla-espanola", "istoriya-mosta",
+                                  "risotto-zucca"])
+def test_fasttext_identifies_the_language_of_real_text(slug):
+    _, art = article(slug)
+    language = LanguageIdentifier(LangIdSettings()).identify(art[5])
+    assert language.code == art[1]
+    assert 0.8 < language.score <= 1.0
+
+
+def test_langid_edge_cases():
+    assert LanguageIdentifier(LangIdSettings()).identify("   \n ").code == "und"
+    assert LanguageIdentifier(LangIdSettings(enabled=False)).identify(ARTICLES[0][5]).code == "und"
+    strict = LanguageIdentifier(LangIdSettings(min_score=0.99))
+    low = strict.identify("ok 12 34 ?? !!")
+    assert low.code == "und" and low.score < 0.99
+    assert strict.stats.counts["stage.langid.below_min_score"] == 1
+
+
+# --- sentences ----------------------------------------------------------------------------
+
+
+def test_english_sentences_per_paragraph():
+    text = "Dr. Osei opened the library at ten. A queue had formed!\n\n  \nWas it worth the wait? Yes, it was."
+    assert SentenceSplitter().split(text, "en") == [
+        ["Dr. Osei opened the library at ten.", "A queue had formed!"],
+        ["Was it worth the wait?", "Yes, it was."],
+    ]
+
+
+@pytest.mark.parametrize("language, text, expected", [
+    ("ja", "朝の川はとても静かです。サギが浅瀬でじっと魚を待っています！本当ですか？",
+     ["朝の川はとても静かです。", "サギが浅瀬でじっと魚を待っています！", "本当ですか？"]),
+    ("zh", "今天天气很好。我们去公园吧！你来吗？", ["今天天气很好。", "我们去公园吧！", "你来吗？"]),
+])
+def test_cjk_terminators_split_sentences(language, text, expected):
+    assert SentenceSplitter().split(text, language) == [expected]
+
+
+def test_unknown_language_splits_with_the_default_rules():
+    assert SentenceSplitter().split("One sentence here. Another one there.", "und") == [
+        ["One sentence here.", "Another one there."]]
+
+
+# --- perplexity ---------------------------------------------------------------------------
+
+# A bigram model small enough to compute by hand (log10 probabilities, backoffs).
+TINY_ARPA = """\\data\\
+ngram 1=6
+ngram 2=4
+
+\\1-grams:
+-1.0\t<unk>\t0
+-99\t<s>\t-0.5
+-1.0\t</s>\t0
+-0.5\tthe\t-0.3
+-0.7\tcat\t-0.2
+-0.8\tsat\t-0.1
+
+\\2-grams:
+-0.2\t<s> the
+-0.3\tthe cat
+-0.25\tcat sat
+-0.1\tsat </s>
+
+\\end\\
+"""
+
+# log10 P by hand: "the cat sat" = P(the|<s>) P(cat|the) P(sat|cat) P(</s>|sat) = -0.2 -0.3 -0.25 -0.1
+GOOD, GOOD_LOG10, GOOD_WORDS = "The cat sat", -0.85, 3
+# "cat , the" ("," is <unk>) backs off at every step:
+# (bo(<s>) + P(cat)) + (bo(cat) + P(<unk>)) + (bo(<unk>) + P(the)) + (bo(the) + P(</s>))
+BAD, BAD_LOG10, BAD_WORDS = "Cat, the", (-0.5 - 0.7) + (-0.2 - 1.0) + (0 - 0.5) + (-0.3 - 1.0), 3
+
+
+@pytest.fixture
+def tiny_model(tmp_path):
+    path = tmp_path / "tiny.arpa"
+    path.write_text(TINY_ARPA)
+    return path
+
+
+def registry(tmp_path, model_path, **entry) -> str:
+    import yaml
+
+    reg = tmp_path / "models.yaml"
+    reg.write_text(yaml.safe_dump({"models": {"en": {"path": str(model_path), **entry}}}))
+    return str(reg)
+
+
+def test_perplexity_formula_against_hand_computation_and_kenlm(tiny_model):
+    model = kenlm.Model(str(tiny_model))
+    for sentence, log10_prob, words in ((GOOD, GOOD_LOG10, GOOD_WORDS), (BAD, BAD_LOG10, BAD_WORDS)):
+        ppl, n_words = perplexity(model, sentence)
+        assert n_words == words
+        assert ppl == pytest.approx(10 ** (-log10_prob / (words + 1)), rel=1e-5)
+        assert ppl == pytest.approx(model.perplexity(normalize_for_lm(sentence)), rel=1e-6)
+
+
+def test_filter_drops_above_threshold_keeps_below_and_records_scores(tmp_path, tiny_model):
+    good_ppl = 10 ** (0.85 / 4)
+    bad_ppl = 10 ** (-BAD_LOG10 / 4)
+    stage = PerplexityFilter(PerplexitySettings(registry=registry(tmp_path, tiny_model, threshold=10)))
+    assert stage.has_model("en") and not stage.has_model("de")
+    [[good, bad], [good2]] = stage.filter([[GOOD, BAD], [GOOD]], "en")
+    assert good.kept and good.perplexity == pytest.approx(good_ppl, rel=1e-5) and good.reason is None
+    assert not bad.kept and bad.perplexity == pytest.approx(bad_ppl, rel=1e-5)
+    assert bad.reason == "perplexity>10"
+    assert good2.kept
+
+
+def test_threshold_override_and_min_tokens(tmp_path, tiny_model):
+    reg = registry(tmp_path, tiny_model, threshold=10)
+    strict = PerplexityFilter(PerplexitySettings(registry=reg, threshold=1.5))
+    assert [s.kept for s in strict.filter([[GOOD, BAD]], "en")[0]] == [False, False]
+    lenient_short = PerplexityFilter(PerplexitySettings(registry=reg, threshold=1.5, min_tokens=4))
+    scored = lenient_short.filter([[GOOD, BAD]], "en")[0]
+    assert [s.kept for s in scored] == [True, True] and all(s.perplexity for s in scored)
+
+
+def test_percentile_mode_uses_the_registry_percentiles(tmp_path, tiny_model):
+    reg = registry(tmp_path, tiny_model, threshold=1000, percentiles={50: 5.0, 90: 20.0})
+    p50 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=50))
+    p90 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=90))
+    assert p50.threshold("en") == 5.0 and p90.threshold("en") == 20.0
+    assert [s.kept for s in p50.filter([[GOOD, BAD]], "en")[0]] == [True, False]
+    assert [s.kept for s in p90.filter([[GOOD, BAD]], "en")[0]] == [True, True]
+    p75 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=75))
+    with pytest.raises(ValueError, match="no percentiles.75"):
+        p75.threshold("en")
+
+
+def test_unknown_language_passes_unscored_and_is_counted(tmp_path, tiny_model):
+    stage = PerplexityFilter(PerplexitySettings(registry=registry(tmp_path, tiny_model, threshold=1.5)))
+    result = stage.filter([[BAD, GOOD], [BAD]], "sw")
+    assert all(s.kept and s.perplexity is None for para in result for s in para)
+    assert stage.stats.counts["stage.perplexity.unscored_language_pages"] == 1
+    disabled = PerplexityFilter(PerplexitySettings(enabled=False, registry=registry(tmp_path, tiny_model, threshold=1)))
+    assert not disabled.has_model("en")
+
+
+def test_median_and_histogram_bins():
+    assert median([]) is None and median([3.0]) == 3.0 and median([4.0, 1.0, 2.0, 3.0]) == 2.5
+    assert log10_bin(1.0) == 0 and log10_bin(0.5) == 0
+    assert log10_bin(100.0) == 20 and log10_bin(150.0) == math.floor(math.log10(150) * 10)
