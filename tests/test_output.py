@@ -1,0 +1,91 @@
+"""Parquet output: deterministic names, tmp-then-rename, markers, and resume skipping."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+from conftest import SAMPLE_WARC
+from pipeline.config import S3Settings, load_settings
+from pipeline.output import OutputTarget, SplitWriter
+from pipeline.process import run_split
+from pipeline.warc import Split
+
+SCHEMA = pa.schema([("id", pa.string()), ("n", pa.int32())])
+
+
+def files_under(root) -> list[str]:
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+def test_split_writer_commits_per_language_files_atomically(tmp_path):
+    target = OutputTarget(str(tmp_path), S3Settings())
+    writer = SplitWriter(target, "shard-abc-000of002", SCHEMA, "zstd")
+    for n, lang in enumerate(["en", "de", "en", "ja"]):
+        writer.add(lang, {"id": f"r{n}", "n": n})
+    # nothing in the dataset until commit
+    assert not any("language=" in f and not f.startswith("_tmp/") for f in files_under(tmp_path))
+    written = writer.commit()
+    assert [w.rsplit("/", 2)[-2:] for w in written] == [
+        [f"language={lang}", "part-shard-abc-000of002.parquet"] for lang in ("de", "en", "ja")]
+    assert files_under(tmp_path) == written  # _tmp/ cleaned up
+    dataset_dir = tmp_path / os.path.dirname(os.path.dirname(written[0]))
+    table = ds.dataset(str(dataset_dir), format="parquet", partitioning="hive").to_table()
+    assert sorted(zip(table["id"].to_pylist(), table["language"].to_pylist())) == [
+        ("r0", "en"), ("r1", "de"), ("r2", "en"), ("r3", "ja")]
+
+
+def test_rewriting_a_split_replaces_its_files(tmp_path):
+    target = OutputTarget(str(tmp_path), S3Settings())
+    first = SplitWriter(target, "s-000of001", SCHEMA, "snappy")
+    first.add("en", {"id": "old", "n": 1})
+    [written] = first.commit()
+    # a killed run leaves a half-written tmp file behind; the rerun clears it
+    (tmp_path / "_tmp" / "s-000of001").mkdir(parents=True)
+    (tmp_path / "_tmp" / "s-000of001" / "junk").write_bytes(b"partial")
+    second = SplitWriter(target, "s-000of001", SCHEMA, "none")
+    second.add("en", {"id": "new", "n": 2})
+    assert second.commit() == [written]
+    table = ds.dataset(str(tmp_path / written), format="parquet").to_table()
+    assert table["id"].to_pylist() == ["new"]
+    assert not (tmp_path / "_tmp" / "s-000of001").exists()
+
+
+def test_markers_and_small_files(tmp_path):
+    target = OutputTarget(str(tmp_path), S3Settings())
+    assert target.read_marker("x") is None and target.markers() == {}
+    target.write_marker("x", {"records": {"read": 3}})
+    target.write_marker("y", {"records": {"read": 5}})
+    assert target.read_marker("x") == {"records": {"read": 3}}
+    assert target.markers() == {"x": {"records": {"read": 3}}, "y": {"records": {"read": 5}}}
+    target.write_bytes("sub/summary.txt", b"hello")
+    assert target.read_bytes("sub/summary.txt") == b"hello" and target.exists("sub/summary.txt")
+    assert not any(f.endswith(".tmp") for f in files_under(tmp_path))
+
+
+@pytest.fixture
+def fast_settings():
+    return load_settings(None, ["perplexity.enabled=false"])
+
+
+def test_run_split_resumes_from_its_marker(tmp_path, fast_settings):
+    split = Split(str(SAMPLE_WARC), 0, 1)
+    out = str(tmp_path / "out")
+    first = run_split(split, fast_settings, out)
+    marker = tmp_path / "out" / "_markers" / f"{split.split_id}.json"
+    parquet = sorted((tmp_path / "out").glob("**/language=*/*.parquet"))
+    assert marker.exists() and parquet
+    stamps = [p.stat().st_mtime_ns for p in parquet]
+    again = run_split(split, fast_settings, out)
+    assert again["splits"]["resumed"] == 1
+    assert again["records"] == first["records"] and again["outcome"] == first["outcome"]
+    assert [p.stat().st_mtime_ns for p in parquet] == stamps  # nothing rewritten
+
+    no_resume = fast_settings.model_copy(update={"output": fast_settings.output.model_copy(update={"resume": False})})
+    redone = run_split(split, no_resume, out)
+    assert "resumed" not in redone.get("splits", {})
+    assert redone["records"] == first["records"]
+    assert sorted((tmp_path / "out").glob("**/language=*/*.parquet")) == parquet
