@@ -64,8 +64,21 @@ class CleanedPage:
 
     @property
     def text(self) -> str:
-        paragraphs = (" ".join(s.text for s in para if s.kept) for para in self.sentences)
+        paragraphs = (join_sentences([s.text for s in para if s.kept]) for para in self.sentences)
         return "\n".join(p for p in paragraphs if p)
+
+
+_CJK_TERMINATORS = ("\u3002", "\uff01", "\uff1f", "\uff0e", "\u300d", "\u300f")  # 。！？． 」』
+
+
+def join_sentences(sentences: list[str]) -> str:
+    """Rejoin a paragraph's sentences: nothing after a CJK full-width terminator, a space otherwise."""
+    parts = []
+    for i, sentence in enumerate(sentences):
+        if i and not sentences[i - 1].endswith(_CJK_TERMINATORS):
+            parts.append(" ")
+        parts.append(sentence)
+    return "".join(parts)
 
 
 def build_extractor(name: str, settings: Settings) -> Extractor:
