@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -13,6 +11,7 @@ from pipeline.config import load_settings
 from pipeline.process import join_sentences, run_split
 from pipeline.stats import Stats
 from pipeline.warc import Split
+from test_stages import TINY_ARPA
 
 REGISTRY = ROOT / "conf" / "models.yaml"
 REQUIRED_COLUMNS = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",
@@ -102,10 +101,6 @@ def test_sample_with_the_shipped_models_filters_and_writes_dropped_sentences(tmp
 
 
 def tiny_registry(tmp_path, language: str) -> str:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_stages import TINY_ARPA
-
-    sys.path.pop(0)
     (tmp_path / "tiny.arpa").write_text(TINY_ARPA)
     registry = tmp_path / "models.yaml"
     registry.write_text(yaml.safe_dump({"models": {language: {"path": str(tmp_path / "tiny.arpa"), "threshold": 1e9}}}))
