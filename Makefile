@@ -10,7 +10,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 SAMPLE := data/sample/sample.warc.gz
 OUT    ?= out
 
-.PHONY: setup run test models dist clean
+.PHONY: setup run test models dist clean chromium
 
 setup: $(STAMP)
 
@@ -22,11 +22,16 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: setup
-	$(VENV)/bin/warcplex run --input $(SAMPLE) --output $(OUT) --config conf/local.yaml --dropped $(OUT)/dropped
+	$(VENV)/bin/warcplex run --input $(SAMPLE) --output $(OUT) --config conf/local.yaml --dropped $(OUT)/dropped \
+		--sentences $(OUT)/sentences
 	@echo "Parquet: $(OUT)/data/language=*/  stats: $(OUT)/stats.json  summary: $(OUT)/summary.txt"
 
-test: setup
+test: setup chromium
 	$(PY) -m pytest
+
+# Headless Chromium renders report.html in tests/test_report.py (Debian package; skipped when present).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 # Rebuild every KenLM model from registry corpora (needs apt build deps; see lm_models/README.md).
 models: setup

@@ -1,11 +1,11 @@
-"""The ``warcplex`` command: ``run`` the cleaning job (more subcommands register here)."""
+"""The ``warcplex`` command: ``run`` the cleaning job, ``calibrate``, ``sweep``, ``report``."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from pipeline import calibrate
+from pipeline import calibrate, report, sweep
 from pipeline.job import CleanWarcJob, OneLineParser, run_cli
 
 
@@ -17,6 +17,8 @@ def build_parser() -> argparse.ArgumentParser:
     job.build_parser(run)
     run.set_defaults(handler=lambda args: run_cli(job, args))
     calibrate.add_parser(commands)
+    sweep.add_parser(commands)
+    report.add_parser(commands)
     return parser
 
 

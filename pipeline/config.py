@@ -107,8 +107,25 @@ class OutputSettings(_Section):
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Side output of every dropped sentence with its perplexity and reason (SORE style).
     dropped: str | None = None
+    # Side output of every sentence with its perplexity (kept or not), for `warcplex sweep`
+    # and the real index sizes; a path like `dropped` (`make run` writes <output>/sentences).
+    sentences: str | None = None
     # Skip splits whose completion marker exists (reruns resume).
     resume: bool = True
+
+
+class IndexSettings(_Section):
+    # After a run, build real tantivy full-text indexes of the raw and of the cleaned text of
+    # the same sampled pages (needs `output.sentences`) and report sizes, vocabulary,
+    # postings and query latency in stats.json.
+    enabled: bool = True
+    # Pages in the sample (a deterministic hash order of record ids); 0 = every page.
+    sample_pages: int = Field(default=2000, ge=0)
+    # The query set: the most frequent terms (by document frequency) of the cleaned sample,
+    # at least `min_query_chars` long; the median of `query_repeats` alternating passes is reported.
+    queries: int = Field(default=50, ge=1)
+    min_query_chars: int = Field(default=4, ge=1)
+    query_repeats: int = Field(default=7, ge=1)
 
 
 class CarbonSettings(_Section):
@@ -132,6 +149,7 @@ class Settings(_Section):
     perplexity: PerplexitySettings = Field(default_factory=PerplexitySettings)
     output: OutputSettings = Field(default_factory=OutputSettings)
     carbon: CarbonSettings = Field(default_factory=CarbonSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
 
 
 def _apply_override(tree: dict[str, Any], assignment: str) -> None:

@@ -16,10 +16,13 @@ import sys
 import time
 from typing import Any
 
+from pipeline.carbon import carbon_report, start_codecarbon
 from pipeline.config import ConfigError, Settings, load_settings, resolve_path
+from pipeline.index_stats import run_index_stats
 from pipeline.models import default_lid_model_path, load_registry
 from pipeline.output import OutputTarget
 from pipeline.process import dump_json, run_split
+from pipeline.report import write_report
 from pipeline.sources import InputError, resolve_inputs
 from pipeline.stats import Stats
 from pipeline.warc import Split, plan_splits
@@ -93,14 +96,6 @@ def model_files(settings: Settings) -> list[str]:
     return files
 
 
-def carbon_estimate(cpu_seconds: float, settings: Settings) -> dict[str, float]:
-    """Seed 002, eq. 9: kg CO2 = CPU-hours x TDP x C_e / 1000 (times PUE)."""
-    carbon = settings.carbon
-    cpu_hours = cpu_seconds / 3600
-    kwh = cpu_hours * carbon.tdp_watts_per_core / 1000 * carbon.pue
-    return {"cpu_hours": cpu_hours, "kwh": kwh, "kg_co2": kwh * carbon.grid_intensity_kg_per_kwh}
-
-
 class WarcJob:
     """Base class: arguments, inputs -> splits, one Spark task per split, merged stats."""
 
@@ -120,6 +115,8 @@ class WarcJob:
                             help="override one config key, e.g. --set perplexity.threshold=5000 (repeatable)")
         parser.add_argument("--input-base-url", help="base for relative paths in a manifest (input.base_url)")
         parser.add_argument("--dropped", help="also write every dropped sentence with its score and reason here")
+        parser.add_argument("--sentences", help="also write every sentence with its perplexity here "
+                            "(for `warcplex sweep` and the real index sizes)")
         parser.add_argument("--no-resume", action="store_true", help="reprocess splits that have a completion marker")
         self.add_arguments(parser)
         return parser
@@ -130,6 +127,8 @@ class WarcJob:
             overrides.append(f"input.base_url={args.input_base_url}")
         if args.dropped:
             overrides.append(f"output.dropped={args.dropped}")
+        if args.sentences:
+            overrides.append(f"output.sentences={args.sentences}")
         if args.no_resume:
             overrides.append("output.resume=false")
         return load_settings(args.config, overrides)
@@ -147,6 +146,7 @@ class WarcJob:
         shards = resolve_inputs(args.input, settings.s3, settings.input.base_url)
         files = model_files(settings)
         started = time.time()
+        meter = start_codecarbon(settings.carbon)
         spark = spark_session(settings)
         try:
             sc = spark.sparkContext
@@ -167,6 +167,8 @@ class WarcJob:
             spark.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
+        if meter is not None:
+            stats["carbon"]["codecarbon_measured"] = meter.stop()
         target = OutputTarget(output, settings.s3)
         target.write_bytes("stats.json", dump_json(stats).encode("utf-8"))
         written = ["stats.json", *self.finish(output, stats, settings)]
@@ -191,7 +193,7 @@ class WarcJob:
             "pages_per_cpu_second": round(pages / cpu, 2) if cpu else None,
             "config": settings.model_dump(mode="json"),
         }
-        tree["carbon"] = {**settings.carbon.model_dump(mode="json"), **carbon_estimate(cpu, settings)}
+        tree["carbon"] = carbon_report(tree, settings.carbon)
         return tree
 
     def main(self, argv: list[str] | None = None) -> int:
@@ -235,6 +237,17 @@ def summary_text(stats: dict[str, Any]) -> str:
         f"  CPU {stats['carbon']['cpu_hours'] * 3600:.1f} s, est. {stats['carbon']['kg_co2'] * 1000:.4f} g CO2 "
         f"(eq. 9, C_e {stats['carbon']['grid_intensity_kg_per_kwh']} kg/kWh)",
     ]
+    snapshot = stats["carbon"].get("snapshot")
+    if snapshot:
+        lines.append(f"  one snapshot ({snapshot['pages']:,} pages): {snapshot['core_hours']:,.0f} core-hours, "
+                     f"${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+    index = stats.get("index", {})
+    if "raw" in index:
+        lines.append(f"  tantivy index of {index['pages']} pages: {index['raw']['index_bytes']:,} -> "
+                     f"{index['clean']['index_bytes']:,} bytes ({100 * index['ratio']['index_bytes']:.1f}%), "
+                     f"query speed-up {index['queries']['speedup'] or 0:.2f}x")
+    elif index.get("skipped"):
+        lines.append(f"  index statistics skipped: {index['skipped']}")
     if stats.get("file_errors"):
         lines.append(f"  unreadable parts of {len(stats['file_errors'])} file(s), see stats.json file_errors")
     lines.append(f"  output: {run['output']} ({', '.join(run.get('files', []))})")
@@ -252,6 +265,24 @@ class CleanWarcJob(WarcJob):
 
     def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
         target = OutputTarget(output, settings.s3)
-        stats["run"]["files"] = ["stats.json", "summary.txt"]
+        stats["index"] = self.index_stats(settings)
+        stats["run"]["files"] = ["stats.json", "summary.txt", "report.html"]
+        target.write_bytes("stats.json", dump_json(stats).encode("utf-8"))
         target.write_bytes("summary.txt", (summary_text(stats) + "\n").encode("utf-8"))
-        return ["summary.txt"]
+        write_report(output, settings.s3, stats)
+        return ["summary.txt", "report.html"]
+
+    @staticmethod
+    def index_stats(settings: Settings) -> dict[str, Any]:
+        """Real tantivy index statistics of the sampled pages, or why they were skipped."""
+        if not settings.index.enabled:
+            return {"skipped": "index.enabled is false"}
+        if not settings.output.sentences:
+            return {"skipped": "no sentence scores written (run with --sentences DIR or output.sentences)"}
+        started = time.process_time()
+        try:
+            result = run_index_stats(settings.output.sentences, settings.s3, settings.index)
+        except ValueError as exc:
+            return {"skipped": str(exc)}
+        result["driver_cpu_seconds"] = round(time.process_time() - started, 3)
+        return result

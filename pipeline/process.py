@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from pipeline import models
 from pipeline.config import Settings
+from pipeline.normalize import lm_tokens
 from pipeline.output import OutputTarget, SplitWriter
 from pipeline.stages import (UNKNOWN_LANGUAGE, ConservativeExtractor, Extractor, Language, LanguageIdentifier,
                              PerplexityFilter, ReadabilityExtractor, ResiliparseExtractor, ScoredSentence,
@@ -47,6 +48,18 @@ DROPPED_SCHEMA = pa.schema([
     ("perplexity", pa.float32()),
     ("reason", pa.string()),
     ("extractor", pa.string()),
+])
+
+# Side output (`output.sentences`) of every sentence of every page that reached the filter,
+# scored or not: what `warcplex sweep` re-filters and the index statistics are built from.
+SENTENCE_SCHEMA = pa.schema([
+    ("warc_record_id", pa.string()),
+    ("paragraph", pa.int32()),
+    ("position", pa.int32()),
+    ("sentence", pa.string()),
+    ("n_tokens", pa.int32()),
+    ("perplexity", pa.float32()),
+    ("kept", pa.bool_()),
 ])
 
 
@@ -230,6 +243,16 @@ def dropped_rows(cleaned: CleanedPage) -> Iterator[dict]:
                        "reason": sentence.reason, "extractor": cleaned.extractor}
 
 
+def sentence_rows(cleaned: CleanedPage) -> Iterator[dict]:
+    position = 0
+    for paragraph, para in enumerate(cleaned.sentences):
+        for sentence in para:
+            yield {"warc_record_id": cleaned.page.record_id, "paragraph": paragraph, "position": position,
+                   "sentence": sentence.text, "n_tokens": len(lm_tokens(sentence.text)),
+                   "perplexity": sentence.perplexity, "kept": sentence.kept}
+            position += 1
+
+
 def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None) -> dict:
     """Process one split and commit its files; return its stats (also stored in its marker).
 
@@ -250,11 +273,15 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     dropped_writer = (SplitWriter(OutputTarget(dropped, settings.s3), split.split_id, DROPPED_SCHEMA,
                                   settings.output.compression, dataset="") if dropped else None)
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
-                                    SENTENCE_SCHEMA, settings.output.compression)
+                                    SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
     pages = iter_pages(split, settings.input, settings.s3, stats)
     for cleaned in cleaner.run(pages):
         _count_page(stats, cleaned)
+        if sentences_writer is not None and cleaned.sentences:
+            with timed(stats, "cpu.write"):
+                for row in sentence_rows(cleaned):
+                    sentences_writer.add(cleaned.language.code, row)
         if cleaned.outcome != "kept":
             continue
         with timed(stats, "cpu.write"):
@@ -267,6 +294,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
         pages_writer.commit()
         if dropped_writer is not None:
             dropped_writer.commit()
+        if sentences_writer is not None:
+            sentences_writer.commit()
     for stage in cleaner.stages:
         stats.merge(stage.stats)
     stats.add("cpu.total", time.process_time() - cpu_start)

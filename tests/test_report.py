@@ -1,0 +1,150 @@
+"""One real Spark run with sentence scores: tantivy index stats, `warcplex sweep`, report.html in Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT, IndexSettings, S3Settings
+from pipeline.index_stats import _analyzer, compare_raw_clean, load_scored_pages
+from pipeline.sweep import sweep
+from conftest import bench_file
+
+WARC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+
+
+@pytest.fixture(scope="module")
+def run_output(tmp_path_factory) -> tuple[Path, dict]:
+    """`warcplex run` in local[1] Spark on a real Common Crawl WARC, with the sentence side output."""
+    warc = bench_file(*WARC)
+    if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    out = tmp_path_factory.mktemp("report") / "out"
+    status = cli_main(["run", "--input", str(warc), "--output", str(out),
+                       "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[1]",
+                       "--sentences", str(out / "sentences")])
+    assert status == 0
+    return out, json.loads((out / "stats.json").read_text())
+
+
+def test_sentence_side_output_rebuilds_the_cleaned_text(run_output):
+    out, stats = run_output
+    pages = load_scored_pages(str(out / "sentences"), S3Settings())
+    table = ds.dataset(sorted(str(f) for f in out.glob("data/language=*/part-*.parquet")),
+                       format="parquet").to_table(columns=["warc_record_id", "text"])
+    texts = dict(zip(table.column("warc_record_id").to_pylist(), table.column("text").to_pylist()))
+    assert len(pages) == stats["outcome"]["kept"] + stats["outcome"].get("empty_after_filter", 0)
+    for page in pages:
+        cleaned = page.text(lambda s: s.kept)
+        assert texts.get(page.record_id, "") == cleaned
+    assert sum(len(p.sentences) for p in pages) == stats["sentences"]["total"]
+
+
+def test_index_statistics_match_the_tokens_of_the_text(run_output):
+    out, stats = run_output
+    index = stats["index"]
+    assert index["engine"] == "tantivy" and index["pages"] == stats["outcome"]["kept"]
+    pages = load_scored_pages(str(out / "sentences"), S3Settings())
+    analyzer = _analyzer()
+    for side, keep in (("raw", None), ("clean", lambda s: s.kept)):
+        docs = [set(analyzer.analyze(p.text(keep))) for p in pages]
+        assert index[side]["vocabulary"] == len(set().union(*docs))
+        assert index[side]["postings"] == sum(len(d) for d in docs)
+        assert index[side]["index_bytes"] > 0
+    assert index["clean"]["postings"] <= index["raw"]["postings"]
+    assert index["ratio"]["index_bytes"] == index["clean"]["index_bytes"] / index["raw"]["index_bytes"]
+    assert index["queries"]["terms"] and all(len(t) >= 4 and t.isalpha() for t in index["queries"]["terms"])
+    assert index["queries"]["raw_ms_per_query"] > 0 and index["queries"]["clean_ms_per_query"] > 0
+
+
+def test_index_sample_is_deterministic_and_sized(run_output):
+    out, _ = run_output
+    first = load_scored_pages(str(out / "sentences"), S3Settings(), sample_pages=5)
+    again = load_scored_pages(str(out / "sentences"), S3Settings(), sample_pages=5)
+    assert [p.record_id for p in first] == [p.record_id for p in again] and len(first) == 5
+    result = compare_raw_clean(first, IndexSettings(queries=3, query_repeats=1))
+    assert result["pages"] == 5 and len(result["queries"]["terms"]) <= 3
+
+
+def test_sweep_is_monotone_and_bounded_by_raw(run_output):
+    out, stats = run_output
+    pages = load_scored_pages(str(out / "sentences"), S3Settings())
+    scores = [s.perplexity for p in pages for s in p.sentences if s.perplexity is not None]
+    rows = sweep(pages, [min(scores) / 2, 500, 2000, max(scores) * 2], min_tokens=1)
+    raw, *by_threshold, run = rows
+    assert raw["threshold"] == "raw" and run["threshold"] == "run"
+    kept = [r["sentences_kept"] for r in by_threshold]
+    postings = [r["postings"] for r in by_threshold]
+    assert kept == sorted(kept) and postings == sorted(postings)
+    unscored = sum(1 for p in pages for s in p.sentences if s.perplexity is None)
+    assert by_threshold[0]["sentences_kept"] == unscored
+    assert by_threshold[-1]["sentences_kept"] == raw["sentences_kept"] == stats["sentences"]["total"]
+    assert by_threshold[-1]["postings"] == raw["postings"]
+    assert run["sentences_kept"] == stats["sentences"]["kept"]
+
+
+def test_sweep_and_report_commands(run_output, capsys):
+    out, _ = run_output
+    assert cli_main(["sweep", "--output", str(out), "--thresholds", "300,1000,3000"]) == 0
+    printed = capsys.readouterr().out
+    assert "| 1000 |" in printed and "| raw |" in printed
+    result = json.loads((out / "sweep.json").read_text())
+    assert [r["threshold"] for r in result["rows"]] == ["raw", "300", "1000", "3000", "run"]
+    assert cli_main(["report", str(out)]) == 0
+    assert "Threshold sweep" in (out / "report.html").read_text()
+    assert cli_main(["sweep", "--output", str(out), "--thresholds", "abc"]) == 2
+    assert "expected comma-separated numbers" in capsys.readouterr().err
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip("chromium is not installed (`make test` installs it)")
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--hide-scrollbars"]
+
+# Marks the body once every image has decoded, with how many have a natural width.
+IMAGE_PROBE = """<script>
+window.addEventListener('load', () => {
+  const images = Array.from(document.images);
+  const loaded = images.filter(img => img.complete && img.naturalWidth > 0).length;
+  document.body.setAttribute('data-images', loaded + '/' + images.length);
+});
+</script>"""
+
+
+def test_report_renders_in_headless_chromium(run_output, tmp_path):
+    out, _ = run_output
+    chromium = _chromium()
+    page = (out / "report.html").read_text()
+    images = page.count("<img ")
+    assert images >= 4 and "data:image/png;base64," in page
+    assert "src='http" not in page and "<link" not in page  # self-contained
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("</body>", IMAGE_PROBE + "</body>"))
+    common = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*common, "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert f'data-images="{images}/{images}"' in dom
+    shot = tmp_path / "report.png"
+    subprocess.run([*common, "--window-size=1200,2400", f"--screenshot={shot}", (out / "report.html").as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    non_white = (pixels.min(axis=2) < 0.9).mean()
+    coloured = ((pixels.max(axis=2) - pixels.min(axis=2)) > 0.2).mean()
+    assert non_white > 0.02, "screenshot is (almost) blank"
+    assert coloured > 0.005, "no chart colours in the screenshot"
