@@ -145,6 +145,7 @@ class WarcJob:
         settings = self.settings_from_args(args)
         shards = resolve_inputs(args.input, settings.s3, settings.input.base_url)
         files = model_files(settings)
+        OutputTarget(args.output, settings.s3).retract_success()
         started = time.time()
         meter = start_codecarbon(settings.carbon)
         spark = spark_session(settings)
@@ -172,6 +173,8 @@ class WarcJob:
         target = OutputTarget(output, settings.s3)
         target.write_bytes("stats.json", dump_json(stats).encode("utf-8"))
         written = ["stats.json", *self.finish(output, stats, settings)]
+        target.publish_success()  # the final commit: a manifest of every file with its size
+        written.append("_SUCCESS")
         stats["run"]["files"] = written
         return stats
 

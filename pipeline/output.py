@@ -5,6 +5,7 @@ Layout of an output directory::
     data/language=<code>/part-<split_id>.parquet   the dataset, hive-partitioned by language
     _markers/<split_id>.json                  completion marker of a split, holding its stats
     _tmp/<split_id>/...                       files being written (never read by readers)
+    _SUCCESS                                  written last: JSON list of every file with its size
 
 A split writes under ``_tmp/``, renames its files into place, then writes its marker: the
 marker is the commit. Names depend only on the input, so a rerun overwrites what a killed
@@ -25,6 +26,7 @@ from pyarrow import fs as pafs
 from pipeline.config import S3Settings
 
 ROW_GROUP_ROWS = 2000
+SUCCESS = "_SUCCESS"  # written last: the manifest of a complete output
 
 
 def filesystem_for(uri: str, s3: S3Settings) -> tuple[pafs.FileSystem, str]:
@@ -90,6 +92,30 @@ class OutputTarget:
                 with self.fs.open_input_stream(info.path) as stream:
                     found[info.base_name[: -len(".json")]] = json.loads(stream.read())
         return found
+
+    def list_files(self) -> list[tuple[str, int]]:
+        """Every committed file as (relative path, size), sorted; ``_tmp/`` and ``_SUCCESS`` excluded."""
+        selector = pafs.FileSelector(self.root, recursive=True, allow_not_found=True)
+        prefix = self.root.rstrip("/") + "/"
+        files = []
+        for info in self.fs.get_file_info(selector):
+            relative = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
+            if info.is_file and not relative.startswith("_tmp/") and relative != SUCCESS:
+                files.append((relative, info.size))
+        return sorted(files)
+
+    def retract_success(self) -> None:
+        """Remove a previous run's ``_SUCCESS``: the output is incomplete until this run publishes."""
+        if self.exists(SUCCESS):
+            self.fs.delete_file(self.path(SUCCESS))
+
+    def publish_success(self) -> dict:
+        """The final commit: write ``_SUCCESS``, a manifest of every file with its size."""
+        files = self.list_files()
+        manifest = {"files": [{"path": path, "size": size} for path, size in files],
+                    "file_count": len(files), "total_bytes": sum(size for _, size in files)}
+        self.write_bytes(SUCCESS, json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8"))
+        return manifest
 
 
 DATASET_DIR = "data"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import gzip
+import http.client
 import io
 import logging
 import os
@@ -58,7 +59,11 @@ def _read_manifest(uri: str, s3: S3Settings, base_url: str | None) -> list[str]:
         stream = gzip.GzipFile(fileobj=raw) if uri.endswith(".gz") else raw
         lines = io.TextIOWrapper(stream, encoding="utf-8").read().splitlines()
     base = base_url
-    if base is None and not is_remote(uri):
+    if base is None and is_remote(uri):
+        # Common Crawl's paths are relative to the bucket (s3://commoncrawl/) or host root.
+        scheme, _, rest = uri.partition("://")
+        base = f"{scheme}://{rest.split('/', 1)[0]}/"
+    elif base is None:
         base = os.path.dirname(os.path.abspath(uri))
     return [_join_base(base, line.strip()) for line in lines if line.strip() and not line.startswith("#")]
 
@@ -110,7 +115,7 @@ class TransientError(Exception):
 class ResumableStream(io.RawIOBase):
     """A read-only stream over a remote object that reopens at its current offset on failure."""
 
-    def __init__(self, name: str, opener: Callable[[int], tuple[io.IOBase, bool]], max_attempts: int,
+    def __init__(self, name: str, opener: Callable[[int], tuple[io.IOBase, bool, int | None]], max_attempts: int,
                  backoff_base_s: float, backoff_max_s: float) -> None:
         super().__init__()
         self.name = name
@@ -120,6 +125,7 @@ class ResumableStream(io.RawIOBase):
         self._backoff_max_s = backoff_max_s
         self._pos = 0
         self._body: io.IOBase | None = None
+        self._size: int | None = None  # the object's length, once a response told us
         self.retries = 0
 
     def readable(self) -> bool:
@@ -132,7 +138,9 @@ class ResumableStream(io.RawIOBase):
         time.sleep(random.uniform(0, min(self._backoff_max_s, self._backoff_base_s * 2 ** attempt)))
 
     def _reopen(self) -> io.IOBase:
-        body, honours_range = self._opener(self._pos)
+        body, honours_range, size = self._opener(self._pos)
+        if size is not None:
+            self._size = size
         if self._pos and not honours_range:
             # Some servers answer a ranged GET with the whole object: skip what we have.
             remaining = self._pos
@@ -146,14 +154,19 @@ class ResumableStream(io.RawIOBase):
     def readinto(self, buffer) -> int:  # type: ignore[override]
         for attempt in range(self._max_attempts):
             try:
+                if self._size is not None and self._pos >= self._size:
+                    return 0
                 if self._body is None:
                     self._body = self._reopen()
                 data = self._body.read(len(buffer))
                 n = len(data)
+                if not n and self._size is not None and self._pos < self._size:
+                    # http.client returns b"" when a connection drops mid-body; never take that for EOF.
+                    raise TransientError(f"connection closed at byte {self._pos} of {self._size}")
                 buffer[:n] = data
                 self._pos += n
                 return n
-            except (TransientError, OSError, urllib.error.URLError) as exc:
+            except (TransientError, OSError, http.client.HTTPException) as exc:
                 if isinstance(exc, PermanentError) or attempt + 1 == self._max_attempts:
                     raise
                 self.retries += 1
@@ -220,10 +233,21 @@ def s3_client(s3: S3Settings):
     return client
 
 
-def _s3_opener(uri: str, s3: S3Settings) -> Callable[[int], tuple[io.IOBase, bool]]:
+def _total_size(content_range: str | None, content_length: str | int | None, pos: int,
+                ranged: bool) -> int | None:
+    """The whole object's length from ``Content-Range: bytes a-b/total`` or ``Content-Length``."""
+    if ranged and content_range and "/" in content_range:
+        total = content_range.rsplit("/", 1)[1].strip()
+        return int(total) if total.isdigit() else None
+    if content_length is None or not str(content_length).isdigit():
+        return None
+    return int(content_length) + (pos if ranged else 0)
+
+
+def _s3_opener(uri: str, s3: S3Settings) -> Callable[[int], tuple[io.IOBase, bool, int | None]]:
     bucket, key = split_s3_uri(uri)
 
-    def open_at(pos: int) -> tuple[io.IOBase, bool]:
+    def open_at(pos: int) -> tuple[io.IOBase, bool, int | None]:
         from botocore.exceptions import ClientError
         client = s3_client(s3)
         kwargs = {"Bucket": bucket, "Key": key}
@@ -237,13 +261,14 @@ def _s3_opener(uri: str, s3: S3Settings) -> Callable[[int], tuple[io.IOBase, boo
                 raise PermanentError(f"{uri}: {code}") from None
             raise
         honours_range = response["ResponseMetadata"]["HTTPStatusCode"] == 206
-        return response["Body"], honours_range
+        size = _total_size(response.get("ContentRange"), response.get("ContentLength"), pos, honours_range)
+        return response["Body"], honours_range, size
 
     return open_at
 
 
-def _http_opener(uri: str) -> Callable[[int], tuple[io.IOBase, bool]]:
-    def open_at(pos: int) -> tuple[io.IOBase, bool]:
+def _http_opener(uri: str) -> Callable[[int], tuple[io.IOBase, bool, int | None]]:
+    def open_at(pos: int) -> tuple[io.IOBase, bool, int | None]:
         request = urllib.request.Request(uri, headers={"User-Agent": "warcplex"})
         if pos:
             request.add_header("Range", f"bytes={pos}-")
@@ -253,7 +278,11 @@ def _http_opener(uri: str) -> Callable[[int], tuple[io.IOBase, bool]]:
             if exc.code in (429, 500, 502, 503, 504):
                 raise TransientError(f"HTTP {exc.code}") from None
             raise PermanentError(f"{uri}: HTTP {exc.code}") from None
-        return response, response.status == 206
+        ranged = response.status == 206
+        size = _total_size(response.headers.get("Content-Range"), response.headers.get("Content-Length"), pos, ranged)
+        if response.headers.get("Content-Encoding") not in (None, "identity"):
+            size = None  # the length is of the encoded body
+        return response, ranged, size
 
     return open_at
 

@@ -113,7 +113,7 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
 
     stats = json.loads((out / "stats.json").read_text())
     assert stats["splits"]["processed"] == stats["run"]["splits"] == 2
-    assert stats["outcome"]["kept"] == ds.dataset(sorted(out.glob("language=*/*.parquet"))).count_rows() > 0
+    assert stats["outcome"]["kept"] == ds.dataset(sorted(out.glob("data/language=*/*.parquet"))).count_rows() > 0
     # The tasks ran in an executor the worker launched for this application ...
     app = wait_for(lambda: [a for a in json_ui(master_ui)["completedapps"] if a["name"] == "warcplex"],
                    "the application in the master's list")[0]

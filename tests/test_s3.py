@@ -1,0 +1,240 @@
+"""S3 in and out against a real S3-compatible server (moto_server on 127.0.0.1), with faults.
+
+A threaded proxy in front of the server answers WARC GETs with ``SlowDown`` 503s and 500s and
+cuts bodies mid-object, and throttles some output writes. The job reads a ``warc.paths.gz``
+manifest from S3, writes Parquet, markers, stats, summary and ``_SUCCESS`` to S3, and must
+produce exactly the records of a fault-free run: nothing lost, nothing duplicated.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import http.server
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import bench_file
+from pipeline.config import PROJECT_ROOT, S3Settings
+from pipeline.sources import open_stream, resolve_inputs
+
+WARCS = [("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
+         ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")]
+BUCKET_IN, BUCKET_OUT = "crawl", "corpus"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing-secret-never-logged",
+               "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+               "AWS_REQUEST_CHECKSUM_CALCULATION": "WHEN_REQUIRED",
+               "AWS_RESPONSE_CHECKSUM_VALIDATION": "WHEN_REQUIRED"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class FaultProxy(http.server.ThreadingHTTPServer):
+    """Forwards to the S3 server; GETs of ``*.warc.gz`` cycle through 503 SlowDown, 500,
+    a body cut in half, then a clean answer; every 4th PUT is throttled with a 503."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream_port: int) -> None:
+        super().__init__(("127.0.0.1", 0), _ProxyHandler)
+        self.upstream_port = upstream_port
+        self.faults: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.warc_gets = 0
+        self.puts = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _ProxyHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: FaultProxy
+
+    def log_message(self, *args) -> None:  # keep the test output quiet
+        pass
+
+    def _error(self, status: int, code: str) -> None:
+        body = (f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code>"
+                f"<Message>injected</Message></Error>").encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _forward(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        fault = None
+        with self.server.lock:
+            if self.command == "GET" and ".warc.gz" in self.path:
+                self.server.warc_gets += 1
+                fault = [None, "slowdown", "internal", "cut"][self.server.warc_gets % 4]
+            elif self.command == "PUT":
+                self.server.puts += 1
+                fault = "put_slowdown" if self.server.puts % 4 == 0 else None
+            if fault:
+                self.server.faults[fault] += 1
+        if fault in ("slowdown", "put_slowdown"):
+            return self._error(503, "SlowDown")
+        if fault == "internal":
+            return self._error(500, "InternalError")
+        upstream = http.client.HTTPConnection("127.0.0.1", self.server.upstream_port, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+        upstream.request(self.command, self.path, body=body, headers=headers)
+        response = upstream.getresponse()
+        payload = response.read()
+        upstream.close()
+        self.send_response(response.status)
+        for key, value in response.getheaders():
+            if key.lower() not in ("connection", "transfer-encoding", "content-length", "date", "server"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        if fault == "cut":
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        if fault == "cut":  # half the body, then drop the connection
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.wfile.write(payload)
+
+    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    """moto_server on a free 127.0.0.1 port, with the benchmark WARCs and a manifest uploaded."""
+    server = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
+    if server is None:
+        pytest.skip("moto_server is not installed (pip install 'moto[server]')")
+    warcs = [bench_file("warc", *parts) for parts in WARCS]
+    port = free_port()
+    process = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        os.environ.update(CREDENTIALS)
+        import boto3
+
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.list_buckets()
+                break
+            except Exception:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise
+                time.sleep(0.3)
+        client.create_bucket(Bucket=BUCKET_IN)
+        client.create_bucket(Bucket=BUCKET_OUT)
+        keys = []
+        for path in warcs:
+            key = f"crawl-data/TEST/segments/1/warc/{path.name}"
+            client.upload_file(str(path), BUCKET_IN, key)
+            keys.append(key)
+        client.put_object(Bucket=BUCKET_IN, Key="crawl-data/TEST/warc.paths.gz",
+                          Body=gzip.compress(("\n".join(keys) + "\n").encode()))
+        yield endpoint, client, warcs
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def fault_proxy(s3_server):
+    proxy = FaultProxy(int(s3_server[0].rsplit(":", 1)[1]))
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    yield proxy
+    proxy.shutdown()
+    proxy.server_close()
+
+
+def test_stream_survives_faults_byte_for_byte(s3_server, fault_proxy):
+    """Ranged-GET resume: every WARC read through the faulty proxy equals the file."""
+    _, _, warcs = s3_server
+    settings = S3Settings(endpoint_url=fault_proxy.url, backoff_base_s=0.01, backoff_max_s=0.05)
+    shards = resolve_inputs([f"s3://{BUCKET_IN}/crawl-data/TEST/warc.paths.gz"], settings)
+    assert shards == [f"s3://{BUCKET_IN}/crawl-data/TEST/segments/1/warc/{p.name}" for p in warcs]
+    for shard, path in zip(shards, warcs):
+        with open_stream(shard, settings) as stream:
+            assert stream.read() == path.read_bytes()
+    assert {"slowdown", "internal", "cut"} <= set(fault_proxy.faults)
+
+
+def run_job(endpoint: str, output: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **CREDENTIALS, "SPARK_LOCAL_IP": "127.0.0.1"}
+    command = [sys.executable, "-m", "pipeline.cli", "run",
+               "--input", f"s3://{BUCKET_IN}/crawl-data/TEST/warc.paths.gz", "--output", output,
+               "--config", str(PROJECT_ROOT / "conf" / "local.yaml"),
+               "--set", "spark.master=local[1]", "--set", f"s3.endpoint_url={endpoint}",
+               "--set", "s3.backoff_base_s=0.01", "--set", "s3.backoff_max_s=0.05"]
+    if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
+        command += ["--set", "perplexity.enabled=false"]
+    return subprocess.run(command, env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600)
+
+
+def read_output(client, prefix: str) -> tuple[dict, list[str], dict]:
+    """The _SUCCESS manifest, every output record id, and stats.json of an s3:// output."""
+    manifest = json.loads(client.get_object(Bucket=BUCKET_OUT, Key=f"{prefix}/_SUCCESS")["Body"].read())
+    listed = {o["Key"][len(prefix) + 1:]: o["Size"]
+              for o in client.list_objects_v2(Bucket=BUCKET_OUT, Prefix=f"{prefix}/")["Contents"]}
+    for entry in manifest["files"]:
+        assert listed[entry["path"]] == entry["size"]
+    ids = []
+    for entry in manifest["files"]:
+        if entry["path"].endswith(".parquet") and not entry["path"].startswith(("dropped/", "sentences/")):
+            body = client.get_object(Bucket=BUCKET_OUT, Key=f"{prefix}/{entry['path']}")["Body"].read()
+            ids.extend(pq.read_table(io.BytesIO(body), columns=["warc_record_id"]).column(0).to_pylist())
+    stats = json.loads(client.get_object(Bucket=BUCKET_OUT, Key=f"{prefix}/stats.json")["Body"].read())
+    return manifest, ids, stats
+
+
+def test_job_s3_to_s3_with_faults_loses_and_duplicates_nothing(s3_server, fault_proxy):
+    endpoint, client, warcs = s3_server
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    clean = run_job(endpoint, f"s3://{BUCKET_OUT}/clean")
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    faulty = run_job(fault_proxy.url, f"s3://{BUCKET_OUT}/faulty")
+    assert faulty.returncode == 0, faulty.stderr[-3000:]
+    assert {"slowdown", "internal", "cut", "put_slowdown"} <= set(fault_proxy.faults)
+
+    clean_manifest, clean_ids, clean_stats = read_output(client, "clean")
+    faulty_manifest, faulty_ids, faulty_stats = read_output(client, "faulty")
+    assert len(faulty_ids) == len(set(faulty_ids)) > 0
+    assert sorted(faulty_ids) == sorted(clean_ids)
+    assert faulty_stats["records"] == clean_stats["records"]
+    assert faulty_stats["splits"]["processed"] == len(warcs)
+    assert not faulty_stats.get("file_errors") and not faulty_stats.get("read_errors")
+    paths = {entry["path"] for entry in faulty_manifest["files"]}
+    assert {"stats.json", "summary.txt"} <= paths
+    assert sum(p.startswith("_markers/") for p in paths) == len(warcs)
+    assert paths == {entry["path"] for entry in clean_manifest["files"]}
+    # Credentials never reach a log, the stats or the summary.
+    secret = CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
+    assert secret not in faulty.stdout + faulty.stderr + json.dumps(faulty_stats)
