@@ -143,7 +143,8 @@ def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Sta
     start = split.start
     resumable = not is_remote(split.uri)
     while True:
-        last_pos = start
+        last_pos, last_length = start, 0
+        read_before = stats.counts["records.read"]
         try:
             with open_stream(split.uri, s3) as stream:
                 if start:
@@ -156,13 +157,20 @@ def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Sta
                         pos += start
                     if split.end is not None and pos >= split.end:
                         return
-                    last_pos = pos
+                    last_pos, last_length = pos, record.content_length
                     stats.add("records.read")
                     page = _page_from_record(record, settings, stats)
                     if page is not None:
                         stats.add("records.html")
                         yield page
-            return
+            if not resumable:
+                return
+            found = _check_end(split, start, last_pos, last_length, read_before, stats)
+            if found is None:
+                return
+            stats.add("read_errors.resynced")
+            start = found
+            continue
         except (OSError, ValueError, UnicodeError) as exc:
             kind = "gzip" if "ecompress" in str(exc) or "gzip" in str(exc).lower() else "parse"
             stats.add(f"read_errors.{kind}")
@@ -178,6 +186,58 @@ def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Sta
                 return
             stats.add("read_errors.resynced")
             start = found
+
+
+def _check_end(split: Split, start: int, last_pos: int, last_length: int, read_before: float,
+               stats: Stats) -> int | None:
+    """After a local read ends cleanly: report what FastWARC passed over silently.
+
+    An empty or non-WARC file, and a last gzip member or uncompressed record cut short, get a
+    ``file_errors`` entry. A record whose Content-Length ran past its gzip member swallows the
+    records after it; the offset of the next member that starts a WARC record is returned to
+    resume there (None when there is nothing left).
+    """
+    def error(kind: str, message: str) -> None:
+        stats.add(f"read_errors.{kind}")
+        stats.file_errors.setdefault(split.uri, message)
+
+    try:
+        size = os.path.getsize(split.uri)
+        end = size if split.end is None else min(split.end, size)
+        if stats.counts["records.read"] == read_before:
+            if start == 0 and size == 0:
+                error("empty_file", "empty file")
+            elif start == 0:
+                error("not_warc", "no WARC record found (not a WARC file?)")
+            return None
+        with open(split.uri, "rb") as fh:
+            fh.seek(last_pos)
+            head = fh.read(4096)
+            if head.startswith(b"WARC/") and last_pos + last_length > size:
+                error("truncated", f"the last record (byte {last_pos}) is cut short")
+            if not _is_member_start(head):
+                return None  # uncompressed, or a whole-file gzip stream: FastWARC saw it all
+            fh.seek(last_pos)
+            inflater = zlib.decompressobj(31)
+            consumed = 0
+            while not inflater.eof:
+                chunk = fh.read(_SCAN_CHUNK)
+                if not chunk:
+                    error("truncated", f"last gzip member (byte {last_pos}) is cut short")
+                    return None
+                inflater.decompress(chunk, 1)  # output is discarded; max_length keeps memory flat
+                while inflater.unconsumed_tail and not inflater.eof:
+                    inflater.decompress(inflater.unconsumed_tail, 1 << 20)
+                consumed += len(chunk)
+            member_end = last_pos + consumed - len(inflater.unused_data)
+            if member_end >= end:
+                return None
+            found = next_member_offset(fh, member_end, end)
+    except (OSError, zlib.error):
+        return None
+    if found is not None:
+        error("swallowed", f"the record at byte {last_pos} ran past its gzip member (wrong Content-Length?)")
+    return found
 
 
 def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | None:
