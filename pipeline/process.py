@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 import pyarrow as pa
 
-from pipeline import models
+from pipeline import models, workers
 from pipeline.config import Settings
 from pipeline.normalize import lm_tokens
 from pipeline.output import OutputTarget, SplitWriter
@@ -303,9 +303,19 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     stats.add("splits.processed")
     for name, count in (models.LOADS - loads_before).items():
         stats.add(f"model_loads.pid{os.getpid()}.{name.replace('.', '_')}", count)
+    _check_worker_memory(stats, settings.extract.worker_max_rss_mb)
     result = stats.to_dict()
     target.write_marker(split.split_id, result)
     return result
+
+
+def _check_worker_memory(stats: Stats, ceiling_mb: int) -> None:
+    """Record this worker's peak RSS; past the ceiling, retire the worker after this task."""
+    stats.set_max(f"rss.max_mb.pid{os.getpid()}", round(workers.peak_rss_mb(), 1))
+    if ceiling_mb and workers.rss_mb() > ceiling_mb:
+        stats.add("workers.over_rss_ceiling")
+        if workers.retire_after_task():
+            stats.add("workers.retired")
 
 
 def dump_json(data: dict) -> str:

@@ -8,6 +8,7 @@ models are fetched from :mod:`pipeline.models` on first use in each worker.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import ContextManager
 
@@ -55,19 +56,53 @@ class Extractor(Stage):
         raise NotImplementedError
 
 
+class PageTooDeep(ValueError):
+    """The page's elements nest deeper than ``extract.max_main_content_depth``."""
+
+
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^>]*?(/?)>")
+# Void elements and elements whose end tag is commonly omitted do not deepen the estimate.
+_FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
+                       "p li dt dd tr td th option thead tbody tfoot colgroup rp rt".split())
+
+
+def nesting_depth(html: str, stop_above: int) -> int:
+    """Estimated element nesting depth of ``html`` from its tags; stops once above ``stop_above``."""
+    if html.count("<") <= stop_above:
+        return 0  # cannot nest deeper than it has tags
+    depth = deepest = 0
+    for match in _TAG.finditer(html):
+        closing, name, self_closing = match.groups()
+        if self_closing or name.lower() in _FLAT_TAGS:
+            continue
+        if closing:
+            depth = max(0, depth - 1)
+        else:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_above:
+                    break
+    return deepest
+
+
 class ResiliparseExtractor(Extractor):
     name = "resiliparse"
 
     def __init__(self, settings: ExtractSettings, main_content: bool | None = None) -> None:
         super().__init__()
         self.main_content = settings.main_content if main_content is None else main_content
+        self.max_depth = settings.max_main_content_depth
         self.options = dict(list_bullets=settings.list_bullets, comments=settings.comments,
                             links=settings.links, alt_texts=settings.alt_texts)
 
     def extract(self, html: str) -> str:
+        """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
 
+        if self.main_content and nesting_depth(html, self.max_depth) > self.max_depth:
+            raise PageTooDeep(f"nested deeper than {self.max_depth} elements")
         tree = HTMLTree.parse(html)
         return extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
                                   noscript=False, form_fields=False, **self.options)

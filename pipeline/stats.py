@@ -25,8 +25,16 @@ class Stats:
     def add(self, key: str, amount: float = 1) -> None:
         self.counts[key] += amount
 
+    def set_max(self, key: str, value: float) -> None:
+        """A counter that merges by maximum, not sum (``*.max_*`` keys, e.g. peak RSS)."""
+        if ".max_" not in key:
+            raise ValueError(f"stats key {key!r}: max counters need '.max_' in their name")
+        self.counts[key] = max(self.counts.get(key, value), value)
+
     def merge(self, other: "Stats") -> "Stats":
+        maxima = {k: max(v, self.counts[k]) for k, v in other.counts.items() if ".max_" in k and k in self.counts}
         self.counts.update(other.counts)
+        self.counts.update(maxima)  # Counter.update added them; max counters keep the maximum
         for name, error in other.file_errors.items():
             self.file_errors.setdefault(name, error)
         return self

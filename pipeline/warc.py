@@ -240,6 +240,22 @@ def _check_end(split: Split, start: int, last_pos: int, last_length: int, read_b
     return found
 
 
+_BINARY_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00")
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\x1b")
+
+
+def looks_binary(payload: bytes, sniff: int = 4096) -> bool:
+    """True for a payload that is not text whatever its label: a known binary signature, or
+    more than 5% control bytes in its head (UTF-16 with a BOM is text)."""
+    head = payload[:sniff].lstrip()
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    if head.startswith(_BINARY_MAGIC):
+        return True
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return controls > 0.05 * len(head)
+
+
 def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | None:
     if record.record_type != WarcRecordType.response:
         stats.add(f"skip.not_response.{_record_type_name(record.record_type)}")
@@ -264,6 +280,9 @@ def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | N
         return None
     if not html.strip():
         stats.add("skip.empty_payload")
+        return None
+    if looks_binary(html):
+        stats.add("skip.binary_payload")
         return None
     return Page(
         record_id=record.record_id or "",
