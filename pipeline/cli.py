@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline import calibrate, report, sweep
+from pipeline import calibrate, report, sweep, nightly
 from pipeline.job import CleanWarcJob, OneLineParser, run_cli
 
 
@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     job.build_parser(run)
     run.set_defaults(handler=lambda args: run_cli(job, args))
     calibrate.add_parser(commands)
+    nightly.add_parser(commands)
     sweep.add_parser(commands)
     report.add_parser(commands)
     return parser
