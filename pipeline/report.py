@@ -21,22 +21,24 @@ from pipeline.stats import Stats
 MAX_LANGUAGES = 6
 
 
-def _png(fig) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _figure(width: float, height: float):
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(figsize=(width, height))
+    return plt
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    _pyplot().close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _figure(width: float, height: float):
+    return _pyplot().subplots(figsize=(width, height))
 
 
 def run_thresholds(stats: dict[str, Any]) -> dict[str, float]:
@@ -79,12 +81,7 @@ def chart_perplexity(stats: dict[str, Any]) -> str | None:
         return None
     languages = sorted(hist, key=lambda l: -sum(sum(s.values()) for s in hist[l].values()))[:MAX_LANGUAGES]
     thresholds = run_thresholds(stats)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(len(languages), 1, figsize=(8, 2.3 * len(languages)), squeeze=False)
+    fig, axes = _pyplot().subplots(len(languages), 1, figsize=(8, 2.3 * len(languages)), squeeze=False)
     for ax, lang in zip(axes[:, 0], languages):
         bins = sorted(set(hist[lang].get("kept", {})) | set(hist[lang].get("dropped", {})))
         lefts = [10 ** (b / 10) for b in bins]
@@ -122,7 +119,7 @@ def chart_language_share(stats: dict[str, Any]) -> str | None:
         ax.text(101, y, f"{total} sentences", va="center", fontsize=8)
     ax.set_xlim(0, 125)
     ax.set_xlabel("% of sentences")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     return _png(fig)
 
 
