@@ -156,8 +156,9 @@ def s3_server():
             key = f"crawl-data/TEST/segments/1/warc/{path.name}"
             client.upload_file(str(path), BUCKET_IN, key)
             keys.append(key)
-        client.put_object(Bucket=BUCKET_IN, Key="crawl-data/TEST/warc.paths.gz",
-                          Body=gzip.compress(("\n".join(keys) + "\n").encode()))
+        for crawl in ("TEST", "CC-MAIN-2099-01"):
+            client.put_object(Bucket=BUCKET_IN, Key=f"crawl-data/{crawl}/warc.paths.gz",
+                              Body=gzip.compress(("\n".join(keys) + "\n").encode()))
         yield endpoint, client, warcs
     finally:
         process.terminate()
@@ -238,3 +239,18 @@ def test_job_s3_to_s3_with_faults_loses_and_duplicates_nothing(s3_server, fault_
     # Credentials never reach a log, the stats or the summary.
     secret = CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
     assert secret not in faulty.stdout + faulty.stderr + json.dumps(faulty_stats)
+
+
+def test_nightly_finds_a_crawl_on_s3(s3_server, tmp_path):
+    """``--crawl`` with an s3:// base: the crawl's warc.paths.gz is read from the bucket."""
+    endpoint, _, warcs = s3_server
+    result = subprocess.run([sys.executable, "-m", "pipeline.cli", "nightly", "--crawl", "CC-MAIN-2099-01",
+                             "--base-url", f"s3://{BUCKET_IN}/", "--output", str(tmp_path / "out"),
+                             "--set", f"s3.endpoint_url={endpoint}", "--max-shards", "1", "--dry-run"],
+                            env={**os.environ, **CREDENTIALS}, cwd=PROJECT_ROOT, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"warcplex nightly: {len(warcs)} shards in "
+                               f"s3://{BUCKET_IN}/crawl-data/CC-MAIN-2099-01/warc.paths.gz")
+    assert lines[1].strip() == f"s3://{BUCKET_IN}/crawl-data/TEST/segments/1/warc/{warcs[0].name}"
