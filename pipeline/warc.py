@@ -235,7 +235,10 @@ def _check_end(split: Split, start: int, last_pos: int, last_length: int, read_b
             found = next_member_offset(fh, member_end, end)
     except (OSError, zlib.error):
         return None
-    if found is not None:
+    if found is None:
+        error("trailing_bytes", f"{end - member_end} bytes after the last record (byte {member_end}) "
+                                "are not a WARC record (truncated?)")
+    else:
         error("swallowed", f"the record at byte {last_pos} ran past its gzip member (wrong Content-Length?)")
     return found
 
