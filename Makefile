@@ -10,7 +10,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 SAMPLE := data/sample/sample.warc.gz
 OUT    ?= out
 
-.PHONY: setup run test models dist clean chromium
+.PHONY: setup run test models dist clean chromium bench
 
 setup: $(STAMP)
 
@@ -28,6 +28,10 @@ run: setup
 
 test: setup chromium
 	$(PY) -m pytest
+
+# Throughput vs the physical floor and a peer-style pipeline on ../shared/bench (a script, not a test).
+bench: setup
+	$(PY) scripts/bench.py
 
 # Headless Chromium renders report.html in tests/test_report.py (Debian package; skipped when present).
 chromium:

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Throughput benchmark: the physical floor, warcplex in local Spark, and a peer-style pipeline.
+
+    python scripts/bench.py [--warc ../shared/bench/warc/bench-dev.warc.gz] [--peer-sample 500]
+
+Prints pages/s and MB/s (compressed WARC bytes) on the same input for:
+  1. the floor: FastWARC decompress+parse only; then plus resiliparse extraction in plain
+     Python, on 1 core and on all cores (multiprocessing over gzip-member byte ranges);
+  2. warcplex, full pipeline (extraction cascade, LID, sentences, KenLM filter, Parquet),
+     local Spark on all cores with the default config; wall time includes Spark start-up;
+     plus peak RSS per Python worker;
+  3. a peer-style pipeline like datatrove's FineWeb recipe: trafilatura extraction, fastText
+     LID, KenLM scoring of every sentence, on a sample of pages on one core, extrapolated to
+     the whole file and to all cores assuming perfect scaling (generous to the peer).
+A benchmark, not a test: it asserts nothing and only prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: E402
+
+from pipeline.config import InputSettings, load_settings  # noqa: E402
+from pipeline.warc import plan_splits  # noqa: E402
+
+DEFAULT_WARC = ROOT.parent / "shared" / "bench" / "warc" / "bench-dev.warc.gz"
+CORES = os.cpu_count() or 1
+
+
+def html_payloads(path: str, start: int = 0, end: int | None = None):
+    """(payload, http charset) of every HTML response in ``[start, end)`` of a gzipped WARC."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        for record in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True):
+            pos = record.stream_pos + (start if record.stream_pos < start else 0)
+            if end is not None and pos >= end:
+                return
+            content_type = (record.http_content_type or "").lower()
+            if "html" in content_type:
+                yield record.reader.read(), record.http_charset
+
+
+def parse_only(path: str, start: int = 0, end: int | None = None) -> int:
+    return sum(1 for _ in html_payloads(path, start, end))
+
+
+def parse_and_extract(path: str, start: int = 0, end: int | None = None) -> int:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+    from resiliparse.parse.html import HTMLTree
+
+    pages = 0
+    for payload, charset in html_payloads(path, start, end):
+        html = bytes_to_str(payload, detect_encoding(payload), fallback_encodings=[charset or "utf-8", "cp1252"])
+        extract_plain_text(HTMLTree.parse(html), preserve_formatting=True, main_content=True)
+        pages += 1
+    return pages
+
+
+def _range_task(args: tuple[str, str, int, int | None]) -> int:
+    fn, path, start, end = args
+    return {"parse": parse_only, "extract": parse_and_extract}[fn](path, start, end)
+
+
+def all_cores(fn: str, path: str) -> int:
+    splits = plan_splits(path, InputSettings(min_split_bytes=1 << 20), CORES)
+    with Pool(CORES) as pool:
+        return sum(pool.map(_range_task, [(fn, path, s.start, s.end) for s in splits]))
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+def peer_pipeline(path: str, sample: int) -> tuple[int, int]:
+    """trafilatura -> fastText LID -> KenLM per sentence on the first ``sample`` pages."""
+    import trafilatura
+
+    from pipeline import models
+    from pipeline.normalize import lm_tokens
+
+    lid = models.fasttext_model(models.default_lid_model_path())
+    registry = models.load_registry("conf/models.yaml")
+    lm = models.kenlm_model(registry["en"]["path"])
+    pages = sentences = 0
+    for payload, _ in html_payloads(path):
+        if pages >= sample:
+            break
+        pages += 1
+        text = trafilatura.extract(payload, include_comments=False) or ""
+        if not text:
+            continue
+        lid.predict(" ".join(text[:2000].split()), k=1)
+        for line in text.split("\n"):
+            for sentence in SENTENCE_END.split(line.strip()):
+                if sentence:
+                    lm.score(" ".join(lm_tokens(sentence)), bos=True, eos=True)
+                    sentences += 1
+    return pages, sentences
+
+
+def warcplex_run(path: str) -> tuple[int, float, dict]:
+    from pipeline.cli import main as cli_main
+
+    with tempfile.TemporaryDirectory(prefix="warcplex-bench-") as tmp:
+        out = os.path.join(tmp, "out")
+        started = time.perf_counter()
+        status = cli_main(["run", "--input", path, "--output", out])
+        wall = time.perf_counter() - started
+        if status != 0:
+            raise SystemExit(f"bench: warcplex run failed with status {status}")
+        with open(os.path.join(out, "stats.json"), encoding="utf-8") as fh:
+            stats = json.load(fh)
+    return stats["records"]["html"], wall, stats
+
+
+def timed(fn, *args):
+    started = time.perf_counter()
+    result = fn(*args)
+    return result, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--warc", default=str(DEFAULT_WARC))
+    parser.add_argument("--peer-sample", type=int, default=500, help="pages the peer pipeline runs on")
+    args = parser.parse_args(argv)
+    if not os.path.exists(args.warc):
+        print(f"bench: error: {args.warc} not found", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)
+    load_settings()  # fail early on a broken default config
+    mb = os.path.getsize(args.warc) / 1e6
+    rows: list[tuple[str, int, float, str]] = []
+
+    def row(name: str, pages: int, seconds: float, note: str = "") -> float:
+        rows.append((name, pages, seconds, note))
+        print(f"  {name:<48} {pages:>6} pages {seconds:8.1f} s {pages / seconds:9.1f} pages/s "
+              f"{mb * pages / total_pages / seconds:7.2f} MB/s {note}", flush=True)
+        return pages / seconds
+
+    print(f"bench: {args.warc} ({mb:.1f} MB compressed), {CORES} cores")
+    total_pages, seconds = timed(parse_only, args.warc)
+    row("1a floor: FastWARC parse, 1 core", total_pages, seconds)
+    pages, seconds = timed(all_cores, "parse", args.warc)
+    row(f"1b floor: FastWARC parse, {CORES} cores", pages, seconds)
+    pages, seconds = timed(parse_and_extract, args.warc)
+    row("1c floor: parse + resiliparse, 1 core", pages, seconds)
+    pages, seconds = timed(all_cores, "extract", args.warc)
+    floor = row(f"1d floor: parse + resiliparse, {CORES} cores", pages, seconds)
+
+    pages, wall, stats = warcplex_run(args.warc)
+    warcplex = row(f"2  warcplex full pipeline, local[*] ({CORES} cores)", pages, wall,
+                   f"(incl. Spark start; {stats['run']['splits']} splits)")
+    rss = stats.get("rss", {}).get("max_mb", {})
+
+    (peer_pages, sentences), seconds = timed(peer_pipeline, args.warc, args.peer_sample)
+    peer_rate_1 = peer_pages / seconds
+    peer_seconds_all = total_pages / (peer_rate_1 * CORES)
+    peer = row(f"3  peer: trafilatura+fastText+KenLM, {CORES} cores*", total_pages, peer_seconds_all,
+               f"(*extrapolated from {peer_pages} pages on 1 core: {peer_rate_1:.1f} pages/s, "
+               f"{sentences} sentences scored)")
+
+    print()
+    print(f"  ratio 2/1 (warcplex / floor parse+extract, all cores): {warcplex / floor:.2f}x  (target >= 0.5)")
+    print(f"  ratio 2/3 (warcplex / peer-style pipeline, all cores): {warcplex / peer:.2f}x  (target >= 5)")
+    if rss:
+        print(f"  peak RSS per Python worker (MiB, ru_maxrss incl. mmapped model pages touched): "
+              + ", ".join(f"{pid}={mb_:.0f}" for pid, mb_ in sorted(rss.items())) + "  (target < 1024 + models)")
+    cpu = stats.get("cpu", {})
+    print("  warcplex CPU seconds by stage: "
+          + ", ".join(f"{k} {v:.1f}" for k, v in sorted(cpu.items(), key=lambda kv: -kv[1])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
