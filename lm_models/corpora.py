@@ -68,7 +68,9 @@ def fetch_deb(package: str, version: str) -> Path:
         for spec in (f"{package}={version}", package):
             for attempt in range(2):
                 try:
-                    _run(["apt-get", "download", "-q", spec], cwd=DEBS,
+                    # as root, apt's sandbox user cannot write here; don't warn about it
+                    sandbox = ["-o", "APT::Sandbox::User=root"] if os.geteuid() == 0 else []
+                    _run(["apt-get", "download", "-q", *sandbox, spec], cwd=DEBS,
                          stdout=subprocess.DEVNULL)
                     break
                 except subprocess.CalledProcessError:
@@ -421,7 +423,7 @@ def _deb(name, package, version, licence, description, reader) -> Source:
 
 HANDBOOK_LICENCE = "GPL-2.0+ or CC-BY-SA-3.0"
 LO_LICENCE = "MPL-2.0 (LibreOffice help content)"
-GIMP_LICENCE = "GFDL-1.2 (GIMP user manual; stated upstream, not in the .deb copyright)"
+GIMP_LICENCE = "GFDL-NIV-1.2+ (per gimp-help-common's Debian copyright)"
 MAN_LICENCE = ("GPL-3+ (manpages-l10n translations); original man pages under "
                "their own free licences")
 
