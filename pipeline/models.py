@@ -97,12 +97,13 @@ def fasttext_model(path: str):
 
 
 def _registry_entry_path(registry: str, path: str) -> str:
-    """A registry entry's model path: as given (cwd, project root), else next to the registry file.
+    """A registry entry's model path: next to the registry file if it is there, else as given.
 
     A registry copied together with its models (``make dist``, ``--files``) finds them by
-    file name in its own directory; on an executor :func:`locate` prefers Spark's copy anyway.
+    file name in its own directory; otherwise a relative path resolves against the working
+    directory or the project root (:func:`locate`, which prefers Spark's shipped copy).
     """
-    if os.path.isabs(path) or resolve_path(path).exists():
+    if os.path.isabs(path):
         return path
     here = os.path.dirname(os.path.abspath(registry))
     for candidate in (os.path.join(here, path), os.path.join(here, os.path.basename(path))):

@@ -124,3 +124,22 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     # ... and whose Python workers (not the driver's process) loaded them.
     load_pids = set(stats["model_loads"])
     assert load_pids and f"pid{os.getpid()}" not in load_pids
+
+
+def test_a_registry_shipped_with_its_models_finds_them_by_name(tmp_path):
+    """What an executor sees with --files: the registry and the binaries side by side, paths as written."""
+    registry = PROJECT_ROOT / "conf" / "models.yaml"
+    if not registry.exists():
+        pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
+    from pipeline.models import load_registry
+
+    entries = load_registry(str(registry))
+    shipped = tmp_path / "sparkfiles"
+    shipped.mkdir()
+    shutil.copy(registry, shipped / "models.yaml")
+    language, entry = next(iter(entries.items()))
+    shutil.copy(entry["path"] if os.path.isabs(entry["path"]) else PROJECT_ROOT / entry["path"],
+                shipped / Path(entry["path"]).name)
+    moved = load_registry(str(shipped / "models.yaml"))
+    assert moved[language]["path"] == str(shipped / Path(entry["path"]).name)
+    assert entries[language]["path"] == entry["path"]  # the project's registry keeps its own paths
