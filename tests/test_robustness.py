@@ -1,0 +1,191 @@
+"""Bad input: a generated corpus of damaged WARCs through real local Spark, and bounded memory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from conftest import BENCH, ROOT
+from pipeline.cli import main as cli_main
+from pipeline.output import DATASET_DIR
+from pipeline.stats import Stats
+from pipeline.warc import Split
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import make_fuzz_corpus  # noqa: E402
+
+# Damage that loses bytes the reader must report per file.
+REPORTED_KINDS = {"truncated_member", "truncated_file", "garbage_between", "not_warc"}
+
+
+def need_spark_and_models() -> None:
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    if not (ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> tuple[Path, list[dict]]:
+    if not (BENCH / "warc").is_dir():
+        pytest.skip("../shared/bench/warc is needed as fuzz seeds")
+    out = tmp_path_factory.mktemp("fuzz")
+    return out, make_fuzz_corpus.generate(out, count=224, seed=7, seed_dir=BENCH / "warc")
+
+
+@pytest.fixture(scope="module")
+def fuzz_run(corpus, tmp_path_factory) -> tuple[Path, dict]:
+    need_spark_and_models()
+    corpus_dir, manifest = corpus
+    out = tmp_path_factory.mktemp("fuzz-run") / "out"
+    status = cli_main(["run", "--input", *(str(corpus_dir / m["file"]) for m in manifest), "--output", str(out),
+                       "--set", "spark.master=local[2]"])
+    assert status == 0  # a failed task fails the job (local mode allows no task retries)
+    return out, json.loads((out / "stats.json").read_text())
+
+
+def marker(out: Path, path: Path) -> dict:
+    return json.loads((out / "_markers" / f"{Split(str(path), 0, 1).split_id}.json").read_text())
+
+
+def test_corpus_covers_every_kind_of_damage(corpus):
+    corpus_dir, manifest = corpus
+    kinds = Counter(m["kind"] for m in manifest)
+    assert len(manifest) >= 200
+    assert set(kinds) == set(make_fuzz_corpus.KINDS) | {"big_page"}
+    big = corpus_dir / next(m["file"] for m in manifest if m["kind"] == "big_page")
+    assert big.stat().st_size < 20 * 1024 * 1024  # stored compressed
+    assert any(m["kind"] == "nested_html" and "100000 nested" in m["note"] for m in manifest)
+
+
+def test_every_record_is_accounted_for(corpus, fuzz_run):
+    corpus_dir, manifest = corpus
+    out, stats = fuzz_run
+    counts = Stats.from_dict(stats).counts
+    skipped = sum(v for k, v in counts.items() if k.startswith("skip."))
+    outcomes = sum(v for k, v in counts.items() if k.startswith("outcome."))
+    assert counts["records.read"] == skipped + counts["records.html"]
+    assert counts["records.html"] == outcomes
+    assert counts["splits.processed"] == len(manifest)
+    assert not any(k.startswith("outcome.error") for k in counts)
+    assert counts["skip.too_large"] >= 1  # the 50 MB page
+    assert counts["skip.binary_payload"] >= 1
+    assert counts["stage.resiliparse.error.PageTooDeep"] >= 1
+    for entry in manifest:  # every undamaged record of every file is read back
+        per_file = Stats.from_dict(marker(out, corpus_dir / entry["file"])).counts
+        assert per_file["records.read"] >= entry["intact"], entry
+
+
+def test_unreadable_parts_are_reported_per_file(corpus, fuzz_run):
+    corpus_dir, manifest = corpus
+    out, stats = fuzz_run
+    errors = stats["file_errors"]
+    for entry in manifest:
+        path = str(corpus_dir / entry["file"])
+        if entry["kind"] in REPORTED_KINDS or entry["note"] == "empty (zero)":
+            assert path in errors, entry
+        if entry["kind"] in {"intact", "lying_charset", "big_page", "duplicated_header"}:
+            assert path not in errors, (entry, errors.get(path))
+    read_errors = stats["read_errors"]
+    assert all(read_errors[kind] >= 1 for kind in ("empty_file", "not_warc", "truncated", "trailing_bytes", "swallowed"))
+    assert read_errors["resynced"] >= 1
+
+
+def test_damaged_pages_come_out_right(fuzz_run):
+    out, stats = fuzz_run
+    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    by_url: dict[str, list[dict]] = {}
+    for row in rows:
+        by_url.setdefault(row["url"], []).append(row)
+    # Lying charsets: the text is decoded by content, not by the declared UTF-8.
+    assert any("天気" in r["text"] for r in by_url["http://fuzz.example/shift_jis"])
+    assert all("\ufffd" not in r["text"] for url in ("http://fuzz.example/cp1252", "http://fuzz.example/shift_jis")
+               for r in by_url.get(url, []))
+    # Binary labelled text/html never becomes text; deep nesting falls back to the conservative stage.
+    assert not any(url.endswith(("/png", "/random", "/pdf", "/nul")) for url in by_url)
+    assert {r["extractor"] for r in by_url["http://fuzz.example/nested"]} == {"conservative"}
+
+
+def run_python(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter (its own peak RSS); it prints one JSON object."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_50mb_page_extracts_in_bounded_memory(corpus, tmp_path):
+    need_spark_and_models()
+    corpus_dir, manifest = corpus
+    big = corpus_dir / next(m["file"] for m in manifest if m["kind"] == "big_page")
+    result = run_python(f"""
+import json
+from pipeline.config import load_settings
+from pipeline.process import run_split
+from pipeline.warc import Split
+from pipeline.workers import peak_rss_mb, rss_mb
+settings = load_settings(None, ["input.max_html_bytes=67108864"])
+stats = run_split(Split({str(big)!r}, 0, 1), settings, {str(tmp_path / 'out')!r})
+print(json.dumps({{"stats": stats, "peak": peak_rss_mb(), "after": rss_mb()}}))
+""")
+    stats = result["stats"]
+    assert stats["records"]["html"] == stats["outcome"]["kept"] == 3
+    assert "skip" not in stats or "too_large" not in stats["skip"]
+    # A 50 MB page: DOM plus text, far below the 1 GB worker budget (models are mmapped).
+    assert result["peak"] < 1024, result["peak"]
+
+
+def test_long_run_memory_does_not_grow(cc_genuine_warc, tmp_path):
+    need_spark_and_models()
+    result = run_python(f"""
+import json
+from pipeline.config import load_settings
+from pipeline.process import run_split
+from pipeline.warc import Split
+from pipeline.workers import rss_mb
+settings = load_settings(None, ["output.resume=false"])
+rss, pages = [], 0
+for i in range(24):
+    stats = run_split(Split({str(cc_genuine_warc)!r}, 0, 1), settings, {str(tmp_path / 'out')!r})
+    pages += stats["records"]["html"]
+    rss.append(rss_mb())
+print(json.dumps({{"rss": rss, "pages": pages}}))
+""")
+    rss = result["rss"]
+    assert result["pages"] >= 24 * 10
+    # After warm-up (models loaded, allocator pools filled) the worker stays flat.
+    assert rss[-1] - rss[3] < 40, rss
+
+
+def test_worker_past_rss_ceiling_is_recycled(cc_genuine_warc, clueweb_quirk_warc, tmp_path):
+    """With a 1 MiB ceiling every task retires its worker: each split runs in a new process, none fails."""
+    need_spark_and_models()
+    inputs = [cc_genuine_warc, clueweb_quirk_warc, cc_genuine_warc.parent / "CC-MAIN-2024-22.whirlwind.warc.gz"]
+    out = tmp_path / "out"
+    status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
+                       "--set", "spark.master=local[1]", "--set", "extract.worker_max_rss_mb=1",
+                       "--set", "perplexity.enabled=false"])
+    assert status == 0
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["splits"]["processed"] == 3
+    assert stats["workers"]["retired"] == 3
+    assert len(stats["rss"]["max_mb"]) == 3  # three distinct worker pids
+
+
+def test_worker_reused_below_ceiling(cc_genuine_warc, clueweb_quirk_warc, tmp_path):
+    need_spark_and_models()
+    out = tmp_path / "out"
+    status = cli_main(["run", "--input", str(cc_genuine_warc), str(clueweb_quirk_warc), "--output", str(out),
+                       "--set", "spark.master=local[1]", "--set", "perplexity.enabled=false",
+                       "--set", "spark.conf={spark.python.worker.reuse: 'true'}"])
+    assert status == 0
+    stats = json.loads((out / "stats.json").read_text())
+    assert "workers" not in stats
+    assert len(stats["rss"]["max_mb"]) == 1
+    assert 0 < max(stats["rss"]["max_mb"].values()) < 1024
