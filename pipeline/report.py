@@ -185,7 +185,8 @@ def chart_sweep(sweep: dict[str, Any]) -> str | None:
 def _table(header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    thead = f"<thead><tr>{head}</tr></thead>" if any(header) else ""
+    return f"<table>{thead}<tbody>{body}</tbody></table>"
 
 
 def _img(data: str | None, alt: str) -> str:
