@@ -72,15 +72,12 @@ class ExtractSettings(_Section):
     timeout_s: float = Field(default=10.0, gt=0)
     memory_limit_mb: int = Field(default=2048, ge=64)
     # resiliparse's main-content mode is quadratic in DOM depth (100k nested <div> take
-    # minutes); a page nested deeper than this (estimated from its tags) skips that stage.
-    max_main_content_depth: int = Field(default=2000, ge=1)
+    # minutes, 3000 about 0.4 s); a page nested deeper than this (estimated from its tags)
+    # skips that stage.
+    max_main_content_depth: int = Field(default=3000, ge=1)
     # A Python worker whose RSS passes this many MiB finishes its current split and is not
     # reused: Spark forks a fresh one for the next task. 0 disables the check.
     worker_max_rss_mb: int = Field(default=2048, ge=0)
-    # A page whose filter removed more than this share of its sentences falls back (SORE).
-    max_removed_share: float = Field(default=0.9, ge=0, le=1)
-    # A page needs at least this many characters of text to count as non-empty.
-    min_text_chars: int = Field(default=1, ge=0)
     # A page whose filter removed more than this share of its sentences falls back (SORE).
     max_removed_share: float = Field(default=0.9, ge=0, le=1)
     # A page needs at least this many characters of text to count as non-empty.

@@ -60,7 +60,7 @@ class PageTooDeep(ValueError):
     """The page's elements nest deeper than ``extract.max_main_content_depth``."""
 
 
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^>]*?(/?)>")
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
 # Void elements and elements whose end tag is commonly omitted do not deepen the estimate.
 _FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
                        "p li dt dd tr td th option thead tbody tfoot colgroup rp rt".split())
@@ -71,12 +71,12 @@ def nesting_depth(html: str, stop_above: int) -> int:
     if html.count("<") <= stop_above:
         return 0  # cannot nest deeper than it has tags
     depth = deepest = 0
-    for match in _TAG.finditer(html):
-        closing, name, self_closing = match.groups()
-        if self_closing or name.lower() in _FLAT_TAGS:
+    for closing, name in _TAG.findall(html):
+        if name.lower() in _FLAT_TAGS:
             continue
         if closing:
-            depth = max(0, depth - 1)
+            if depth:
+                depth -= 1
         else:
             depth += 1
             if depth > deepest:
