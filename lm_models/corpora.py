@@ -19,7 +19,6 @@ import argparse
 import csv
 import gzip
 import hashlib
-import io
 import json
 import os
 import random
@@ -38,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm  # noqa: E402
+from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: E402
 
 WORK = HERE / "work"
 DEBS = WORK / "debs"
@@ -618,9 +617,9 @@ def _segment_chunk(args: tuple[str, list[str]]) -> list[str]:
             sent = sent.strip()
             if not sent:
                 continue
-            tokens = lm_tokens(sent)
-            if keep_sentence(tokens, lang):
-                out.append(" ".join(tokens))
+            line = normalize_for_lm(sent)  # the scorer's normalisation, verbatim
+            if keep_sentence(line.split(), lang):
+                out.append(line)
     return out
 
 

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm  # noqa: E402
+from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: E402
 
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
