@@ -112,6 +112,10 @@ class TransientError(Exception):
     """A failure worth retrying (throttling, 5xx, dropped connection)."""
 
 
+class RetriesExhausted(TransientError):
+    """A remote read still failing after every attempt: the split fails, to be retried later."""
+
+
 class ResumableStream(io.RawIOBase):
     """A read-only stream over a remote object that reopens at its current offset on failure."""
 
@@ -166,20 +170,20 @@ class ResumableStream(io.RawIOBase):
                 buffer[:n] = data
                 self._pos += n
                 return n
-            except (TransientError, OSError, http.client.HTTPException) as exc:
-                if isinstance(exc, PermanentError) or attempt + 1 == self._max_attempts:
+            except Exception as exc:  # OSError, http.client's and botocore's own exception types
+                transient = (isinstance(exc, (TransientError, OSError, http.client.HTTPException))
+                             and not isinstance(exc, (PermanentError, RetriesExhausted))) or _is_transient_botocore(exc)
+                if not transient:
                     raise
-                self.retries += 1
-                log.warning("%s: read failed at byte %d (%s); retry %d", self.name, self._pos, exc, attempt + 1)
                 self._close_body()
-                self._sleep(attempt)
-            except Exception as exc:  # botocore raises its own exception types
-                if not _is_transient_botocore(exc) or attempt + 1 == self._max_attempts:
-                    raise
+                if attempt + 1 == self._max_attempts:
+                    # Not an OSError: the reader must not count this shard as read; the task fails
+                    # and is retried (Spark, then the next run), because its marker is never written.
+                    raise RetriesExhausted(f"{self.name}: gave up at byte {self._pos} after {self._max_attempts} "
+                                           f"attempts ({type(exc).__name__}: {exc})") from exc
                 self.retries += 1
                 log.warning("%s: read failed at byte %d (%s); retry %d", self.name, self._pos,
                             type(exc).__name__, attempt + 1)
-                self._close_body()
                 self._sleep(attempt)
         raise AssertionError("unreachable")
 

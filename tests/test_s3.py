@@ -27,8 +27,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import bench_file
-from pipeline.config import PROJECT_ROOT, S3Settings
-from pipeline.sources import open_stream, resolve_inputs
+from pipeline.config import PROJECT_ROOT, InputSettings, S3Settings
+from pipeline.sources import RetriesExhausted, open_stream, resolve_inputs
+from pipeline.stats import Stats
+from pipeline.warc import Split, iter_pages
 
 WARCS = [("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
          ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")]
@@ -85,7 +87,9 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else None
         fault = None
         with self.server.lock:
-            if self.command == "GET" and ".warc.gz" in self.path:
+            if "always-503" in self.path:
+                fault = "slowdown"
+            elif self.command == "GET" and ".warc.gz" in self.path:
                 self.server.warc_gets += 1
                 fault = [None, "slowdown", "internal", "cut"][self.server.warc_gets % 4]
             elif self.command == "PUT":
@@ -156,6 +160,7 @@ def s3_server():
             key = f"crawl-data/TEST/segments/1/warc/{path.name}"
             client.upload_file(str(path), BUCKET_IN, key)
             keys.append(key)
+        client.upload_file(str(warcs[-1]), BUCKET_IN, "broken/always-503.warc.gz")
         for crawl in ("TEST", "CC-MAIN-2099-01"):
             client.put_object(Bucket=BUCKET_IN, Key=f"crawl-data/{crawl}/warc.paths.gz",
                               Body=gzip.compress(("\n".join(keys) + "\n").encode()))
@@ -185,6 +190,18 @@ def test_stream_survives_faults_byte_for_byte(s3_server, fault_proxy):
         with open_stream(shard, settings) as stream:
             assert stream.read() == path.read_bytes()
     assert {"slowdown", "internal", "cut"} <= set(fault_proxy.faults)
+
+
+def test_exhausted_retries_fail_the_split_instead_of_marking_it_read(s3_server, fault_proxy):
+    """A shard that stays throttled raises (the task fails and is retried later), never a file error."""
+    settings = S3Settings(endpoint_url=fault_proxy.url, max_attempts=3, backoff_base_s=0.01, backoff_max_s=0.02)
+    uri = f"s3://{BUCKET_IN}/broken/always-503.warc.gz"
+    with pytest.raises(RetriesExhausted, match="after 3 attempts"):
+        open_stream(uri, settings).read()
+    stats = Stats()
+    with pytest.raises(RetriesExhausted):
+        list(iter_pages(Split(uri, 0, 1), InputSettings(), settings, stats))
+    assert not stats.file_errors
 
 
 def run_job(endpoint: str, output: str) -> subprocess.CompletedProcess:
