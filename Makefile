@@ -10,7 +10,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 SAMPLE := data/sample/sample.warc.gz
 OUT    ?= out
 
-.PHONY: setup run test models dist clean chromium bench
+.PHONY: setup run test models dist clean chromium bench bench-quality
 
 setup: $(STAMP)
 
@@ -32,6 +32,10 @@ test: setup chromium
 # Throughput vs the physical floor and a peer-style pipeline on ../shared/bench (a script, not a test).
 bench: setup
 	$(PY) scripts/bench.py
+
+# Extraction quality of warcplex (real Spark runs) vs trafilatura, resiliparse, readability on ../shared/bench.
+bench-quality: setup
+	$(PY) scripts/bench_quality.py
 
 # Headless Chromium renders report.html in tests/test_report.py (Debian package; skipped when present).
 chromium:

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 import pyarrow as pa
+from resiliparse.process_guard import ExecutionTimeout, InterruptType, MemoryLimitExceeded, mem_guard, time_guard
 
 from pipeline import models, workers
-from pipeline.config import Settings
+from pipeline.config import ExtractSettings, Settings
 from pipeline.normalize import lm_tokens
 from pipeline.output import OutputTarget, SplitWriter
 from pipeline.stages import (UNKNOWN_LANGUAGE, ConservativeExtractor, Extractor, Language, LanguageIdentifier,
@@ -104,7 +106,29 @@ def build_extractor(name: str, settings: Settings) -> Extractor:
         return ReadabilityExtractor()
     if name == "conservative":
         return ConservativeExtractor(extract)
+    if name == "blocks":
+        from pipeline.blocks import BlocksExtractor
+
+        return BlocksExtractor(extract, settings.perplexity)
     raise ValueError(f"unknown extraction stage {name!r}")
+
+
+GUARD_INTERRUPTS = (ExecutionTimeout, MemoryLimitExceeded)
+
+
+def _guard_kind(exc: BaseException) -> str:
+    return "timeout" if isinstance(exc, ExecutionTimeout) else "memory"
+
+
+@contextmanager
+def record_guards(extract: ExtractSettings) -> Iterator:
+    """resiliparse time and memory guards (exceptions only) around a run of pages; yields the time guard."""
+    timeout_ms = max(1, int(extract.timeout_s * 1000))
+    with time_guard(timeout_ms=timeout_ms, grace_period_ms=timeout_ms, interrupt_type=InterruptType.exception,
+                    check_interval=max(10, min(500, timeout_ms // 4))) as guard, \
+            mem_guard(extract.memory_limit_mb * 1024, absolute=False, interrupt_type=InterruptType.exception,
+                      secondary_grace_period_ms=1000, check_interval=200):
+        yield guard
 
 
 class PageCleaner:
@@ -121,19 +145,34 @@ class PageCleaner:
         self.langid = LanguageIdentifier(settings.langid)
         self.splitter = SentenceSplitter()
         self.filter = PerplexityFilter(settings.perplexity)
+        self._guard = None
 
     @property
     def stages(self) -> list:
         return [*self.extractors, self.langid, self.splitter, self.filter]
 
     def clean(self, page: Page) -> CleanedPage:
+        """Run the cascade on one page; a guard interrupt ends the page as ``error.timeout``/``error.memory``."""
+        try:
+            return self._clean(page)
+        except GUARD_INTERRUPTS as exc:
+            self._reset_guard()
+            return CleanedPage(page, f"error.{_guard_kind(exc)}")
+
+    def _reset_guard(self) -> None:
+        if self._guard is not None:
+            self._guard.progress()
+
+    def _clean(self, page: Page) -> CleanedPage:
         extract = self.settings.extract
+        self._reset_guard()
         try:
             with self.extractors[0].timed():
                 html = decode_html(page.html, page.http_charset)
         except Exception as exc:  # a payload no decoder accepts
             return CleanedPage(page, f"error.decode_{type(exc).__name__}")
         first_reason: str | None = None
+        guard_failure: str | None = None
         language: Language | None = None
         last_stage = len(self.extractors) - 1
         for position, extractor in enumerate(self.extractors):
@@ -141,10 +180,17 @@ class PageCleaner:
             with extractor.timed():
                 try:
                     text = extractor.extract(html)
+                except GUARD_INTERRUPTS as exc:  # too slow or too big: the next stage gets a fresh limit
+                    guard_failure = _guard_kind(exc)
+                    extractor.count(f"error.{guard_failure}")
+                    first_reason = first_reason or f"{extractor.name}_{guard_failure}"
+                    self._reset_guard()
+                    continue
                 except Exception as exc:
                     extractor.count(f"error.{type(exc).__name__}")
                     first_reason = first_reason or f"{extractor.name}_error"
                     continue
+            self._reset_guard()  # the time limit holds per stage: LID, splitting and filter get their own
             if len(text.strip()) < max(1, extract.min_text_chars):
                 extractor.count("empty")
                 first_reason = first_reason or f"{extractor.name}_empty"
@@ -172,12 +218,24 @@ class PageCleaner:
             if not cleaned.text:
                 cleaned.outcome = "empty_after_filter"
             return cleaned
-        return CleanedPage(page, "empty_extraction", language or Language(UNKNOWN_LANGUAGE, 0.0),
+        return CleanedPage(page, f"error.{guard_failure}" if guard_failure else "empty_extraction",
+                           language or Language(UNKNOWN_LANGUAGE, 0.0),
                            None, first_reason)
 
     def run(self, pages: Iterable[Page]) -> Iterator[CleanedPage]:
-        for page in pages:
-            yield self.clean(page)
+        """Clean pages under the per-record guards (``extract.timeout_s``, ``extract.memory_limit_mb``).
+
+        resiliparse's guards watch this thread for the whole split and only raise exceptions
+        (never signals, which would kill a Spark Python worker); the time limit restarts for
+        each page and each cascade stage. A native call that never returns is not interruptible.
+        """
+        with record_guards(self.settings.extract) as guard:
+            self._guard = guard
+            try:
+                for page in pages:
+                    yield self.clean(page)
+            finally:
+                self._guard = None
 
 
 def _count_page(stats: Stats, cleaned: CleanedPage) -> None:

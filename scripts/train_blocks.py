@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Fit the block classifier of pipeline/blocks.py on the bench dev pages (deterministic).
+
+Only ../shared/bench/data full-text dev pages are used. Pages split by a hash of their id:
+70% train, 30% held out (never seen by the fit nor the threshold choice). A block is labelled
+main when its lower-cased text occurs in the page's truth, or (4+ words) when at least half of
+its word trigrams occur there. The logistic regression is weighted by each block's word count
+(ROUGE counts words), its decision threshold is the one with the best mean ROUGE-5 F1 on the
+training pages, and the held-out ROUGE-5 F1 (the bench scorer's) is printed next to resiliparse's
+main-content text on the same pages. Writes pipeline/blocks_model.json and the held-out ids.
+
+usage: scripts/train_blocks.py [--bench ../shared/bench] [--heldout-ids out/blocks-heldout.txt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import importlib.util
+import json
+import sys
+from collections import defaultdict
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pipeline import models  # noqa: E402
+from pipeline.blocks import HASH_DIM, MODEL_PATH, dense_names, featurize, parse_blocks, primary_text  # noqa: E402
+from pipeline.config import ExtractSettings  # noqa: E402
+from pipeline.stages import decode_html  # noqa: E402
+
+REGISTRY = "conf/models.yaml"
+THRESHOLDS = [round(t, 2) for t in np.arange(0.2, 0.81, 0.05)]
+
+
+def is_train(page_id: str) -> bool:
+    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 < 7
+
+
+def label(text: str, truth_joined: str, truth_trigrams: set) -> int:
+    tokens = text.lower().split()
+    if f" {' '.join(tokens)} " in truth_joined:
+        return 1
+    if len(tokens) >= 4:
+        grams = [tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)]
+        return int(sum(g in truth_trigrams for g in grams) >= 0.5 * len(grams))
+    return 0
+
+
+def page_data(item: tuple[str, str, Path, Path]) -> dict | None:
+    page_id, dataset, html_path, truth_path = item
+    html = decode_html(gzip.decompress(html_path.read_bytes()))
+    truth = truth_path.read_text(encoding="utf-8", errors="replace")
+    blocks = parse_blocks(html)
+    primary = primary_text(html, ExtractSettings())
+    entry = models.load_registry(REGISTRY).get("en") if (ROOT / REGISTRY).exists() else None
+    lm = models.kenlm_model(entry["path"]) if entry else None
+    if not blocks:
+        return dict(id=page_id, dataset=dataset, truth=truth, primary=primary, texts=[], X=None, hashed=[], y=[])
+    X, hashed = featurize(blocks, primary, lm)
+    tokens = truth.lower().split()
+    joined = f" {' '.join(tokens)} "
+    trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
+    y = [label(b.text, joined, trigrams) for b in blocks]
+    return dict(id=page_id, dataset=dataset, truth=truth, primary=primary, texts=[b.text for b in blocks],
+                X=X, hashed=hashed, y=y)
+
+
+def design(pages: list[dict]):
+    from scipy import sparse
+
+    rows = [p for p in pages if p["X"] is not None]
+    dense = np.vstack([p["X"] for p in rows])
+    indptr, indices = [0], []
+    for p in rows:
+        for h in p["hashed"]:
+            indices.extend(h)
+            indptr.append(len(indices))
+    hashed = sparse.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr),
+                               shape=(dense.shape[0], HASH_DIM))
+    X = sparse.hstack([sparse.csr_matrix(dense), hashed]).tocsr()
+    y = np.concatenate([p["y"] for p in rows])
+    words = np.array([len(t.split()) for p in rows for t in p["texts"]], dtype=np.float64)
+    return X, y, words
+
+
+def page_texts(pages: list[dict], coef: np.ndarray, threshold: float) -> list[str]:
+    n_dense = len(dense_names())
+    out = []
+    for p in pages:
+        if p["X"] is None:
+            out.append("")
+            continue
+        z = p["X"] @ coef[:n_dense] + np.array([coef[n_dense + np.array(h, dtype=int)].sum() for h in p["hashed"]])
+        prob = 1 / (1 + np.exp(-z))
+        out.append("\n".join(t for t, q in zip(p["texts"], prob) if q >= threshold))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "out" / "blocks-heldout.txt")
+    parser.add_argument("--model", type=Path, default=MODEL_PATH)
+    parser.add_argument("--C", type=float, default=0.5, help="inverse L2 regularisation strength")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    from sklearn.linear_model import LogisticRegression
+
+    spec = importlib.util.spec_from_file_location("bench_score", args.bench / "score.py")
+    bench_score = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_score)
+
+    data = args.bench / "data"
+    items = []
+    for line in open(data / "manifest.jsonl"):
+        m = json.loads(line)
+        if m.get("truth_type") == "fulltext":
+            ds = data / m["dataset"]
+            items.append((m["id"], m["dataset"], ds / "pages" / f"{m['id']}.html.gz", ds / "truth" / f"{m['id']}.txt"))
+    with Pool(args.workers) as pool:
+        pages = list(pool.imap(page_data, items, chunksize=8))
+    train = [p for p in pages if is_train(p["id"])]
+    heldout = [p for p in pages if not is_train(p["id"])]
+    X, y, words = design(train)
+    print(f"train: {len(train)} pages, {X.shape[0]} blocks, {y.mean():.3f} main; held out: {len(heldout)} pages")
+    clf = LogisticRegression(C=args.C, solver="liblinear", max_iter=1000, fit_intercept=False)
+    clf.fit(X, y, sample_weight=np.sqrt(words))
+    coef = clf.coef_[0].astype(np.float64)
+
+    def mean_rouge(pages: list[dict], texts: list[str]) -> float:
+        return float(np.mean([bench_score.score_pair(t, p["truth"])["rouge5_f"] for p, t in zip(pages, texts)]))
+
+    by_threshold = {t: mean_rouge(train, page_texts(train, coef, t)) for t in THRESHOLDS}
+    threshold = max(by_threshold, key=by_threshold.get)
+    print("train ROUGE-5 F1 by threshold:", " ".join(f"{t}:{v:.4f}" for t, v in by_threshold.items()))
+
+    per_ds = defaultdict(lambda: defaultdict(list))
+    for p, text in zip(heldout, page_texts(heldout, coef, threshold)):
+        per_ds[p["dataset"]]["blocks"].append(bench_score.score_pair(text, p["truth"]))
+        per_ds[p["dataset"]]["resiliparse"].append(bench_score.score_pair(p["primary"], p["truth"]))
+    print(f"\nheld-out ({len(heldout)} pages), threshold {threshold}: ROUGE-5 F1 / BoW P / BoW R")
+    print(f"{'dataset':18s} {'n':>5s}  {'blocks':>22s}  {'resiliparse main_content':>24s}")
+    everything = defaultdict(list)
+    for ds in sorted(per_ds) + ["ALL(pages)"]:
+        rows = per_ds[ds] if ds in per_ds else everything
+        cells = []
+        for system in ("blocks", "resiliparse"):
+            scores = rows[system]
+            if ds in per_ds:
+                everything[system].extend(scores)
+            cells.append(" / ".join(f"{np.mean([s[m] for s in scores]):.3f}" for m in ("rouge5_f", "rouge1_p", "rouge1_r")))
+        print(f"{ds:18s} {len(rows['blocks']):5d}  {cells[0]:>22s}  {cells[1]:>24s}")
+
+    n_dense = len(dense_names())
+    args.model.write_text(json.dumps({
+        "about": "pipeline/blocks.py block classifier, fitted by scripts/train_blocks.py on bench dev pages "
+                 "(md5(id) % 10 < 7)",
+        "train_pages": len(train), "train_blocks": int(X.shape[0]), "threshold": threshold,
+        "hash_dim": HASH_DIM, "dense_names": dense_names(),
+        "dense": [round(float(v), 5) for v in coef[:n_dense]],
+        "hashed": [round(float(v), 5) for v in coef[n_dense:]],
+    }, indent=None) + "\n")
+    args.heldout_ids.parent.mkdir(parents=True, exist_ok=True)
+    args.heldout_ids.write_text("".join(f"{p['id']}\n" for p in heldout))
+    print(f"\nwrote {args.model} and {args.heldout_ids}")
+
+
+if __name__ == "__main__":
+    main()
