@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -126,10 +127,16 @@ def warcplex_run(path: str) -> tuple[int, float, dict]:
     return stats["records"]["html"], wall, stats
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its reaped children (the multiprocessing workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def timed(fn, *args):
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds()
     result = fn(*args)
-    return result, time.perf_counter() - started
+    return result, time.perf_counter() - started, cpu_seconds() - cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,39 +150,38 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(ROOT)
     load_settings()  # fail early on a broken default config
     mb = os.path.getsize(args.warc) / 1e6
-    rows: list[tuple[str, int, float, str]] = []
 
-    def row(name: str, pages: int, seconds: float, note: str = "") -> float:
-        rows.append((name, pages, seconds, note))
-        print(f"  {name:<48} {pages:>6} pages {seconds:8.1f} s {pages / seconds:9.1f} pages/s "
-              f"{mb * pages / total_pages / seconds:7.2f} MB/s {note}", flush=True)
-        return pages / seconds
+    def row(name: str, pages: int, seconds: float, cpu: float, note: str = "") -> tuple[float, float]:
+        print(f"  {name:<46} {pages:>5} pages {seconds:6.1f} s {pages / seconds:7.1f} pages/s "
+              f"{mb * pages / total_pages / seconds:6.2f} MB/s {pages / cpu:7.1f} pages/CPU-s {note}", flush=True)
+        return pages / seconds, pages / cpu
 
     print(f"bench: {args.warc} ({mb:.1f} MB compressed), {CORES} cores")
-    total_pages, seconds = timed(parse_only, args.warc)
-    row("1a floor: FastWARC parse, 1 core", total_pages, seconds)
-    pages, seconds = timed(all_cores, "parse", args.warc)
-    row(f"1b floor: FastWARC parse, {CORES} cores", pages, seconds)
-    pages, seconds = timed(parse_and_extract, args.warc)
-    row("1c floor: parse + resiliparse, 1 core", pages, seconds)
-    pages, seconds = timed(all_cores, "extract", args.warc)
-    floor = row(f"1d floor: parse + resiliparse, {CORES} cores", pages, seconds)
+    total_pages, seconds, cpu = timed(parse_only, args.warc)
+    row("1a floor: FastWARC parse, 1 core", total_pages, seconds, cpu)
+    pages, seconds, cpu = timed(all_cores, "parse", args.warc)
+    row(f"1b floor: FastWARC parse, {CORES} cores", pages, seconds, cpu)
+    pages, seconds, cpu = timed(parse_and_extract, args.warc)
+    row("1c floor: parse + resiliparse, 1 core", pages, seconds, cpu)
+    pages, seconds, cpu = timed(all_cores, "extract", args.warc)
+    floor = row(f"1d floor: parse + resiliparse, {CORES} cores", pages, seconds, cpu)
 
     pages, wall, stats = warcplex_run(args.warc)
-    warcplex = row(f"2  warcplex full pipeline, local[*] ({CORES} cores)", pages, wall,
-                   f"(incl. Spark start; {stats['run']['splits']} splits)")
+    warcplex = row(f"2  warcplex full pipeline, local[*], {CORES} cores", pages, wall, stats["cpu"]["total"],
+                   f"(wall incl. Spark start; CPU = Python workers; {stats['run']['splits']} splits)")
     rss = stats.get("rss", {}).get("max_mb", {})
 
-    (peer_pages, sentences), seconds = timed(peer_pipeline, args.warc, args.peer_sample)
-    peer_rate_1 = peer_pages / seconds
-    peer_seconds_all = total_pages / (peer_rate_1 * CORES)
-    peer = row(f"3  peer: trafilatura+fastText+KenLM, {CORES} cores*", total_pages, peer_seconds_all,
-               f"(*extrapolated from {peer_pages} pages on 1 core: {peer_rate_1:.1f} pages/s, "
-               f"{sentences} sentences scored)")
+    (peer_pages, sentences), seconds, cpu = timed(peer_pipeline, args.warc, args.peer_sample)
+    scale = total_pages / peer_pages
+    peer = row(f"3  peer: trafilatura+fastText+KenLM, {CORES} cores*", total_pages, seconds * scale / CORES,
+               cpu * scale, f"(*extrapolated from {peer_pages} pages on 1 core in {seconds:.1f} s, "
+               f"perfect scaling; {sentences} sentences scored)")
 
     print()
-    print(f"  ratio 2/1 (warcplex / floor parse+extract, all cores): {warcplex / floor:.2f}x  (target >= 0.5)")
-    print(f"  ratio 2/3 (warcplex / peer-style pipeline, all cores): {warcplex / peer:.2f}x  (target >= 5)")
+    for label, (a, b), target in (("2/1 (warcplex / floor parse+resiliparse, all cores)", (warcplex, floor), 0.5),
+                                  ("2/3 (warcplex / peer-style pipeline, all cores)", (warcplex, peer), 5)):
+        print(f"  ratio {label}: {a[0] / b[0]:.2f}x wall, {a[1] / b[1]:.2f}x per CPU-second  (target >= {target})")
+    print(f"  load average during the run: {os.getloadavg()[0]:.1f} on {CORES} cores (shared machines skew wall time)")
     if rss:
         print(f"  peak RSS per Python worker (MiB, ru_maxrss incl. mmapped model pages touched): "
               + ", ".join(f"{pid}={mb_:.0f}" for pid, mb_ in sorted(rss.items())) + "  (target < 1024 + models)")
