@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import pkgutil
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -209,7 +210,11 @@ class BlockModel:
         self.threshold = float(data["threshold"])
 
     @classmethod
-    def load(cls, path: str | Path = MODEL_PATH) -> "BlockModel":
+    def load(cls, path: str | Path | None = None) -> "BlockModel":
+        """The weights at ``path``; by default the packaged ``blocks_model.json`` (also from a zip)."""
+        if path is None:
+            raw = pkgutil.get_data("pipeline", MODEL_PATH.name)
+            return cls(json.loads(raw.decode("utf-8")))
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def scores(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
@@ -221,7 +226,8 @@ class BlockModel:
 _MODELS: dict[str, BlockModel] = {}
 
 
-def block_model(path: str | Path = MODEL_PATH) -> BlockModel:
+def block_model(path: str | Path | None = None) -> BlockModel:
+    """The block model, loaded once per process."""
     key = str(path)
     if key not in _MODELS:
         _MODELS[key] = BlockModel.load(path)
@@ -245,16 +251,14 @@ class BlocksExtractor(Extractor):
     def __init__(self, settings: ExtractSettings, perplexity_settings: PerplexitySettings) -> None:
         super().__init__()
         self.settings = settings
-        self.registry = perplexity_settings.registry if perplexity_settings.enabled else None
+        self.registry = perplexity_settings.registry  # used even when the sentence filter is off
         self.lm_language = settings.blocks_lm_language
 
     def language_model(self):
         """The KenLM model of ``extract.blocks_lm_language`` from the registry, if there is one."""
-        if self.registry is None:
-            return None
         try:
             entry = models.load_registry(self.registry).get(self.lm_language)
-        except FileNotFoundError:
+        except FileNotFoundError:  # no registry yet: the classifier runs without the perplexity feature
             return None
         return models.kenlm_model(entry["path"]) if entry else None
 
@@ -264,11 +268,11 @@ class BlocksExtractor(Extractor):
         if not blocks:
             return blocks, np.zeros(0, dtype=np.float32)
         X, hashed = featurize(blocks, primary_text(html, self.settings), self.language_model())
-        return blocks, block_model(self.settings.blocks_model or MODEL_PATH).scores(X, hashed)
+        return blocks, block_model(self.settings.blocks_model).scores(X, hashed)
 
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
-        threshold = block_model(self.settings.blocks_model or MODEL_PATH).threshold
+        threshold = block_model(self.settings.blocks_model).threshold
         kept = [b.text for b, p in zip(blocks, probs) if p >= threshold]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))

@@ -60,7 +60,7 @@ class ExtractSettings(_Section):
     # returns nothing, errors, times out, or loses more than `max_removed_share` of its
     # text to the perplexity filter.
     cascade: list[Literal["resiliparse", "trafilatura", "readability", "blocks", "conservative"]] = Field(
-        default_factory=lambda: ["resiliparse", "conservative"]
+        default_factory=lambda: ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
     )
     main_content: bool = True
     # resiliparse options for the primary extraction

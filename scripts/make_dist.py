@@ -25,7 +25,7 @@ from pipeline.job import UsageError, model_files  # noqa: E402
 
 def build_zip(destination: Path) -> int:
     """Zip the ``pipeline`` package (sources only, fixed timestamps so the zip is reproducible)."""
-    sources = sorted((PROJECT_ROOT / "pipeline").rglob("*.py"))
+    sources = sorted([*(PROJECT_ROOT / "pipeline").rglob("*.py"), *(PROJECT_ROOT / "pipeline").rglob("*.json")])
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for source in sources:
             info = zipfile.ZipInfo(str(source.relative_to(PROJECT_ROOT)), date_time=(2020, 1, 1, 0, 0, 0))
