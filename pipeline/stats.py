@@ -34,7 +34,8 @@ class Stats:
     def merge(self, other: "Stats") -> "Stats":
         maxima = {k: max(v, self.counts[k]) for k, v in other.counts.items() if ".max_" in k and k in self.counts}
         self.counts.update(other.counts)
-        self.counts.update(maxima)  # Counter.update added them; max counters keep the maximum
+        for key, value in maxima.items():  # Counter.update added them; max counters keep the maximum
+            self.counts[key] = value
         for name, error in other.file_errors.items():
             self.file_errors.setdefault(name, error)
         return self

@@ -189,3 +189,16 @@ def test_worker_reused_below_ceiling(cc_genuine_warc, clueweb_quirk_warc, tmp_pa
     assert "workers" not in stats
     assert len(stats["rss"]["max_mb"]) == 1
     assert 0 < max(stats["rss"]["max_mb"].values()) < 1024
+
+
+def test_max_counters_merge_by_maximum():
+    stats = Stats()
+    for peak in (300.0, 250.0, 410.5, 120.0):
+        split = Stats()
+        split.set_max("rss.max_mb.pid7", peak)
+        split.add("splits.processed")
+        stats.merge(Stats.from_dict(split.to_dict()))
+    assert stats.counts["rss.max_mb.pid7"] == 410.5
+    assert stats.counts["splits.processed"] == 4
+    with pytest.raises(ValueError):
+        stats.set_max("rss.peak", 1.0)
