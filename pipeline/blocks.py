@@ -1,13 +1,14 @@
-"""A Dripper-style block stage: HTML -> semantic blocks -> main/other with a small linear model.
+"""A Dripper-style block stage: HTML -> semantic blocks -> main/other with a small CPU classifier.
 
 The page is simplified into a sequence of text blocks (each contiguous run of text owned by a
 block-level element: p, h1-h6, li, td, pre, blockquote, a div with direct text, ...). A block's
-``element`` is the index of its element in document order (``root.iter()``) and ``path`` its
-XPath, so every decision maps back to the original DOM. A logistic regression (weights in
+``element`` is the preorder index of its element and ``node`` the element itself (:func:`dom_path`
+gives its XPath), so every decision maps back to the original DOM. A logistic regression (weights in
 ``pipeline/blocks_model.json``, fitted by ``scripts/train_blocks.py`` on bench dev pages only)
 classifies each block from its KenLM perplexity, link density, length, punctuation, tag path,
 hashed class/id tokens, position, whether resiliparse's main-content pass kept it, and the same
-features of its neighbours. The kept blocks, in document order, are the page's text.
+features of its neighbours; a small gradient-boosted tree ensemble then combines the dense
+features with the regression's score. The kept blocks, in document order, are the page's text.
 """
 
 from __future__ import annotations
@@ -200,7 +201,9 @@ def featurize(blocks: list[Block], primary_text: str, lm=None) -> tuple[np.ndarr
 
 
 class BlockModel:
-    """The fitted logistic regression: dense weights, hashed-token weights and a threshold."""
+    """The fitted classifier: a logistic regression over dense and hashed features, whose score
+    joins the dense features of a gradient-boosted tree ensemble (sklearn HistGradientBoosting,
+    exported as flat node arrays and evaluated here with numpy)."""
 
     def __init__(self, data: dict) -> None:
         if data.get("dense_names") != dense_names() or data.get("hash_dim") != HASH_DIM:
@@ -208,6 +211,14 @@ class BlockModel:
         self.dense = np.asarray(data["dense"], dtype=np.float32)
         self.hashed = np.asarray(data["hashed"], dtype=np.float32)
         self.threshold = float(data["threshold"])
+        trees = data["trees"]
+        self.baseline = float(trees["baseline"])
+        self.feature = np.asarray(trees["feature"], dtype=np.int32)
+        self.cut = np.asarray(trees["threshold"], dtype=np.float64)
+        self.left = np.asarray(trees["left"], dtype=np.int32)
+        self.right = np.asarray(trees["right"], dtype=np.int32)
+        self.value = np.asarray(trees["value"], dtype=np.float64)
+        self.depth = int(trees["depth"])
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "BlockModel":
@@ -217,10 +228,22 @@ class BlockModel:
             return cls(json.loads(raw.decode("utf-8")))
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
+    def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """The logistic regression's log-odds per block."""
+        return X @ self.dense + np.array([self.hashed[h].sum() for h in hashed], dtype=np.float32)
+
     def scores(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """Probability that each block is main content."""
-        z = X @ self.dense + np.array([self.hashed[h].sum() for h in hashed], dtype=np.float32)
-        return 1.0 / (1.0 + np.exp(-z))
+        D = np.hstack([X, self.linear(X, hashed)[:, None]]).astype(np.float64)
+        n, n_trees = len(D), len(self.feature)
+        trees = np.broadcast_to(np.arange(n_trees), (n, n_trees))
+        rows = np.arange(n)[:, None]
+        node = np.zeros((n, n_trees), dtype=np.int32)
+        for _ in range(self.depth):  # leaves point to themselves
+            go_left = D[rows, self.feature[trees, node]] <= self.cut[trees, node]
+            node = np.where(go_left, self.left[trees, node], self.right[trees, node])
+        raw = self.baseline + self.value[trees, node].sum(axis=1)
+        return 1.0 / (1.0 + np.exp(-raw))
 
 
 _MODELS: dict[str, BlockModel] = {}

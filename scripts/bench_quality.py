@@ -7,9 +7,10 @@ parquet_to_preds.py, runs trafilatura, resiliparse and readability-lxml directly
 same WARC, same decoding) and scores everything with the bench's score.py. Prints, per system,
 ROUGE-5 F1, bag-of-words precision/recall/F1, the snippet F of the multilingual set and pages per
 CPU second (warcplex: pages / summed task CPU seconds; peers: pages / CPU seconds of one process),
-then ROUGE-5 F1 per dataset.
+then ROUGE-5 F1 per dataset; once on every dev page and once on the held-out pages only (the 30%
+the block classifier was not fitted on, listed in pipeline/blocks_heldout_ids.txt).
 
-usage: scripts/bench_quality.py [--bench ../shared/bench] [--work out/bench-quality] [--ids held-out.txt]
+usage: scripts/bench_quality.py [--bench ../shared/bench] [--work out/bench-quality] [--runs 3,4,peers]
 """
 
 from __future__ import annotations
@@ -98,16 +99,23 @@ def run_warcplex(label: str, overrides: list[str], args, out: Path) -> float:
     return stats["run"]["pages_per_cpu_second"] or float("nan")
 
 
-def score(preds: Path, args, out_json: Path) -> dict:
+def score(preds: Path, args, out_json: Path, ids: Path | None = None) -> dict:
     cmd = [sys.executable, str(args.bench / "score.py"), "--pred", str(preds), "--data", str(args.bench / "data"),
            "--out-json", str(out_json), "--quiet"]
-    if args.ids:
-        cmd += ["--ids", str(args.ids)]
+    if ids:
+        cmd += ["--ids", str(ids)]
     subprocess.run(cmd, check=True)
     return json.loads(out_json.read_text())
 
 
-def print_table(results: list[tuple[str, dict, float]]) -> None:
+def score_both(preds: Path, args, name: str) -> tuple[dict, dict | None]:
+    """Scores on every dev page and, with --heldout-ids, on the pages the block classifier never saw."""
+    held = score(preds, args, args.work / f"{name}.heldout.json", args.heldout_ids) if args.heldout_ids else None
+    return score(preds, args, args.work / f"{name}.json"), held
+
+
+def print_table(results: list[tuple[str, dict, float]], title: str) -> None:
+    print(f"\n== {title} ==")
     width = max(len(label) for label, _, _ in results)
     print(f"\n{'system':{width}s}  {'ROUGE-5 F1':>10s} {'BoW P':>7s} {'BoW R':>7s} {'BoW F1':>7s} "
           f"{'snippet F':>9s} {'pages/s':>8s}")
@@ -133,7 +141,8 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-quality")
     parser.add_argument("--config", default="conf/local.yaml")
     parser.add_argument("--set", action="append", default=[], help="extra override for every warcplex run")
-    parser.add_argument("--ids", type=Path, help="score only these bench ids (e.g. a held-out list)")
+    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "pipeline" / "blocks_heldout_ids.txt",
+                        help="also score only these ids: the pages the block classifier was not fitted on")
     parser.add_argument("--runs", help="comma-separated subset of runs by number (1-based) or `peers`")
     args = parser.parse_args()
     if not (args.bench / "score.py").exists():
@@ -156,15 +165,18 @@ def main() -> None:
             (parquet / folder.name).symlink_to(folder)
         subprocess.run([sys.executable, str(args.bench / "parquet_to_preds.py"), str(parquet), "--index", str(index),
                         "--out", str(preds)], check=True, stdout=subprocess.DEVNULL)
-        results.append((label, score(preds, args, args.work / f"scores{number}.json"), speed))
+        results.append((label, *score_both(preds, args, f"scores{number}"), speed))
     if not wanted or "peers" in wanted:
         pages = list(bench_pages(args.warc, index))
         for number, (label, extract) in enumerate(peer_extractors().items(), 1):
             print(f"[bench] {label} on {len(pages)} pages", file=sys.stderr, flush=True)
             preds = args.work / f"peer{number}"
             speed = run_peer(label, extract, pages, preds)
-            results.append((label, score(preds, args, args.work / f"peer{number}.json"), speed))
-    print_table(results)
+            results.append((label, *score_both(preds, args, f"peer{number}"), speed))
+    print_table([(label, full, speed) for label, full, _, speed in results], "all dev pages")
+    if args.heldout_ids:
+        print_table([(label, held, speed) for label, _, held, speed in results],
+                    f"held-out pages only ({args.heldout_ids.name}: never seen by the block classifier's fit)")
 
 
 if __name__ == "__main__":

@@ -4,11 +4,12 @@
 Only ../shared/bench/data full-text dev pages are used. Pages split by a hash of their id:
 70% train, 30% held out (never seen by the fit nor the threshold choice). A block is labelled
 main when its lower-cased text occurs in the page's truth, or (4+ words) when at least half of
-its word trigrams occur there. The logistic regression is weighted by each block's word count
-(ROUGE counts words), its decision threshold is the one with the best mean ROUGE-5 F1 on the
-training pages, and the held-out ROUGE-5 F1 (the bench scorer's) is printed next to resiliparse's
+its word trigrams occur there. A logistic regression over dense and hashed features is fitted,
+then a HistGradientBoosting ensemble over the dense features plus the regression's out-of-fold
+score; blocks are weighted by the square root of their word count (ROUGE counts words). The
+decision threshold is the one with the best mean ROUGE-5 F1 on the training pages, and the held-out ROUGE-5 F1 (the bench scorer's) is printed next to resiliparse's
 main-content text on the same pages. Writes pipeline/blocks_model.json and the held-out ids.
-
+usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache pages.pkl] [--trees 200]
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--heldout-ids out/blocks-heldout.txt]
 """
 
@@ -19,6 +20,7 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import pickle
 import sys
 from collections import defaultdict
 from multiprocessing import Pool
@@ -30,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline import models  # noqa: E402
-from pipeline.blocks import HASH_DIM, MODEL_PATH, dense_names, featurize, parse_blocks, primary_text  # noqa: E402
+from pipeline.blocks import (HASH_DIM, MODEL_PATH, BlockModel, dense_names, featurize, parse_blocks,  # noqa: E402
+                            primary_text)
 from pipeline.config import ExtractSettings  # noqa: E402
 from pipeline.stages import decode_html  # noqa: E402
 
@@ -89,27 +92,48 @@ def design(pages: list[dict]):
     return X, y, words
 
 
-def page_texts(pages: list[dict], coef: np.ndarray, threshold: float) -> list[str]:
-    n_dense = len(dense_names())
+def page_texts(pages: list[dict], model: BlockModel, threshold: float) -> list[str]:
     out = []
     for p in pages:
         if p["X"] is None:
             out.append("")
             continue
-        z = p["X"] @ coef[:n_dense] + np.array([coef[n_dense + np.array(h, dtype=int)].sum() for h in p["hashed"]])
-        prob = 1 / (1 + np.exp(-z))
+        prob = model.scores(p["X"], p["hashed"])
         out.append("\n".join(t for t, q in zip(p["texts"], prob) if q >= threshold))
+    return out
+
+
+def export_trees(booster) -> dict:
+    """sklearn HistGradientBoosting trees as padded node arrays (leaves point to themselves)."""
+    trees = [predictors[0].nodes for predictors in booster._predictors]
+    width = max(len(t) for t in trees)
+    arrays = {k: np.zeros((len(trees), width)) for k in ("feature", "threshold", "left", "right", "value")}
+    for i, nodes in enumerate(trees):
+        index = np.arange(len(nodes))
+        leaf = nodes["is_leaf"].astype(bool)
+        arrays["feature"][i, :len(nodes)] = np.where(leaf, 0, nodes["feature_idx"])
+        arrays["threshold"][i, :len(nodes)] = np.where(leaf, 0.0, nodes["num_threshold"])
+        arrays["left"][i, :len(nodes)] = np.where(leaf, index, nodes["left"])
+        arrays["right"][i, :len(nodes)] = np.where(leaf, index, nodes["right"])
+        arrays["value"][i, :len(nodes)] = np.where(leaf, nodes["value"], 0.0)
+    out = {k: [[round(float(v), 6) if k in ("threshold", "value") else int(v) for v in row] for row in arr]
+           for k, arr in arrays.items()}
+    out["baseline"] = float(np.ravel(booster._baseline_prediction)[0])
+    out["depth"] = int(max(int(t["depth"].max()) for t in trees))
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
-    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "out" / "blocks-heldout.txt")
+    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "pipeline" / "blocks_heldout_ids.txt")
     parser.add_argument("--model", type=Path, default=MODEL_PATH)
     parser.add_argument("--C", type=float, default=0.5, help="inverse L2 regularisation strength")
+    parser.add_argument("--trees", type=int, default=200, help="boosting iterations")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cache", type=Path, help="pickle of the featurised pages (reused when present)")
     args = parser.parse_args()
+    from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
 
     spec = importlib.util.spec_from_file_location("bench_score", args.bench / "score.py")
@@ -123,25 +147,55 @@ def main() -> None:
         if m.get("truth_type") == "fulltext":
             ds = data / m["dataset"]
             items.append((m["id"], m["dataset"], ds / "pages" / f"{m['id']}.html.gz", ds / "truth" / f"{m['id']}.txt"))
-    with Pool(args.workers) as pool:
-        pages = list(pool.imap(page_data, items, chunksize=8))
+    if args.cache and args.cache.exists():
+        pages = pickle.loads(args.cache.read_bytes())
+    else:
+        with Pool(args.workers) as pool:
+            pages = list(pool.imap(page_data, items, chunksize=8))
+        if args.cache:
+            args.cache.write_bytes(pickle.dumps(pages))
     train = [p for p in pages if is_train(p["id"])]
     heldout = [p for p in pages if not is_train(p["id"])]
     X, y, words = design(train)
     print(f"train: {len(train)} pages, {X.shape[0]} blocks, {y.mean():.3f} main; held out: {len(heldout)} pages")
-    clf = LogisticRegression(C=args.C, solver="liblinear", max_iter=1000, fit_intercept=False)
-    clf.fit(X, y, sample_weight=np.sqrt(words))
-    coef = clf.coef_[0].astype(np.float64)
+    def fit_linear(rows: np.ndarray) -> np.ndarray:
+        clf = LogisticRegression(C=args.C, solver="liblinear", max_iter=1000, fit_intercept=False)
+        clf.fit(X[rows], y[rows], sample_weight=np.sqrt(words[rows]))
+        return clf.coef_[0].astype(np.float64)
+
+    # The trees see the regression's score out of fold (pages split in two), as at inference time
+    # the regression has never seen the page.
+    n_dense = len(dense_names())
+    page_of = np.concatenate([np.full(len(p["texts"]), i) for i, p in enumerate(train) if p["X"] is not None])
+    linear_oof = np.zeros(len(y))
+    for fold in (0, 1):
+        coef_fold = fit_linear(page_of % 2 != fold)
+        linear_oof[page_of % 2 == fold] = X[page_of % 2 == fold] @ coef_fold
+    coef = fit_linear(np.ones(len(y), dtype=bool))
+    dense = np.hstack([X[:, :n_dense].toarray(), linear_oof[:, None]])
+    booster = HistGradientBoostingClassifier(max_iter=args.trees, max_depth=6, learning_rate=0.1,
+                                             early_stopping=False, random_state=0)
+    booster.fit(dense, y, sample_weight=np.sqrt(words))
+    data = {
+        "about": "pipeline/blocks.py block classifier, fitted by scripts/train_blocks.py on bench dev pages "
+                 "(md5(id) % 10 < 7)",
+        "train_pages": len(train), "train_blocks": int(X.shape[0]), "threshold": 0.5,
+        "hash_dim": HASH_DIM, "dense_names": dense_names(),
+        "dense": [round(float(v), 6) for v in coef[:n_dense]],
+        "hashed": [round(float(v), 6) for v in coef[n_dense:]],
+        "trees": export_trees(booster),
+    }
+    model = BlockModel(data)
 
     def mean_rouge(pages: list[dict], texts: list[str]) -> float:
         return float(np.mean([bench_score.score_pair(t, p["truth"])["rouge5_f"] for p, t in zip(pages, texts)]))
 
-    by_threshold = {t: mean_rouge(train, page_texts(train, coef, t)) for t in THRESHOLDS}
-    threshold = max(by_threshold, key=by_threshold.get)
+    by_threshold = {t: mean_rouge(train, page_texts(train, model, t)) for t in THRESHOLDS}
+    threshold = data["threshold"] = model.threshold = max(by_threshold, key=by_threshold.get)
     print("train ROUGE-5 F1 by threshold:", " ".join(f"{t}:{v:.4f}" for t, v in by_threshold.items()))
 
     per_ds = defaultdict(lambda: defaultdict(list))
-    for p, text in zip(heldout, page_texts(heldout, coef, threshold)):
+    for p, text in zip(heldout, page_texts(heldout, model, threshold)):
         per_ds[p["dataset"]]["blocks"].append(bench_score.score_pair(text, p["truth"]))
         per_ds[p["dataset"]]["resiliparse"].append(bench_score.score_pair(p["primary"], p["truth"]))
     print(f"\nheld-out ({len(heldout)} pages), threshold {threshold}: ROUGE-5 F1 / BoW P / BoW R")
@@ -157,15 +211,7 @@ def main() -> None:
             cells.append(" / ".join(f"{np.mean([s[m] for s in scores]):.3f}" for m in ("rouge5_f", "rouge1_p", "rouge1_r")))
         print(f"{ds:18s} {len(rows['blocks']):5d}  {cells[0]:>22s}  {cells[1]:>24s}")
 
-    n_dense = len(dense_names())
-    args.model.write_text(json.dumps({
-        "about": "pipeline/blocks.py block classifier, fitted by scripts/train_blocks.py on bench dev pages "
-                 "(md5(id) % 10 < 7)",
-        "train_pages": len(train), "train_blocks": int(X.shape[0]), "threshold": threshold,
-        "hash_dim": HASH_DIM, "dense_names": dense_names(),
-        "dense": [round(float(v), 5) for v in coef[:n_dense]],
-        "hashed": [round(float(v), 5) for v in coef[n_dense:]],
-    }, indent=None) + "\n")
+    args.model.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     args.heldout_ids.parent.mkdir(parents=True, exist_ok=True)
     args.heldout_ids.write_text("".join(f"{p['id']}\n" for p in heldout))
     print(f"\nwrote {args.model} and {args.heldout_ids}")
