@@ -213,12 +213,16 @@ class BlockModel:
         self.threshold = float(data["threshold"])
         trees = data["trees"]
         self.baseline = float(trees["baseline"])
-        self.feature = np.asarray(trees["feature"], dtype=np.int32)
-        self.cut = np.asarray(trees["threshold"], dtype=np.float64)
-        self.left = np.asarray(trees["left"], dtype=np.int32)
-        self.right = np.asarray(trees["right"], dtype=np.int32)
-        self.value = np.asarray(trees["value"], dtype=np.float64)
+        feature = np.asarray(trees["feature"], dtype=np.int64)
+        cut = np.asarray(trees["threshold"], dtype=np.float64)
+        value = np.asarray(trees["value"], dtype=np.float64)
         self.depth = int(trees["depth"])
+        # Flat node arrays: node k of tree t is entry t * width + k, children point into the same.
+        n_trees, width = feature.shape
+        self.roots = np.arange(n_trees) * width
+        self.feature, self.cut, self.value = feature.ravel(), cut.ravel(), value.ravel()
+        self.left = (np.asarray(trees["left"], dtype=np.int64) + self.roots[:, None]).ravel()
+        self.right = (np.asarray(trees["right"], dtype=np.int64) + self.roots[:, None]).ravel()
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "BlockModel":
@@ -235,14 +239,13 @@ class BlockModel:
     def scores(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """Probability that each block is main content."""
         D = np.hstack([X, self.linear(X, hashed)[:, None]]).astype(np.float64)
-        n, n_trees = len(D), len(self.feature)
-        trees = np.broadcast_to(np.arange(n_trees), (n, n_trees))
-        rows = np.arange(n)[:, None]
-        node = np.zeros((n, n_trees), dtype=np.int32)
-        for _ in range(self.depth):  # leaves point to themselves
-            go_left = D[rows, self.feature[trees, node]] <= self.cut[trees, node]
-            node = np.where(go_left, self.left[trees, node], self.right[trees, node])
-        raw = self.baseline + self.value[trees, node].sum(axis=1)
+        row_start = (np.arange(len(D)) * D.shape[1])[:, None]
+        values = D.ravel()
+        node = np.broadcast_to(self.roots, (len(D), len(self.roots)))  # blocks x trees
+        for _ in range(self.depth):  # all trees at once, one level per step; leaves point to themselves
+            go_left = values[row_start + self.feature[node]] <= self.cut[node]
+            node = np.where(go_left, self.left[node], self.right[node])
+        raw = self.baseline + self.value[node].sum(axis=1)
         return 1.0 / (1.0 + np.exp(-raw))
 
 
