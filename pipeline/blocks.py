@@ -26,7 +26,7 @@ import numpy as np
 
 from pipeline import models
 from pipeline.config import ExtractSettings, PerplexitySettings
-from pipeline.stages import Extractor, perplexity
+from pipeline.stages import Extractor, PageTooDeep, nesting_depth, perplexity
 
 MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
 
@@ -289,7 +289,13 @@ class BlocksExtractor(Extractor):
         return models.kenlm_model(entry["path"]) if entry else None
 
     def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
-        """The page's blocks and each block's main-content probability."""
+        """The page's blocks and each block's main-content probability.
+
+        Raises :class:`PageTooDeep` like the resiliparse stage (its main-content pass is a feature).
+        """
+        depth_limit = self.settings.max_main_content_depth
+        if nesting_depth(html, depth_limit) > depth_limit:
+            raise PageTooDeep(f"nested deeper than {depth_limit} elements")
         blocks = parse_blocks(html)
         if not blocks:
             return blocks, np.zeros(0, dtype=np.float32)

@@ -15,7 +15,7 @@ def test_defaults_need_no_file():
     settings = load_settings()
     assert settings == Settings()
     assert settings.extract.main_content is True
-    assert settings.extract.cascade[0] == "resiliparse"
+    assert settings.extract.cascade == ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
     assert settings.langid.enabled and settings.perplexity.enabled
     assert settings.perplexity.threshold_mode == "absolute"
     assert settings.perplexity.unknown_language == "keep"
