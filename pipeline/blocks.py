@@ -18,7 +18,7 @@ import math
 import pkgutil
 import re
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,6 @@ SKIP = frozenset("script style noscript template head title meta link iframe svg
                  "option button input textarea form nav math".split())
 HASH_DIM = 1 << 12
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass
@@ -51,7 +50,6 @@ class Block:
     attr_tokens: tuple[str, ...]  # class/id tokens of the element and ancestors, prefixed by level
     link_chars: int
     depth: int
-    features: dict[str, float] = field(default_factory=dict)
 
 
 def _attr_tokens(el) -> list[str]:

@@ -8,7 +8,6 @@ import json
 from collections import Counter
 
 import numpy as np
-import pytest
 from conftest import bench_file
 
 from pipeline.blocks import BlocksExtractor, block_model, dense_names, dom_path, featurize, parse_blocks
