@@ -1,9 +1,10 @@
 """A Dripper-style block stage: HTML -> semantic blocks -> main/other with a small CPU classifier.
 
 The page is simplified into a sequence of text blocks (each contiguous run of text owned by a
-block-level element: p, h1-h6, li, td, pre, blockquote, a div with direct text, ...). A block's
-``element`` is the preorder index of its element and ``node`` the element itself (:func:`dom_path`
-gives its XPath), so every decision maps back to the original DOM. A logistic regression (weights in
+block-level element: p, h1-h6, li, td, pre, blockquote, a div with direct text, ...), read from
+the HTML parser's events without building a tree. A block's ``element`` is the preorder index of
+its element (:func:`block_element` finds it in :func:`parse_tree`, :func:`dom_path` gives its
+XPath), so every decision maps back to the original DOM. A logistic regression (weights in
 ``pipeline/blocks_model.json``, fitted by ``scripts/train_blocks.py`` on bench dev pages only)
 classifies each block from its KenLM perplexity, link density, length, punctuation, tag path,
 hashed class/id tokens, position, whether resiliparse's main-content pass kept it, and the same
@@ -13,6 +14,7 @@ features with the regression's score. The kept blocks, in document order, are th
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import pkgutil
@@ -20,8 +22,6 @@ import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
 import numpy as np
 
 from pipeline import models
@@ -43,76 +43,156 @@ class Block:
     """A contiguous run of text owned by one block-level element."""
 
     text: str
-    element: int  # preorder index of the owning element below <body> (skipped subtrees not counted)
-    node: Any  # the lxml element itself (see :func:`dom_path`)
+    element: int  # preorder index of the owning element in the document (see :func:`dom_path`)
     tag: str
-    ancestors: tuple[str, ...]  # tag names, nearest first
+    ancestors: tuple[str, ...]  # tag names of the enclosing block-level elements, nearest first
     attr_tokens: tuple[str, ...]  # class/id tokens of the element and ancestors, prefixed by level
     link_chars: int
     depth: int
 
 
-def _attr_tokens(el) -> list[str]:
-    raw = f"{el.get('class') or ''} {el.get('id') or ''}".lower()
-    return [t for t in _TOKEN_SPLIT.split(raw) if len(t) > 1]
+_ATTR_CACHE: dict[str, tuple[str, ...]] = {}
+
+
+def _attr_tokens(attrib) -> tuple[str, ...]:
+    """Lower-cased words (2+ letters) of an element's class and id."""
+    raw = f"{attrib.get('class') or ''} {attrib.get('id') or ''}"
+    tokens = _ATTR_CACHE.get(raw)
+    if tokens is None:
+        if len(_ATTR_CACHE) > 50_000:
+            _ATTR_CACHE.clear()
+        tokens = _ATTR_CACHE[raw] = tuple(t for t in _TOKEN_SPLIT.split(raw.lower()) if len(t) > 1)
+    return tokens
+
+
+class _Owner:
+    """A block-level element on the parser's stack, collecting its runs of text."""
+
+    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parts", "link")
+
+    def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int) -> None:
+        self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
+        self.parts: list[str] = []
+        self.link = 0
+
+
+class _BlockTarget:
+    """lxml parser target: SAX events of the HTML parser -> blocks, without building a tree.
+
+    Text belongs to the nearest enclosing block-level element (anything but inline tags and
+    ``br``); a block-level child ends the current run of its parent's text, and the text after
+    the child starts a new run of the same parent. Subtrees of ``SKIP`` tags are ignored; only
+    the ``body`` is read.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.element = -1
+        self.skip = 0
+        self.owners: list[_Owner] = []
+        self.stack: list[tuple[str, _Owner | None, bool]] = []  # (tag, owner it opened, inside a link)
+
+    def _flush(self, owner: _Owner) -> None:
+        if owner.parts:
+            text = " ".join("".join(owner.parts).split())
+            if text:
+                attrs = tuple(f"{level}:{t}" for level, tokens in enumerate(owner.levels) for t in tokens)
+                self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, attrs,
+                                         min(owner.link, len(text)), owner.depth))
+            owner.parts.clear()
+            owner.link = 0
+
+    def start(self, tag, attrib) -> None:
+        self.element += 1
+        if self.skip:
+            self.skip += 1
+            return
+        if tag in SKIP:
+            self.skip = 1
+            return
+        in_link = bool(self.stack) and self.stack[-1][2]
+        if not self.owners:
+            if tag == "body":
+                self.owners.append(_Owner(self.element, tag, (), (), 0))
+                self.stack.append((tag, self.owners[-1], False))
+            else:
+                self.stack.append((tag, None, False))
+            return
+        owner = self.owners[-1]
+        if tag in INLINE:
+            self.stack.append((tag, None, in_link or tag == "a"))
+        elif tag == "br":
+            owner.parts.append(" ")
+            self.stack.append((tag, None, in_link))
+        else:
+            self._flush(owner)
+            child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
+                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1)
+            self.owners.append(child)
+            self.stack.append((tag, child, False))
+
+    def end(self, tag) -> None:
+        if self.skip:
+            self.skip -= 1
+            return
+        stack = self.stack
+        if not stack or (stack[-1][0] != tag and all(t != tag for t, _, _ in stack)):
+            return  # an end tag the parser never opened
+        while stack:
+            name, opened, _ = stack.pop()
+            if opened is not None:
+                self._flush(opened)
+                self.owners.pop()
+            if name == tag:
+                return
+
+    def data(self, text: str) -> None:
+        if self.skip or not self.owners:
+            return
+        owner = self.owners[-1]
+        owner.parts.append(text)
+        if self.stack[-1][2]:
+            owner.link += len(text)
+
+    def close(self) -> list[Block]:
+        while self.owners:
+            self._flush(self.owners.pop())
+        return self.blocks
+
+
+def _html_parser(target=None):
+    from lxml import etree
+
+    return etree.HTMLParser(target=target, encoding="utf-8", remove_comments=True, remove_pis=True)
 
 
 def parse_blocks(html: str) -> list[Block]:
     """Simplify decoded HTML into text blocks in document order."""
     from lxml import etree
 
-    parser = etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
-    root = etree.fromstring(html.encode("utf-8", "replace"), parser)
-    if root is None:
-        return []
-    blocks: list[Block] = []
-    counter = [0]
-
-    def walk(el, index: int, ancestors: tuple, levels: tuple, depth: int) -> None:
-        parts: list[str] = []
-        link = [0]
-
-        def flush() -> None:
-            text = " ".join("".join(parts).split())
-            if text:
-                attrs = tuple(f"{level}:{t}" for level, tokens in enumerate(levels) for t in tokens)
-                blocks.append(Block(text, index, el, el.tag, ancestors, attrs, min(link[0], len(text)), depth))
-            parts.clear()
-            link[0] = 0
-
-        def inline(node, in_link: bool) -> None:
-            if node.text:
-                parts.append(node.text)
-                if in_link:
-                    link[0] += len(node.text)
-            for child in node:
-                counter[0] += 1
-                tag = child.tag
-                if not isinstance(tag, str) or tag in SKIP:
-                    pass
-                elif tag in INLINE:
-                    inline(child, in_link or tag == "a")
-                elif tag == "br":
-                    parts.append(" ")
-                else:
-                    flush()
-                    walk(child, counter[0], (el.tag, *ancestors)[:4], (_attr_tokens(child), *levels[:3]), depth + 1)
-                if child.tail:
-                    parts.append(child.tail)
-                    if in_link:
-                        link[0] += len(child.tail)
-
-        inline(el, el.tag == "a")
-        flush()
-
-    body = root.find("body")
-    walk(body if body is not None else root, 0, (), (), 0)
-    return blocks
+    target = _BlockTarget()
+    try:
+        return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
+    except etree.XMLSyntaxError:  # nothing the parser could read
+        return target.close()
 
 
-def dom_path(block: Block) -> str:
-    """The XPath of the block's element in the parsed page."""
-    return block.node.getroottree().getpath(block.node)
+def parse_tree(html: str):
+    """``html`` parsed into an lxml tree exactly as :func:`parse_blocks` reads it (its root element)."""
+    from lxml import etree
+
+    return etree.fromstring(html.encode("utf-8", "replace"), _html_parser())
+
+
+def block_element(root, block: Block):
+    """The element of :func:`parse_tree`'s ``root`` that owns ``block``."""
+    return next(itertools.islice((e for e in root.iter() if isinstance(e.tag, str)), block.element, None))
+
+
+def dom_path(html: str, block: Block) -> str:
+    """The XPath of the block's element in ``html``."""
+    root = parse_tree(html)
+    return root.getroottree().getpath(block_element(root, block))
 
 
 WORD_BINS = np.array([2, 3, 5, 8, 13, 21, 40, 80])
@@ -134,22 +214,54 @@ def dense_names() -> list[str]:
     return names
 
 
+_HASHES: dict[str, int] = {}
+
+
 def _hash(token: str) -> int:
-    return zlib.crc32(token.encode("utf-8")) % HASH_DIM
+    value = _HASHES.get(token)
+    if value is None:
+        if len(_HASHES) > 200_000:
+            _HASHES.clear()
+        value = _HASHES[token] = zlib.crc32(token.encode("utf-8")) % HASH_DIM
+    return value
+
+
+# Scripts written without spaces between words: two such characters count as about one word.
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff"
+                       "\u1000-\u109f\u1780-\u17ff]")
+_ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
+
+
+# A block's perplexity is estimated from its first characters (long blocks cost, and do not gain).
+LM_CHARS = 300
+
+
+def word_count(text: str) -> int:
+    """Words of ``text``: white-space separated, plus one per two characters of CJK, Thai, Lao,
+    Burmese and Khmer, which are written without spaces."""
+    words = len(text.split())
+    if not text.isascii():
+        unspaced = len(_UNSPACED.findall(text))
+        if unspaced:
+            words += unspaced // 2
+    return max(words, 1)
 
 
 def _base(block: Block, primary: str, lm) -> list[float]:
     text = block.text
+    n_chars = len(text)
     words = text.split()
-    n_words = len(words)
+    n_words = word_count(text)
     if lm is not None and n_words >= 3:
-        log_ppl, no_ppl = math.log10(max(perplexity(lm, text)[0], 1.0)), 0.0
+        log_ppl, no_ppl = math.log10(max(perplexity(lm, text[:LM_CHARS])[0], 1.0)), 0.0
     else:
         log_ppl, no_ppl = 0.0, 1.0
-    return [math.log1p(n_words), block.link_chars / len(text), 1.0 if primary and text in primary else 0.0,
-            1.0 if text[-1] in ".!?:;\"'\u201d)" else 0.0,
-            min(1.0, (text.count(",") + text.count(".")) / n_words),
-            (len(text) - len(text.translate(_DIGITS))) / len(text),
+    punct = text.count(",") + text.count(".")
+    if not text.isascii():
+        punct += text.count("\u3001") + text.count("\u3002") + text.count("\uff0c")
+    return [math.log1p(n_words), block.link_chars / n_chars, 1.0 if primary and text in primary else 0.0,
+            1.0 if text[-1] in _ENDS_SENTENCE else 0.0, min(1.0, punct / n_words),
+            (n_chars - len(text.translate(_DIGITS))) / n_chars,
             sum(1 for w in words if w[0].isupper()) / n_words, log_ppl, no_ppl, min(block.depth, 30) / 30]
 
 
@@ -191,17 +303,83 @@ def featurize(blocks: list[Block], primary_text: str, lm=None) -> tuple[np.ndarr
                    _one_hot(base[:, col["link_density"]], LINK_BINS),
                    _one_hot(log_ppl, PPL_BINS, scored), *shifted, window]).astype(np.float32)
     hashed = []
-    for b, in_primary in zip(blocks, base[:, col["in_primary"]]):
-        tokens = [f"tag:{b.tag}", f"path:{b.tag}/{'/'.join(b.ancestors[:2])}", f"parent:{b.ancestors[:1]}",
-                  f"prim:{int(in_primary)}:tag:{b.tag}", *(f"attr{a}" for a in b.attr_tokens)]
-        hashed.append(sorted({_hash(t) for t in tokens}))
+    seen: dict[tuple, list[int]] = {}  # blocks of one element (and look-alikes) share their tokens
+    for b, in_primary in zip(blocks, base[:, col["in_primary"]].tolist()):
+        key = (b.tag, b.ancestors[:2], b.attr_tokens, in_primary)
+        indices = seen.get(key)
+        if indices is None:
+            tokens = [f"tag:{b.tag}", f"path:{b.tag}/{'/'.join(b.ancestors[:2])}", f"parent:{b.ancestors[:1]}",
+                      f"prim:{int(in_primary)}:tag:{b.tag}", *(f"attr{a}" for a in b.attr_tokens)]
+            indices = seen[key] = sorted({_hash(t) for t in tokens})
+        hashed.append(indices)
     return X, hashed
 
 
+def context_features(prob: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Second-stage features: each block's first-stage probability, its neighbours' (3 each side),
+    window means (7 and 21 blocks), page-level summaries, the running maxima from either end,
+    the kept words before it, and its own base features (``CONTEXT_BASE`` columns of ``X``)."""
+    n = len(prob)
+    clipped = np.clip(prob, 1e-6, 1 - 1e-6)
+    cols = [prob, np.log(clipped / (1 - clipped))]
+    for k in (1, 2, 3):
+        before, after = np.zeros(n), np.zeros(n)
+        if n > k:
+            before[k:], after[:-k] = prob[:-k], prob[k:]
+        cols += [before, after]
+    cumulative = np.concatenate([[0.0], np.cumsum(prob)])
+    index = np.arange(n)
+    for half in (3, 10):
+        lo, hi = np.maximum(index - half, 0), np.minimum(index + half + 1, n)
+        cols.append((cumulative[hi] - cumulative[lo]) / (hi - lo))
+    cols += [np.full(n, prob.mean()), np.full(n, prob.max()), np.full(n, (prob > 0.5).mean()),
+             np.maximum.accumulate(prob), np.maximum.accumulate(prob[::-1])[::-1]]
+    kept_words = np.expm1(X[:, 1]) * (prob > 0.5)
+    total = kept_words.sum()
+    cols += [np.full(n, math.log1p(total)), np.cumsum(kept_words) / max(total, 1.0)]
+    return np.column_stack([*cols, X[:, CONTEXT_BASE]]).astype(np.float64)
+
+
+CONTEXT_BASE = slice(1, len(BASE) + 2)  # the BASE features and the position
+
+
+class TreeEnsemble:
+    """Gradient-boosted trees (sklearn HistGradientBoosting, exported by scripts/train_blocks.py)
+    evaluated with numpy, every tree at once, one level per step."""
+
+    def __init__(self, trees: dict) -> None:
+        self.baseline = float(trees["baseline"])
+        self.depth = int(trees["depth"])
+        self.feature, self.cut, self.value = _complete_trees(trees, self.depth)
+
+    def raw(self, D: np.ndarray) -> np.ndarray:
+        """The ensemble's log-odds for each row of ``D`` (float64)."""
+        n_trees, width = self.feature.shape
+        tree_start = np.arange(n_trees, dtype=np.intp) * width
+        row_start = np.arange(len(D), dtype=np.intp)[:, None] * D.shape[1]
+        values, feature, cut = np.ascontiguousarray(D).ravel(), self.feature.ravel(), self.cut.ravel()
+        node = np.zeros((len(D), n_trees), dtype=np.intp)
+        at = np.empty_like(node)
+        for _ in range(self.depth):
+            np.add(tree_start, node, out=at)
+            column = feature.take(at)
+            column += row_start
+            node *= 2
+            node += 1
+            node += values.take(column) > cut.take(at)
+        leaf = node - width  # positions after the `width` inner nodes are the leaves
+        return self.baseline + self.value[np.arange(n_trees), leaf].sum(axis=1)
+
+
+def _sigmoid(raw: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-raw))
+
+
 class BlockModel:
-    """The fitted classifier: a logistic regression over dense and hashed features, whose score
-    joins the dense features of a gradient-boosted tree ensemble (sklearn HistGradientBoosting,
-    exported as flat node arrays and evaluated here with numpy)."""
+    """The fitted classifier in two stages. Stage one: a logistic regression over dense and hashed
+    features, whose score joins the dense features of a tree ensemble. Stage two: a tree ensemble
+    over each block's stage-one probability in the context of its neighbours and page
+    (:func:`context_features`)."""
 
     def __init__(self, data: dict) -> None:
         if data.get("dense_names") != dense_names() or data.get("hash_dim") != HASH_DIM:
@@ -209,18 +387,8 @@ class BlockModel:
         self.dense = np.asarray(data["dense"], dtype=np.float32)
         self.hashed = np.asarray(data["hashed"], dtype=np.float32)
         self.threshold = float(data["threshold"])
-        trees = data["trees"]
-        self.baseline = float(trees["baseline"])
-        feature = np.asarray(trees["feature"], dtype=np.int64)
-        cut = np.asarray(trees["threshold"], dtype=np.float64)
-        value = np.asarray(trees["value"], dtype=np.float64)
-        self.depth = int(trees["depth"])
-        # Flat node arrays: node k of tree t is entry t * width + k, children point into the same.
-        n_trees, width = feature.shape
-        self.roots = np.arange(n_trees) * width
-        self.feature, self.cut, self.value = feature.ravel(), cut.ravel(), value.ravel()
-        self.left = (np.asarray(trees["left"], dtype=np.int64) + self.roots[:, None]).ravel()
-        self.right = (np.asarray(trees["right"], dtype=np.int64) + self.roots[:, None]).ravel()
+        self.trees = TreeEnsemble(data["trees"])
+        self.context_trees = TreeEnsemble(data["context_trees"]) if data.get("context_trees") else None
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "BlockModel":
@@ -232,19 +400,52 @@ class BlockModel:
 
     def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """The logistic regression's log-odds per block."""
-        return X @ self.dense + np.array([self.hashed[h].sum() for h in hashed], dtype=np.float32)
+        lengths = np.fromiter(map(len, hashed), dtype=np.intp, count=len(hashed))
+        flat = np.fromiter(itertools.chain.from_iterable(hashed), dtype=np.intp, count=int(lengths.sum()))
+        rows = np.repeat(np.arange(len(hashed)), lengths)
+        return X @ self.dense + np.bincount(rows, weights=self.hashed[flat], minlength=len(hashed)).astype(np.float32)
+
+    def first_stage(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """Stage-one probability that each block is main content."""
+        return _sigmoid(self.trees.raw(np.hstack([X, self.linear(X, hashed)[:, None]]).astype(np.float64)))
 
     def scores(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """Probability that each block is main content."""
-        D = np.hstack([X, self.linear(X, hashed)[:, None]]).astype(np.float64)
-        row_start = (np.arange(len(D)) * D.shape[1])[:, None]
-        values = D.ravel()
-        node = np.broadcast_to(self.roots, (len(D), len(self.roots)))  # blocks x trees
-        for _ in range(self.depth):  # all trees at once, one level per step; leaves point to themselves
-            go_left = values[row_start + self.feature[node]] <= self.cut[node]
-            node = np.where(go_left, self.left[node], self.right[node])
-        raw = self.baseline + self.value[node].sum(axis=1)
-        return 1.0 / (1.0 + np.exp(-raw))
+        prob = self.first_stage(X, hashed)
+        if self.context_trees is None:
+            return prob
+        return _sigmoid(self.context_trees.raw(context_features(prob, X)))
+
+
+def _complete_trees(trees: dict, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Re-lay fitted trees as complete binary trees of ``depth`` levels (children of k at 2k+1, 2k+2).
+
+    A leaf above the last level becomes a split that always goes left (cut +inf), so every
+    path has ``depth`` steps and no child index has to be looked up. Returns per tree the
+    split feature and cut of the ``2**depth - 1`` inner nodes and the values of the ``2**depth``
+    leaves.
+    """
+    inner, leaves = 2 ** depth - 1, 2 ** depth
+    feature = np.zeros((len(trees["feature"]), inner), dtype=np.intp)
+    cut = np.full((len(trees["feature"]), inner), np.inf)
+    value = np.zeros((len(trees["feature"]), leaves))
+    for t, (feat, thr, left, right, val) in enumerate(zip(trees["feature"], trees["threshold"], trees["left"],
+                                                          trees["right"], trees["value"])):
+        pending = [(0, 0, 0)]  # (fitted node, complete-tree position, level)
+        while pending:
+            fitted, position, level = pending.pop()
+            is_leaf = left[fitted] == fitted
+            if level == depth:
+                value[t, position - inner] = val[fitted]
+                continue
+            if is_leaf:
+                pending.append((fitted, 2 * position + 1, level + 1))
+                pending.append((fitted, 2 * position + 2, level + 1))  # never reached (cut is +inf)
+            else:
+                feature[t, position], cut[t, position] = feat[fitted], thr[fitted]
+                pending.append((left[fitted], 2 * position + 1, level + 1))
+                pending.append((right[fitted], 2 * position + 2, level + 1))
+    return feature, cut, value
 
 
 _MODELS: dict[str, BlockModel] = {}

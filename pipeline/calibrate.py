@@ -1,14 +1,17 @@
 """``warcplex calibrate``: per-language perplexity thresholds from pages with ground-truth main text.
 
 Input is a folder in the layout of ``../shared/bench/data``: ``<dataset>/pages/<id>.html.gz``,
-``<dataset>/truth/<id>.txt`` and ``manifest.jsonl``. Each page is extracted and split with
-the pipeline's own stages; each sentence is scored with its language's model and labelled
-*main* when most of its word trigrams occur in the truth, else *boilerplate*. The threshold
-chosen per language maximises the mean ROUGE-5 F1 of the filtered page against the truth
-(or, with ``--target-precision``, is the highest threshold whose kept sentences reach that
-share of main sentences). Percentiles of the sentence perplexities (cc_net-style thresholds)
-are written too. ``--write`` stores both in the model registry; a PNG shows the two
-distributions and the chosen threshold.
+``<dataset>/truth/<id>.txt`` (full-text truth) or ``<id>.json`` (``with``/``without`` snippets),
+and ``manifest.jsonl``. Each page goes through the pipeline's own stages: the extraction stage
+being calibrated (by default the first of the configured cascade), language ID, sentence
+splitting and KenLM scoring. A sentence is labelled *main* when most of its word trigrams occur
+in the truth (or it overlaps a ``with`` snippet), *boilerplate* otherwise (or when it overlaps a
+``without`` snippet). Per language, the threshold maximises the mean ROUGE-5 F1 of the filtered
+page against full-text truth (the snippet F of ``../shared/bench/score.py`` where a language has
+only snippet pages), or, with ``--target-precision``, is the highest threshold whose kept
+sentences reach that share of main sentences. Percentiles of the sentence perplexities
+(cc_net-style thresholds) are written too. ``--write`` stores both in the model registry; a
+PNG shows the two distributions, the objective curve and the chosen threshold.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import gzip
 import json
 import math
 import multiprocessing
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -26,20 +30,36 @@ from typing import Iterable
 
 import yaml
 
-from pipeline.config import ExtractSettings, LangIdSettings, resolve_path
+from pipeline.config import ConfigError, Settings, load_settings, resolve_path
 from pipeline.models import kenlm_model, load_registry
-from pipeline.stages import (LanguageIdentifier, ResiliparseExtractor, SentenceSplitter, decode_html, perplexity)
+from pipeline.stages import LanguageIdentifier, SentenceSplitter, decode_html, perplexity
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
 ROUGE_N = 5
+EXTRACTORS = ("blocks", "resiliparse", "trafilatura", "readability", "conservative")
 
 
 @dataclass
 class PageSentences:
     page_id: str
     language: str
-    truth: str
-    sentences: list[tuple[str, float | None, bool]]  # text, perplexity (None: unscored), is_main
+    truth: str | dict  # full text, or {"with": [...], "without": [...]} snippets
+    # (paragraph, text, perplexity or None when unscored, is_main or None when unlabelled)
+    sentences: list[tuple[int, str, float | None, bool | None]]
+
+    @property
+    def snippets(self) -> bool:
+        return isinstance(self.truth, dict)
+
+    def text(self, threshold: float, min_tokens: int = 0) -> str:
+        """The page as the filter leaves it at ``threshold`` (paragraphs on lines, as the pipeline writes)."""
+        from pipeline.process import join_sentences
+
+        paragraphs: dict[int, list[str]] = defaultdict(list)
+        for paragraph, sentence, ppl, _ in self.sentences:
+            if ppl is None or ppl <= threshold:
+                paragraphs[paragraph].append(sentence)
+        return "\n".join(join_sentences(p) for _, p in sorted(paragraphs.items()))
 
 
 def _tokens(text: str) -> list[str]:
@@ -62,6 +82,24 @@ def is_main_sentence(sentence: str, truth_shingles: dict[int, set], truth_tokens
     return sum(g in truth_shingles[n] for g in grams) / len(grams) >= 0.5
 
 
+def _ws(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def snippet_label(sentence: str, snippets: dict) -> bool | None:
+    """Main when the sentence overlaps a ``with`` snippet, boilerplate for a ``without`` one, else unknown."""
+    s = _ws(sentence)
+
+    def overlaps(items: list[str]) -> bool:
+        return any(t and (t in s or (len(s.split()) >= 3 and s in t)) for t in map(_ws, items))
+
+    if overlaps(snippets.get("with", [])):
+        return True
+    if overlaps(snippets.get("without", [])):
+        return False
+    return None
+
+
 def rouge_n_f1(pred: list[str], truth: list[str], n: int = ROUGE_N) -> float:
     """ROUGE-N F1 with clipped n-gram counts, as ../shared/bench/score.py computes it."""
     if not pred and not truth:
@@ -78,52 +116,89 @@ def rouge_n_f1(pred: list[str], truth: list[str], n: int = ROUGE_N) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-class _Worker:
-    """Extracts, splits and scores one page (runs in a multiprocessing pool)."""
+def snippet_f(pred: str, snippets: dict) -> float:
+    """The snippet F of ../shared/bench/score.py: ``with`` recall against ``without`` exclusion."""
+    p = _ws(pred)
+    found = [_ws(s) in p for s in snippets.get("with", []) if _ws(s)]
+    leaked = [_ws(s) in p for s in snippets.get("without", []) if _ws(s)]
+    recall = sum(found) / len(found) if found else 1.0
+    keep = 1 - (sum(leaked) / len(leaked) if leaked else 0.0)
+    return 2 * recall * keep / (recall + keep) if recall + keep else 0.0
 
-    def __init__(self, registry: str, main_content: bool) -> None:
-        self.registry = registry
-        self.extractor = ResiliparseExtractor(ExtractSettings(main_content=main_content))
-        self.langid = LanguageIdentifier(LangIdSettings())
+
+def page_score(page: PageSentences, threshold: float) -> float:
+    """ROUGE-5 F1 (full-text truth) or snippet F of the page filtered at ``threshold``."""
+    text = page.text(threshold)
+    if page.snippets:
+        return snippet_f(text, page.truth)
+    return rouge_n_f1(_tokens(text), _tokens(page.truth))
+
+
+class _Worker:
+    """Extracts, splits and scores one page with the pipeline's stages (runs in a multiprocessing pool)."""
+
+    def __init__(self, settings: Settings, extractor: str) -> None:
+        from pipeline.process import build_extractor
+
+        self.registry = settings.perplexity.registry
+        self.min_tokens = settings.perplexity.min_tokens
+        self.extractor = build_extractor(extractor, settings)
+        self.langid = LanguageIdentifier(settings.langid)
         self.splitter = SentenceSplitter()
 
     def __call__(self, item: tuple[str, str, str]) -> PageSentences | None:
         page_id, html_path, truth_path = item
-        truth = Path(truth_path).read_text(encoding="utf-8", errors="replace")
-        if not truth.strip():
-            return None
+        raw_truth = Path(truth_path).read_text(encoding="utf-8", errors="replace")
+        truth: str | dict = json.loads(raw_truth) if truth_path.endswith(".json") else raw_truth
         html = decode_html(gzip.decompress(Path(html_path).read_bytes()))
-        text = self.extractor.extract(html)
-        language = self.langid.identify(text or truth).code
-        truth_tokens = _tokens(truth)
-        shingles = {n: _shingles(truth_tokens, n) for n in (2, 3)}
+        try:
+            text = self.extractor.extract(html)
+        except Exception:  # the stage fails on this page: it contributes an empty extraction
+            text = ""
+        language = self.langid.identify(text or (truth if isinstance(truth, str) else " ".join(truth["with"]))).code
         models = load_registry(self.registry)
         model = kenlm_model(models[language]["path"]) if language in models else None
+        label = self._labeller(truth)
         sentences = []
-        for para in self.splitter.split(text, language):
+        for paragraph, para in enumerate(self.splitter.split(text, language)):
             for sentence in para:
-                ppl = perplexity(model, sentence)[0] if model is not None else None
-                sentences.append((sentence, ppl, is_main_sentence(sentence, shingles, set(truth_tokens))))
+                ppl = None
+                if model is not None:
+                    ppl, n_words = perplexity(model, sentence)
+                    if n_words < self.min_tokens:  # the filter keeps these unscored
+                        ppl = None
+                sentences.append((paragraph, sentence, ppl, label(sentence)))
         return PageSentences(page_id, language, truth, sentences)
+
+    @staticmethod
+    def _labeller(truth: str | dict):
+        if isinstance(truth, dict):
+            return lambda sentence: snippet_label(sentence, truth)
+        truth_tokens = _tokens(truth)
+        shingles = {n: _shingles(truth_tokens, n) for n in (2, 3)}
+        vocabulary = set(truth_tokens)
+        return lambda sentence: is_main_sentence(sentence, shingles, vocabulary)
 
 
 def load_pages(data: Path, ids: set[str] | None) -> list[tuple[str, str, str]]:
-    """(id, html path, truth path) of every full-text truth page in a bench-style data folder."""
+    """(id, html path, truth path) of every page with full-text or snippet truth in a bench-style folder."""
     items = []
     for line in (data / "manifest.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        if row.get("truth_type") != "fulltext" or (ids is not None and row["id"] not in ids):
+        kind = row.get("truth_type")
+        if kind not in ("fulltext", "snippets") or (ids is not None and row["id"] not in ids):
             continue
         folder = data / row["dataset"]
-        html, truth = folder / "pages" / f"{row['id']}.html.gz", folder / "truth" / f"{row['id']}.txt"
+        html = folder / "pages" / f"{row['id']}.html.gz"
+        truth = folder / "truth" / f"{row['id']}{'.json' if kind == 'snippets' else '.txt'}"
         if html.exists() and truth.exists():
             items.append((row["id"], str(html), str(truth)))
     return items
 
 
-def score_pages(items: list[tuple[str, str, str]], registry: str, main_content: bool,
+def score_pages(items: list[tuple[str, str, str]], settings: Settings, extractor: str,
                 processes: int) -> list[PageSentences]:
-    worker = _Worker(registry, main_content)
+    worker = _Worker(settings, extractor)
     if processes <= 1:
         results: Iterable = map(worker, items)
         return [r for r in results if r is not None]
@@ -132,20 +207,17 @@ def score_pages(items: list[tuple[str, str, str]], registry: str, main_content: 
 
 
 def candidate_thresholds() -> list[float]:
-    """Log-spaced thresholds from 10 to 10^6 (8 per decade) and infinity (no filtering)."""
-    return [round(10 ** (1 + k / 8), 1) for k in range(41)] + [math.inf]
+    """Log-spaced thresholds from 10 to 10^6, 8 per decade."""
+    return [round(10 ** (1 + k / 8), 1) for k in range(41)]
 
 
-def mean_rouge(pages: list[PageSentences], threshold: float) -> float:
-    total = 0.0
-    for page in pages:
-        kept = [s for s, ppl, _ in page.sentences if ppl is None or ppl <= threshold]
-        total += rouge_n_f1(_tokens(" ".join(kept)), _tokens(page.truth))
-    return total / len(pages) if pages else 0.0
+def mean_score(pages: list[PageSentences], threshold: float) -> float:
+    return sum(page_score(p, threshold) for p in pages) / len(pages) if pages else 0.0
 
 
 def main_precision(pages: list[PageSentences], threshold: float) -> float:
-    kept = [main for p in pages for _, ppl, main in p.sentences if ppl is not None and ppl <= threshold]
+    kept = [main for p in pages for _, _, ppl, main in p.sentences
+            if ppl is not None and ppl <= threshold and main is not None]
     return sum(kept) / len(kept) if kept else 1.0
 
 
@@ -153,7 +225,9 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
     """Shares of boilerplate tokens removed and main-content tokens kept at ``threshold``."""
     main_all = main_kept = boiler_all = boiler_removed = 0
     for page in pages:
-        for sentence, ppl, main in page.sentences:
+        for _, sentence, ppl, main in page.sentences:
+            if main is None:
+                continue
             n = len(_tokens(sentence))
             kept = ppl is None or ppl <= threshold
             if main:
@@ -163,7 +237,13 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
                 boiler_all += n
                 boiler_removed += n * (not kept)
     return {"main_tokens_kept": main_kept / main_all if main_all else 1.0,
-            "boilerplate_tokens_removed": boiler_removed / boiler_all if boiler_all else 0.0}
+            "boilerplate_tokens_removed": boiler_removed / boiler_all if boiler_all else 0.0,
+            "main_tokens": main_all, "boilerplate_tokens": boiler_all}
+
+
+def sentences_dropped(pages: list[PageSentences], threshold: float) -> float:
+    scored = [ppl for p in pages for _, _, ppl, _ in p.sentences if ppl is not None]
+    return sum(ppl > threshold for ppl in scored) / len(scored) if scored else 0.0
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -176,26 +256,32 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def calibrate_language(pages: list[PageSentences], target_precision: float | None) -> dict:
-    """Choose the threshold for one language's pages and describe both classes."""
+    """Choose the threshold for one language's pages and describe both classes.
+
+    The objective is ROUGE-5 F1 where the pages have full-text truth, the snippet F otherwise.
+    Among thresholds equally good to four decimals, the highest (the one that drops least) wins.
+    """
     grid = candidate_thresholds()
-    curve = [(t, mean_rouge(pages, t)) for t in grid]
-    baseline = curve[-1][1]
+    curve = [(t, mean_score(pages, t)) for t in grid]
+    metric = "snippet_f" if all(p.snippets for p in pages) else "rouge5_f1"
     if target_precision is None:
-        best_t, best_f = max(curve, key=lambda tf: (tf[1], tf[0]))
-        objective = "rouge5_f1"
+        best_t, best_f = max(curve, key=lambda tf: (round(tf[1], 4), tf[0]))
+        objective = metric
     else:
         ok = [t for t in grid if main_precision(pages, t) >= target_precision]
         best_t = max(ok) if ok else grid[0]
         best_f = dict(curve)[best_t]
         objective = f"main_precision>={target_precision}"
-    scored = [ppl for p in pages for _, ppl, _ in p.sentences if ppl is not None]
-    main = [ppl for p in pages for _, ppl, m in p.sentences if ppl is not None and m]
-    boiler = [ppl for p in pages for _, ppl, m in p.sentences if ppl is not None and not m]
+    scored = [ppl for p in pages for _, _, ppl, _ in p.sentences if ppl is not None]
+    main = [ppl for p in pages for _, _, ppl, m in p.sentences if ppl is not None and m]
+    boiler = [ppl for p in pages for _, _, ppl, m in p.sentences if ppl is not None and m is False]
     return {
         "objective": objective,
-        "threshold": None if math.isinf(best_t) else best_t,
-        "rouge5_f1": round(best_f, 4),
-        "rouge5_f1_unfiltered": round(baseline, 4),
+        "metric": metric,
+        "threshold": best_t,
+        "score": round(best_f, 4),
+        "score_unfiltered": round(mean_score(pages, math.inf), 4),
+        "sentences_dropped": round(sentences_dropped(pages, best_t), 4),
         "pages": len(pages),
         "sentences_main": len(main),
         "sentences_boilerplate": len(boiler),
@@ -203,54 +289,56 @@ def calibrate_language(pages: list[PageSentences], target_precision: float | Non
         "median_perplexity_boilerplate": round(percentile(boiler, 50), 1) if boiler else None,
         "percentiles": {p: round(percentile(scored, p), 1) for p in PERCENTILES} if scored else {},
         "token_effect": token_effect(pages, best_t),
-        "curve": [[None if math.isinf(t) else t, round(f, 4)] for t, f in curve],
+        "curve": [[t, round(f, 4)] for t, f in curve],
         "log10_main": [round(math.log10(v), 3) for v in main],
         "log10_boilerplate": [round(math.log10(v), 3) for v in boiler],
     }
 
 
-def plot(results: dict[str, dict], path: Path) -> None:
-    """Histograms of log10 perplexity, main vs boilerplate, with the chosen threshold, per language."""
+def plot(results: dict[str, dict], path: Path, extractor: str) -> None:
+    """Per language: histograms of log10 perplexity, main vs boilerplate, the objective curve and the threshold."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     langs = sorted(results)
-    fig, axes = plt.subplots(len(langs), 1, figsize=(8, 3.2 * len(langs)), squeeze=False)
+    fig, axes = plt.subplots(len(langs), 1, figsize=(8, 3.4 * len(langs)), squeeze=False)
     for ax, lang in zip(axes[:, 0], langs):
         r = results[lang]
         bins = [x / 10 for x in range(0, 61)]
         ax.hist(r["log10_main"], bins=bins, alpha=0.6, label=f"main ({r['sentences_main']})", color="tab:green")
         ax.hist(r["log10_boilerplate"], bins=bins, alpha=0.6,
                 label=f"boilerplate ({r['sentences_boilerplate']})", color="tab:red")
-        if r["threshold"]:
-            ax.axvline(math.log10(r["threshold"]), color="black", linestyle="--",
-                       label=f"threshold {r['threshold']:g}")
-        ax.set_title(f"{lang}: {r['pages']} pages, ROUGE-5 F1 {r['rouge5_f1_unfiltered']} -> {r['rouge5_f1']}")
+        ax.axvline(math.log10(r["threshold"]), color="black", linestyle="--", label=f"threshold {r['threshold']:g}")
         ax.set_xlabel("log10 sentence perplexity")
         ax.set_ylabel("sentences")
-        ax.legend()
+        curve = ax.twinx()
+        curve.plot([math.log10(t) for t, _ in r["curve"]], [f for _, f in r["curve"]], color="tab:blue")
+        curve.set_ylabel(r["metric"], color="tab:blue")
+        ax.set_title(f"{lang} ({extractor} text): {r['pages']} pages, {r['metric']} {r['score_unfiltered']} "
+                     f"unfiltered -> {r['score']}, {100 * r['sentences_dropped']:.1f}% sentences dropped")
+        ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
-def write_registry(registry: str, results: dict[str, dict], mode: str) -> None:
-    """Store calibrated thresholds and percentiles in the model registry YAML."""
+def write_registry(registry: str, results: dict[str, dict], extractor: str) -> None:
+    """Store calibrated thresholds and percentiles in the model registry YAML (comments are kept)."""
     path = resolve_path(registry)
-    tree = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    text = path.read_text(encoding="utf-8")
+    tree = yaml.safe_load(text) or {}
     for lang, r in results.items():
         entry = tree.setdefault("models", {}).get(lang)
         if entry is None:
             continue
-        if r["threshold"] is not None:
-            entry["threshold"] = r["threshold"]
+        entry["threshold"] = r["threshold"]
         entry["percentiles"] = {int(p): v for p, v in r["percentiles"].items()}
-        entry["calibration"] = {"objective": r["objective"], "text": mode, "pages": r["pages"],
-                                "rouge5_f1": r["rouge5_f1"], "rouge5_f1_unfiltered": r["rouge5_f1_unfiltered"]}
-    header = ("# Per-language KenLM models. threshold: drop sentences whose perplexity is above it.\n"
-              "# threshold and percentiles are written by `warcplex calibrate --write`.\n")
+        entry["calibration"] = {"objective": r["objective"], "extractor": extractor, "pages": r["pages"],
+                                "score": r["score"], "score_unfiltered": r["score_unfiltered"],
+                                "sentences_dropped": r["sentences_dropped"]}
+    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
     path.write_text(header + yaml.safe_dump(tree, sort_keys=True, allow_unicode=True), encoding="utf-8")
 
 
@@ -258,10 +346,13 @@ def add_parser(commands) -> None:
     parser = commands.add_parser("calibrate", help="choose per-language perplexity thresholds on pages with truth",
                                  description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="folder in the layout of ../shared/bench/data")
-    parser.add_argument("--ids", help="file with one page id per line (default: all full-text pages)")
-    parser.add_argument("--registry", default="conf/models.yaml")
-    parser.add_argument("--text", choices=["main", "all"], default="main",
-                        help="score sentences of main-content extraction (the pipeline's default) or all text")
+    parser.add_argument("--ids", help="file with one page id per line (default: every page with truth)")
+    parser.add_argument("--config", help="YAML preset (its registry, cascade and filter settings are used)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--registry", help="model registry to read and write (default: perplexity.registry)")
+    parser.add_argument("--extractor", choices=EXTRACTORS,
+                        help="the extraction whose text is filtered (default: the first cascade stage); "
+                             "`conservative` is all visible text, no main-content extraction")
     parser.add_argument("--target-precision", type=float,
                         help="pick the highest threshold whose kept sentences are at least this share main")
     parser.add_argument("--min-pages", type=int, default=20, help="languages with fewer pages keep their threshold")
@@ -277,31 +368,46 @@ def run(args: argparse.Namespace) -> int:
         print(f"warcplex: error: {data}/manifest.jsonl not found (expected the layout of shared/bench/data)",
               file=sys.stderr)
         return 2
+    overrides = list(args.overrides) + ([f"perplexity.registry={args.registry}"] if args.registry else [])
+    try:
+        settings = load_settings(args.config, overrides)
+    except ConfigError as exc:
+        print(f"warcplex: error: {exc}", file=sys.stderr)
+        return 2
+    extractor = args.extractor or settings.extract.cascade[0]
     ids = set(Path(args.ids).read_text().split()) if args.ids else None
-    items = load_pages(data, ids)
-    pages = score_pages(items, args.registry, args.text == "main", args.processes)
+    pages = score_pages(load_pages(data, ids), settings, extractor, args.processes)
     by_language: dict[str, list[PageSentences]] = defaultdict(list)
     for page in pages:
         by_language[page.language].append(page)
-    models = load_registry(args.registry)
-    results = {lang: calibrate_language(ps, args.target_precision)
-               for lang, ps in sorted(by_language.items()) if lang in models and len(ps) >= args.min_pages}
+    models = load_registry(settings.perplexity.registry)
+    results = {}
+    for lang, language_pages in sorted(by_language.items()):
+        if lang not in models:
+            continue
+        fulltext = [p for p in language_pages if not p.snippets]
+        # Full-text truth measures the whole page; snippets only where a language has too few of those.
+        chosen = fulltext if len(fulltext) >= args.min_pages else language_pages
+        if len(chosen) >= args.min_pages:
+            results[lang] = calibrate_language(chosen, args.target_precision)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "calibration.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (out / "calibration.json").write_text(json.dumps({"extractor": extractor, "languages": results}, indent=1)
+                                          + "\n", encoding="utf-8")
     if results:
-        plot(results, out / "calibration.png")
+        plot(results, out / "calibration.png", extractor)
+    print(f"calibrating on {extractor} text of {len(pages)} pages")
     for lang, r in results.items():
         effect = r["token_effect"]
-        print(f"{lang}: {r['pages']} pages, threshold {r['threshold']}, ROUGE-5 F1 {r['rouge5_f1_unfiltered']} -> "
-              f"{r['rouge5_f1']}; main tokens kept {effect['main_tokens_kept']:.3f}, boilerplate tokens removed "
-              f"{effect['boilerplate_tokens_removed']:.3f}; median ppl main {r['median_perplexity_main']} "
-              f"vs boilerplate {r['median_perplexity_boilerplate']}")
+        print(f"{lang}: {r['pages']} pages, threshold {r['threshold']:g} ({100 * r['sentences_dropped']:.1f}% of "
+              f"sentences dropped), {r['metric']} {r['score_unfiltered']} -> {r['score']}; main tokens kept "
+              f"{effect['main_tokens_kept']:.3f}, boilerplate tokens removed {effect['boilerplate_tokens_removed']:.3f}; "
+              f"median ppl main {r['median_perplexity_main']} vs boilerplate {r['median_perplexity_boilerplate']}")
     skipped = {lang: len(ps) for lang, ps in by_language.items() if lang not in results}
     if skipped:
         print(f"not calibrated (no model or < {args.min_pages} pages): {dict(sorted(skipped.items()))}")
     if args.write and results:
-        write_registry(args.registry, results, args.text)
-        print(f"thresholds written to {args.registry}")
+        write_registry(settings.perplexity.registry, results, extractor)
+        print(f"thresholds written to {settings.perplexity.registry}")
     print(f"distributions: {out / 'calibration.json'}, plot: {out / 'calibration.png'}")
     return 0

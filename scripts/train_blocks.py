@@ -4,13 +4,15 @@
 Only ../shared/bench/data full-text dev pages are used. Pages split by a hash of their id:
 70% train, 30% held out (never seen by the fit nor the threshold choice). A block is labelled
 main when its lower-cased text occurs in the page's truth, or (4+ words) when at least half of
-its word trigrams occur there. A logistic regression over dense and hashed features is fitted,
-then a HistGradientBoosting ensemble over the dense features plus the regression's out-of-fold
-score; blocks are weighted by the square root of their word count (ROUGE counts words). The
-decision threshold is the one with the best mean ROUGE-5 F1 on the training pages, and the held-out ROUGE-5 F1 (the bench scorer's) is printed next to resiliparse's
-main-content text on the same pages. Writes pipeline/blocks_model.json and the held-out ids.
-usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache pages.pkl] [--trees 200]
-usage: scripts/train_blocks.py [--bench ../shared/bench] [--heldout-ids out/blocks-heldout.txt]
+its word trigrams occur there. Stage one: a logistic regression over dense and hashed features, then a HistGradientBoosting
+ensemble over the dense features plus the regression's out-of-fold score. Stage two: a smaller
+ensemble over each block's stage-one probability (out of fold) among its neighbours and page.
+Blocks are weighted by the square root of their word count (ROUGE counts words). The decision
+threshold is the one with the best mean ROUGE-5 F1 on the training pages, and the held-out
+ROUGE-5 F1 (the bench scorer's) is printed next to resiliparse's main-content text on the same
+pages. Writes pipeline/blocks_model.json and the held-out ids.
+
+usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache pages.pkl] [--trees 200] [--context-trees 100]
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline import models  # noqa: E402
-from pipeline.blocks import (HASH_DIM, MODEL_PATH, BlockModel, dense_names, featurize, parse_blocks,  # noqa: E402
-                            primary_text)
+from pipeline.blocks import (HASH_DIM, MODEL_PATH, BlockModel, context_features, dense_names,  # noqa: E402
+                             featurize, parse_blocks, primary_text)
 from pipeline.config import ExtractSettings  # noqa: E402
 from pipeline.stages import decode_html  # noqa: E402
 
@@ -129,7 +131,8 @@ def main() -> None:
     parser.add_argument("--heldout-ids", type=Path, default=ROOT / "pipeline" / "blocks_heldout_ids.txt")
     parser.add_argument("--model", type=Path, default=MODEL_PATH)
     parser.add_argument("--C", type=float, default=0.5, help="inverse L2 regularisation strength")
-    parser.add_argument("--trees", type=int, default=200, help="boosting iterations")
+    parser.add_argument("--trees", type=int, default=200, help="boosting iterations of stage one")
+    parser.add_argument("--context-trees", type=int, default=100, help="boosting iterations of stage two")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", type=Path, help="pickle of the featurised pages (reused when present)")
     args = parser.parse_args()
@@ -156,34 +159,52 @@ def main() -> None:
             args.cache.write_bytes(pickle.dumps(pages))
     train = [p for p in pages if is_train(p["id"])]
     heldout = [p for p in pages if not is_train(p["id"])]
-    X, y, words = design(train)
+    fitted = [p for p in train if p["X"] is not None]
+    X, y, words = design(fitted)
     print(f"train: {len(train)} pages, {X.shape[0]} blocks, {y.mean():.3f} main; held out: {len(heldout)} pages")
-    def fit_linear(rows: np.ndarray) -> np.ndarray:
-        clf = LogisticRegression(C=args.C, solver="liblinear", max_iter=1000, fit_intercept=False)
-        clf.fit(X[rows], y[rows], sample_weight=np.sqrt(words[rows]))
-        return clf.coef_[0].astype(np.float64)
-
-    # The trees see the regression's score out of fold (pages split in two), as at inference time
-    # the regression has never seen the page.
     n_dense = len(dense_names())
-    page_of = np.concatenate([np.full(len(p["texts"]), i) for i, p in enumerate(train) if p["X"] is not None])
-    linear_oof = np.zeros(len(y))
-    for fold in (0, 1):
-        coef_fold = fit_linear(page_of % 2 != fold)
-        linear_oof[page_of % 2 == fold] = X[page_of % 2 == fold] @ coef_fold
-    coef = fit_linear(np.ones(len(y), dtype=bool))
-    dense = np.hstack([X[:, :n_dense].toarray(), linear_oof[:, None]])
-    booster = HistGradientBoostingClassifier(max_iter=args.trees, max_depth=6, learning_rate=0.1,
-                                             early_stopping=False, random_state=0)
-    booster.fit(dense, y, sample_weight=np.sqrt(words))
+    page_of = np.concatenate([np.full(len(p["texts"]), i) for i, p in enumerate(fitted)])
+
+    def fit_stage_one(rows: np.ndarray) -> dict:
+        """Logistic regression, then trees over the dense features plus the regression's score
+        out of fold (pages split in two), as at inference the regression has never seen the page."""
+        def fit_linear(subset: np.ndarray) -> np.ndarray:
+            clf = LogisticRegression(C=args.C, solver="liblinear", max_iter=1000, fit_intercept=False)
+            clf.fit(X[subset], y[subset], sample_weight=np.sqrt(words[subset]))
+            return clf.coef_[0].astype(np.float64)
+
+        linear_oof = np.zeros(len(y))
+        inner = (page_of // 2) % 2  # independent of the outer split by page_of % 2
+        for fold in (0, 1):
+            half = rows & (inner == fold)
+            linear_oof[half] = X[half] @ fit_linear(rows & (inner != fold))
+        coef = fit_linear(rows)
+        dense = np.hstack([X[rows][:, :n_dense].toarray(), linear_oof[rows][:, None]])
+        booster = HistGradientBoostingClassifier(max_iter=args.trees, max_depth=6, learning_rate=0.1,
+                                                 early_stopping=False, random_state=0)
+        booster.fit(dense, y[rows], sample_weight=np.sqrt(words[rows]))
+        return {"dense": [round(float(v), 6) for v in coef[:n_dense]],
+                "hashed": [round(float(v), 6) for v in coef[n_dense:]], "trees": export_trees(booster)}
+
+    def stage_one(part: dict) -> BlockModel:
+        return BlockModel({"threshold": 0.5, "hash_dim": HASH_DIM, "dense_names": dense_names(), **part})
+
+    # Stage two learns from stage-one probabilities out of fold (pages split by index parity).
+    first_oof = []
+    fold_models = [stage_one(fit_stage_one(page_of % 2 != fold)) for fold in (0, 1)]
+    for i, p in enumerate(fitted):
+        first_oof.append(fold_models[i % 2].first_stage(p["X"], p["hashed"]))
+    context = np.vstack([context_features(prob, p["X"]) for prob, p in zip(first_oof, fitted)])
+    context_booster = HistGradientBoostingClassifier(max_iter=args.context_trees, max_depth=5, learning_rate=0.1,
+                                                     early_stopping=False, random_state=0)
+    context_booster.fit(context, y, sample_weight=np.sqrt(words))
     data = {
         "about": "pipeline/blocks.py block classifier, fitted by scripts/train_blocks.py on bench dev pages "
                  "(md5(id) % 10 < 7)",
         "train_pages": len(train), "train_blocks": int(X.shape[0]), "threshold": 0.5,
         "hash_dim": HASH_DIM, "dense_names": dense_names(),
-        "dense": [round(float(v), 6) for v in coef[:n_dense]],
-        "hashed": [round(float(v), 6) for v in coef[n_dense:]],
-        "trees": export_trees(booster),
+        **fit_stage_one(np.ones(len(y), dtype=bool)),
+        "context_trees": export_trees(context_booster),
     }
     model = BlockModel(data)
 

@@ -10,7 +10,8 @@ from collections import Counter
 import numpy as np
 from conftest import bench_file
 
-from pipeline.blocks import BlocksExtractor, block_model, dense_names, dom_path, featurize, parse_blocks
+from pipeline.blocks import (BlocksExtractor, block_element, block_model, dense_names, dom_path, featurize,
+                             parse_blocks, parse_tree, word_count)
 from pipeline.config import load_settings
 from pipeline.process import PageCleaner
 from pipeline.stages import ConservativeExtractor, decode_html
@@ -33,11 +34,27 @@ def test_blocks_follow_the_document_and_map_back_to_the_dom():
     home, _, intro, _, para, tail = blocks
     assert home.link_chars == len("Home") and para.link_chars == len("a link") and intro.link_chars == 0
     assert "2:top" in home.attr_tokens and "0:post" in intro.attr_tokens and "1:post" in para.attr_tokens
-    assert intro.element == tail.element and intro.node is tail.node  # two runs of text of one element
+    assert intro.element == tail.element  # two runs of text of one element
+    tree = parse_tree(HTML).getroottree()
     for block in blocks:
-        (found,) = block.node.getroottree().xpath(dom_path(block))
-        assert found is block.node
-    assert dom_path(para) == "/html/body/div[2]/p"
+        (found,) = tree.xpath(dom_path(HTML, block))
+        assert found.tag == block.tag and block.text.split()[0] in "".join(found.itertext())
+    assert dom_path(HTML, para) == "/html/body/div[2]/p"
+
+
+def test_block_ids_map_back_to_the_dom_of_real_pages():
+    for _, html, _ in heldout_pages(20):
+        root = parse_tree(html)
+        for block in parse_blocks(html)[:200]:
+            found = block_element(root, block)
+            assert found.tag == block.tag and root.getroottree().getpath(found) == dom_path(html, block)
+            assert block.text.split()[0] in " ".join("".join(found.itertext()).split())
+
+
+def test_word_count_counts_unspaced_scripts():
+    assert word_count("Three plain words") == 3
+    assert word_count("毎朝、仕事に行く前に川沿いの道を歩きます。") == 10  # 21 CJK characters ~ 10 words
+    assert word_count("") == 1
 
 
 def test_features_match_the_packaged_model():

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import bench_file
-from pipeline.calibrate import is_main_sentence, rouge_n_f1
+from pipeline.calibrate import is_main_sentence, rouge_n_f1, snippet_f, snippet_label
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT, resolve_path
 
@@ -27,6 +27,17 @@ def test_rouge_matches_the_bench_scorer():
              ("a b c d e f g", "a b c d e f g"), ("", "x y z"), ("one two three four five six", "")]
     for pred, truth in pairs:
         assert rouge_n_f1(pred.split(), truth.split()) == pytest.approx(scorer.score_pair(pred, truth)["rouge5_f"])
+
+
+def test_snippet_score_and_labels_follow_the_bench_scorer():
+    scorer = load_bench_scorer()
+    snippets = {"with": ["Der Premierminister muss", "eine  Verlängerung beantragen"], "without": ["Drucken", "Video"]}
+    for pred in ("Der Premierminister muss eine Verlängerung beantragen.\nDrucken", "Video", "",
+                 "Der Premierminister muss gehen."):
+        assert snippet_f(pred, snippets) == pytest.approx(scorer.score_snippets(pred, snippets)["snippet_f"])
+    assert snippet_label("Der Premierminister muss eine Verlängerung beantragen.", snippets) is True
+    assert snippet_label("Drucken", snippets) is False
+    assert snippet_label("Ein anderer Satz ohne Bezug.", snippets) is None
 
 
 def test_sentence_labels_follow_the_truth():
@@ -55,24 +66,30 @@ def test_calibrate_writes_distributions_plot_and_thresholds(tmp_path, registry_c
     ids = [r["id"] for r in manifest if r["dataset"] == "cleaneval" and r["lang"] == "en"][:30]
     (tmp_path / "ids.txt").write_text("\n".join(ids))
     out = tmp_path / "cal"
-    status = cli_main(["calibrate", "--data", str(data), "--ids", str(tmp_path / "ids.txt"), "--text", "all",
+    status = cli_main(["calibrate", "--data", str(data), "--ids", str(tmp_path / "ids.txt"), "--extractor", "conservative",
                        "--registry", str(registry_copy), "--out", str(out), "--min-pages", "5",
                        "--processes", "1", "--write"])
     assert status == 0
-    result = json.loads((out / "calibration.json").read_text())["en"]
+    calibration = json.loads((out / "calibration.json").read_text())
+    assert calibration["extractor"] == "conservative"
+    result = calibration["languages"]["en"]
     assert result["pages"] >= 25
     assert result["sentences_main"] > 0 and result["sentences_boilerplate"] > 0
     # Boilerplate scores higher than main text on real pages.
     assert result["median_perplexity_boilerplate"] > result["median_perplexity_main"]
     # The chosen threshold is the best point of the curve it reports.
-    assert result["rouge5_f1"] == max(f for _, f in result["curve"])
-    assert result["rouge5_f1"] >= result["rouge5_f1_unfiltered"]
+    assert result["metric"] == "rouge5_f1"
+    assert result["score"] == max(f for _, f in result["curve"])
+    assert [t for t, f in result["curve"] if f == result["score"]][-1] == result["threshold"]
+    # On all visible text (no main-content extraction) a threshold removes boilerplate, as in the paper.
+    assert result["score"] > result["score_unfiltered"]
+    assert result["token_effect"]["boilerplate_tokens_removed"] > 1 - result["token_effect"]["main_tokens_kept"]
     values = [result["percentiles"][p] for p in sorted(result["percentiles"], key=int)]
     assert values == sorted(values)
     assert (out / "calibration.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    original = yaml.safe_load((PROJECT_ROOT / "conf" / "models.yaml").read_text())["models"]["en"]["threshold"]
     written = yaml.safe_load(registry_copy.read_text())["models"]["en"]
-    assert written["threshold"] == (result["threshold"] or original)
+    assert written["threshold"] == result["threshold"]
+    assert written["calibration"]["extractor"] == "conservative" and written["calibration"]["pages"] == result["pages"]
     assert written["percentiles"][90] == result["percentiles"]["90"]
 
 
