@@ -8,8 +8,9 @@ splitting and KenLM scoring. A sentence is labelled *main* when most of its word
 in the truth (or it overlaps a ``with`` snippet), *boilerplate* otherwise (or when it overlaps a
 ``without`` snippet). Per language, the threshold maximises the mean ROUGE-5 F1 of the filtered
 page against full-text truth (the snippet F of ``../shared/bench/score.py`` where a language has
-only snippet pages), or, with ``--target-precision``, is the highest threshold whose kept
-sentences reach that share of main sentences. Percentiles of the sentence perplexities
+only snippet pages); the lowest threshold within ``--tolerance`` of the best wins. With
+``--target-precision`` it is the highest threshold whose kept sentences reach that share of
+main sentences. Percentiles of the sentence perplexities
 (cc_net-style thresholds) are written too. ``--write`` stores both in the model registry; a
 PNG shows the two distributions, the objective curve and the chosen threshold.
 """
@@ -17,6 +18,7 @@ PNG shows the two distributions, the objective curve and the chosen threshold.
 from __future__ import annotations
 
 import argparse
+import bisect
 import gzip
 import json
 import math
@@ -215,6 +217,21 @@ def mean_score(pages: list[PageSentences], threshold: float) -> float:
     return sum(page_score(p, threshold) for p in pages) / len(pages) if pages else 0.0
 
 
+def score_curve(pages: list[PageSentences], grid: list[float]) -> list[float]:
+    """Mean page score at each threshold of ``grid`` (ascending); a page is rescored only where
+    the threshold changes which of its sentences are kept."""
+    totals = [0.0] * len(grid)
+    for page in pages:
+        scores = sorted(ppl for _, _, ppl, _ in page.sentences if ppl is not None)
+        last_kept, last_score = -1, 0.0
+        for i, threshold in enumerate(grid):
+            kept = bisect.bisect_right(scores, threshold)
+            if kept != last_kept:
+                last_kept, last_score = kept, page_score(page, threshold)
+            totals[i] += last_score
+    return [total / len(pages) for total in totals] if pages else totals
+
+
 def main_precision(pages: list[PageSentences], threshold: float) -> float:
     kept = [main for p in pages for _, _, ppl, main in p.sentences
             if ppl is not None and ppl <= threshold and main is not None]
@@ -255,18 +272,20 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def calibrate_language(pages: list[PageSentences], target_precision: float | None) -> dict:
+def calibrate_language(pages: list[PageSentences], target_precision: float | None, tolerance: float = 0.0) -> dict:
     """Choose the threshold for one language's pages and describe both classes.
 
-    The objective is ROUGE-5 F1 where the pages have full-text truth, the snippet F otherwise.
-    Among thresholds equally good to four decimals, the highest (the one that drops least) wins.
+    The objective is ROUGE-5 F1 where the pages have full-text truth, the snippet F where they
+    have snippets. The lowest threshold (the one that drops most) whose score is within
+    ``tolerance`` of the best, to four decimals, wins.
     """
     grid = candidate_thresholds()
-    curve = [(t, mean_score(pages, t)) for t in grid]
-    metric = "snippet_f" if all(p.snippets for p in pages) else "rouge5_f1"
+    curve = [(t, round(f, 4)) for t, f in zip(grid, score_curve(pages, grid))]
+    metric = "snippet_f" if pages[0].snippets else "rouge5_f1"
     if target_precision is None:
-        best_t, best_f = max(curve, key=lambda tf: (round(tf[1], 4), tf[0]))
-        objective = metric
+        best = max(f for _, f in curve)
+        best_t, best_f = next((t, f) for t, f in curve if f >= best - tolerance - 1e-9)
+        objective = metric if not tolerance else f"{metric} within {tolerance:g} of the best"
     else:
         ok = [t for t in grid if main_precision(pages, t) >= target_precision]
         best_t = max(ok) if ok else grid[0]
@@ -289,7 +308,7 @@ def calibrate_language(pages: list[PageSentences], target_precision: float | Non
         "median_perplexity_boilerplate": round(percentile(boiler, 50), 1) if boiler else None,
         "percentiles": {p: round(percentile(scored, p), 1) for p in PERCENTILES} if scored else {},
         "token_effect": token_effect(pages, best_t),
-        "curve": [[t, round(f, 4)] for t, f in curve],
+        "curve": [[t, f] for t, f in curve],
         "log10_main": [round(math.log10(v), 3) for v in main],
         "log10_boilerplate": [round(math.log10(v), 3) for v in boiler],
     }
@@ -316,8 +335,9 @@ def plot(results: dict[str, dict], path: Path, extractor: str) -> None:
         curve = ax.twinx()
         curve.plot([math.log10(t) for t, _ in r["curve"]], [f for _, f in r["curve"]], color="tab:blue")
         curve.set_ylabel(r["metric"], color="tab:blue")
-        ax.set_title(f"{lang} ({extractor} text): {r['pages']} pages, {r['metric']} {r['score_unfiltered']} "
-                     f"unfiltered -> {r['score']}, {100 * r['sentences_dropped']:.1f}% sentences dropped")
+        ax.set_title(f"{lang} ({extractor} text, {r['pages']} pages): {r['metric']} {r['score_unfiltered']} "
+                     f"unfiltered -> {r['score']},\n{100 * r['sentences_dropped']:.1f}% of sentences dropped",
+                     fontsize="medium")
         ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -355,6 +375,9 @@ def add_parser(commands) -> None:
                              "`conservative` is all visible text, no main-content extraction")
     parser.add_argument("--target-precision", type=float,
                         help="pick the highest threshold whose kept sentences are at least this share main")
+    parser.add_argument("--tolerance", type=float, default=0.0,
+                        help="take the lowest threshold whose score is within this of the best (default 0: "
+                             "only thresholds that cost nothing); trades quality for a smaller corpus")
     parser.add_argument("--min-pages", type=int, default=20, help="languages with fewer pages keep their threshold")
     parser.add_argument("--out", default="calibration", help="folder for calibration.json and calibration.png")
     parser.add_argument("--write", action="store_true", help="write thresholds and percentiles into the registry")
@@ -387,9 +410,9 @@ def run(args: argparse.Namespace) -> int:
             continue
         fulltext = [p for p in language_pages if not p.snippets]
         # Full-text truth measures the whole page; snippets only where a language has too few of those.
-        chosen = fulltext if len(fulltext) >= args.min_pages else language_pages
+        chosen = fulltext if len(fulltext) >= args.min_pages else [p for p in language_pages if p.snippets]
         if len(chosen) >= args.min_pages:
-            results[lang] = calibrate_language(chosen, args.target_precision)
+            results[lang] = calibrate_language(chosen, args.target_precision, args.tolerance)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "calibration.json").write_text(json.dumps({"extractor": extractor, "languages": results}, indent=1)

@@ -80,7 +80,7 @@ def test_calibrate_writes_distributions_plot_and_thresholds(tmp_path, registry_c
     # The chosen threshold is the best point of the curve it reports.
     assert result["metric"] == "rouge5_f1"
     assert result["score"] == max(f for _, f in result["curve"])
-    assert [t for t, f in result["curve"] if f == result["score"]][-1] == result["threshold"]
+    assert [t for t, f in result["curve"] if f == result["score"]][0] == result["threshold"]
     # On all visible text (no main-content extraction) a threshold removes boilerplate, as in the paper.
     assert result["score"] > result["score_unfiltered"]
     assert result["token_effect"]["boilerplate_tokens_removed"] > 1 - result["token_effect"]["main_tokens_kept"]
