@@ -68,12 +68,20 @@ def _attr_tokens(attrib) -> tuple[str, ...]:
 class _Owner:
     """A block-level element on the parser's stack, collecting its runs of text."""
 
-    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parts", "link")
+    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parts", "link", "_attrs")
 
     def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int) -> None:
         self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
         self.parts: list[str] = []
         self.link = 0
+        self._attrs: tuple[str, ...] | None = None
+
+    @property
+    def attrs(self) -> tuple[str, ...]:
+        """Class/id tokens of the element and its ancestors, prefixed by level (computed once)."""
+        if self._attrs is None:
+            self._attrs = tuple(f"{level}:{t}" for level, tokens in enumerate(self.levels) for t in tokens)
+        return self._attrs
 
 
 class _BlockTarget:
@@ -96,8 +104,7 @@ class _BlockTarget:
         if owner.parts:
             text = " ".join("".join(owner.parts).split())
             if text:
-                attrs = tuple(f"{level}:{t}" for level, tokens in enumerate(owner.levels) for t in tokens)
-                self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, attrs,
+                self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
                                          min(owner.link, len(text)), owner.depth))
             owner.parts.clear()
             owner.link = 0

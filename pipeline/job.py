@@ -226,12 +226,13 @@ def summary_text(stats: dict[str, Any]) -> str:
     text_bytes = stats.get("bytes", {})
     raw, clean = text_bytes.get("text_raw", 0), text_bytes.get("text_clean", 0)
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
+    outcomes = Stats.from_dict({"outcome": outcome}).counts
     languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
     lines = [
         f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
         f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
-        f"  HTML pages: {records.get('html', 0)}; kept {outcome.get('kept', 0)}, "
-        + ", ".join(f"{k} {v}" for k, v in sorted(outcome.items()) if k != "kept" and not isinstance(v, dict)),
+        f"  HTML pages: {records.get('html', 0)}; "
+        + ", ".join(f"{k.removeprefix('outcome.')} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])),
         f"  skipped records: {sum(skipped.values())} "
         + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
         f"  sentences kept: {sentences.get('kept', 0)} of {sentences.get('total', 0)}; "

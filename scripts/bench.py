@@ -8,7 +8,7 @@ Prints pages/s and MB/s (compressed WARC bytes) on the same input for:
      Python, on 1 core and on all cores (multiprocessing over gzip-member byte ranges);
   2. warcplex, full pipeline (extraction cascade, LID, sentences, KenLM filter, Parquet),
      local Spark on all cores with the default config; wall time includes Spark start-up;
-     plus peak RSS per Python worker;
+     plus peak RSS per Python worker; 2b the same with only the primary resiliparse path;
   3. a peer-style pipeline like datatrove's FineWeb recipe: trafilatura extraction, fastText
      LID, KenLM scoring of every sentence, on a sample of pages on one core, extrapolated to
      the whole file and to all cores assuming perfect scaling (generous to the peer).
@@ -112,13 +112,13 @@ def peer_pipeline(path: str, sample: int) -> tuple[int, int]:
     return pages, sentences
 
 
-def warcplex_run(path: str) -> tuple[int, float, dict]:
+def warcplex_run(path: str, overrides: tuple[str, ...] = ()) -> tuple[int, float, dict]:
     from pipeline.cli import main as cli_main
 
     with tempfile.TemporaryDirectory(prefix="warcplex-bench-") as tmp:
         out = os.path.join(tmp, "out")
         started = time.perf_counter()
-        status = cli_main(["run", "--input", path, "--output", out])
+        status = cli_main(["run", "--input", path, "--output", out, *(a for o in overrides for a in ("--set", o))])
         wall = time.perf_counter() - started
         if status != 0:
             raise SystemExit(f"bench: warcplex run failed with status {status}")
@@ -170,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     warcplex = row(f"2  warcplex full pipeline, local[*], {CORES} cores", pages, wall, stats["cpu"]["total"],
                    f"(wall incl. Spark start; CPU = Python workers; {stats['run']['splits']} splits)")
     rss = stats.get("rss", {}).get("max_mb", {})
+    pages, wall, primary_stats = warcplex_run(args.warc, ("extract.cascade=[resiliparse,conservative]",))
+    primary = row(f"2b warcplex primary path [resiliparse], {CORES} cores", pages, wall,
+                  primary_stats["cpu"]["total"], "(--set extract.cascade=[resiliparse,conservative])")
 
     (peer_pages, sentences), seconds, cpu = timed(peer_pipeline, args.warc, args.peer_sample)
     scale = total_pages / peer_pages
@@ -179,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     for label, (a, b), target in (("2/1 (warcplex / floor parse+resiliparse, all cores)", (warcplex, floor), 0.5),
-                                  ("2/3 (warcplex / peer-style pipeline, all cores)", (warcplex, peer), 5)):
+                                  ("2/3 (warcplex / peer-style pipeline, all cores)", (warcplex, peer), 5),
+                                  ("2b/1 (primary path / floor)", (primary, floor), 0.5),
+                                  ("2b/3 (primary path / peer-style pipeline)", (primary, peer), 5)):
         print(f"  ratio {label}: {a[0] / b[0]:.2f}x wall, {a[1] / b[1]:.2f}x per CPU-second  (target >= {target})")
     print(f"  load average during the run: {os.getloadavg()[0]:.1f} on {CORES} cores (shared machines skew wall time)")
     if rss:
