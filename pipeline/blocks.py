@@ -32,8 +32,11 @@ MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
 
 INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark nobr q "
                    "s samp small span strike strong sub sup time tt u var wbr".split())
-SKIP = frozenset("script style noscript template head title meta link iframe svg canvas object embed select "
-                 "option button input textarea form nav math".split())
+# Subtrees never read. Not `form` (whole pages are often wrapped in one) nor `noscript` (the HTML
+# parser nests the rest of the page inside one whose end tag it ignores): their text goes to the
+# classifier like any other.
+SKIP = frozenset("script style template head title meta link iframe svg canvas object embed select "
+                 "option button input textarea nav math".split())
 HASH_DIM = 1 << 12
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 
