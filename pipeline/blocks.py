@@ -8,8 +8,9 @@ XPath), so every decision maps back to the original DOM. A logistic regression (
 ``pipeline/blocks_model.json``, fitted by ``scripts/train_blocks.py`` on bench dev pages only)
 classifies each block from its KenLM perplexity, link density, length, punctuation, tag path,
 hashed class/id tokens, position, whether resiliparse's main-content pass kept it, and the same
-features of its neighbours; a small gradient-boosted tree ensemble then combines the dense
-features with the regression's score. The kept blocks, in document order, are the page's text.
+features of its neighbours; a gradient-boosted tree ensemble combines the dense features with
+the regression's score, and a second ensemble revises each block's probability in the light of
+its neighbours' (:func:`context_features`). The kept blocks, in document order, are the page's text.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
 import numpy as np
 
 from pipeline import models
