@@ -28,8 +28,6 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
-
 import yaml
 
 from pipeline.config import ConfigError, Settings, load_settings, resolve_path
@@ -53,7 +51,7 @@ class PageSentences:
     def snippets(self) -> bool:
         return isinstance(self.truth, dict)
 
-    def text(self, threshold: float, min_tokens: int = 0) -> str:
+    def text(self, threshold: float) -> str:
         """The page as the filter leaves it at ``threshold`` (paragraphs on lines, as the pipeline writes)."""
         from pipeline.process import join_sentences
 
@@ -148,7 +146,7 @@ class _Worker:
         self.langid = LanguageIdentifier(settings.langid)
         self.splitter = SentenceSplitter()
 
-    def __call__(self, item: tuple[str, str, str]) -> PageSentences | None:
+    def __call__(self, item: tuple[str, str, str]) -> PageSentences:
         page_id, html_path, truth_path = item
         raw_truth = Path(truth_path).read_text(encoding="utf-8", errors="replace")
         truth: str | dict = json.loads(raw_truth) if truth_path.endswith(".json") else raw_truth
@@ -202,10 +200,9 @@ def score_pages(items: list[tuple[str, str, str]], settings: Settings, extractor
                 processes: int) -> list[PageSentences]:
     worker = _Worker(settings, extractor)
     if processes <= 1:
-        results: Iterable = map(worker, items)
-        return [r for r in results if r is not None]
+        return list(map(worker, items))
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        return [r for r in pool.imap(worker, items, chunksize=16) if r is not None]
+        return list(pool.imap(worker, items, chunksize=16))
 
 
 def candidate_thresholds() -> list[float]:
