@@ -248,10 +248,10 @@ _ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
 LM_CHARS = 300
 
 
-def word_count(text: str) -> int:
-    """Words of ``text``: white-space separated, plus one per two characters of CJK, Thai, Lao,
-    Burmese and Khmer, which are written without spaces."""
-    words = len(text.split())
+def word_count(text: str, spaced: int | None = None) -> int:
+    """Words of ``text``: white-space separated (``spaced``, when the caller has counted them),
+    plus one per two characters of CJK, Thai, Lao, Burmese and Khmer, which are written without spaces."""
+    words = len(text.split()) if spaced is None else spaced
     if not text.isascii():
         unspaced = len(_UNSPACED.findall(text))
         if unspaced:
@@ -263,7 +263,7 @@ def _base(block: Block, primary: str, lm) -> list[float]:
     text = block.text
     n_chars = len(text)
     words = text.split()
-    n_words = word_count(text)
+    n_words = word_count(text, len(words))
     if lm is not None and n_words >= 3:
         log_ppl, no_ppl = math.log10(max(perplexity(lm, text[:LM_CHARS])[0], 1.0)), 0.0
     else:
