@@ -8,11 +8,11 @@ import os
 import sys
 
 try:
-    import pipeline  # noqa: F401  (from --py-files or an installed package)
+    import warcplex  # noqa: F401  (from --py-files or an installed package)
 except ImportError:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from pipeline.job import CleanWarcJob
+from warcplex.spark.job import CleanWarcJob
 
 if __name__ == "__main__":
     sys.exit(CleanWarcJob().main())

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: E402
+from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: E402
 
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
@@ -198,7 +198,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False) ->
         "vocab_size": counts.get(1),
         "ngram_counts": {str(k): v for k, v in sorted(counts.items())},
         "normalization_version": NORMALIZATION_VERSION,
-        "normalization": "pipeline.normalize.normalize_for_lm",
+        "normalization": "warcplex.steps.normalize.normalize_for_lm",
         "training": {"sentences": meta["train_sentences"], "tokens": meta["train_tokens"],
                      "seed": meta["seed"], "filters": meta["filters"]},
         "heldout": {"rule": meta["heldout_rule"], **ev,

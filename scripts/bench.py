@@ -34,8 +34,8 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: E402
 
-from pipeline.config import InputSettings, load_settings  # noqa: E402
-from pipeline.warc import plan_splits  # noqa: E402
+from warcplex.config import InputSettings, load_settings  # noqa: E402
+from warcplex.reading.warc import plan_splits  # noqa: E402
 
 DEFAULT_WARC = ROOT.parent / "shared" / "bench" / "warc" / "bench-dev.warc.gz"
 CORES = os.cpu_count() or 1
@@ -89,8 +89,8 @@ def peer_pipeline(path: str, sample: int) -> tuple[int, int]:
     """trafilatura -> fastText LID -> KenLM per sentence on the first ``sample`` pages."""
     import trafilatura
 
-    from pipeline import models
-    from pipeline.normalize import lm_tokens
+    from warcplex import models
+    from warcplex.steps.normalize import lm_tokens
 
     lid = models.fasttext_model(models.default_lid_model_path())
     registry = models.load_registry("conf/models.yaml")
@@ -113,7 +113,7 @@ def peer_pipeline(path: str, sample: int) -> tuple[int, int]:
 
 
 def warcplex_run(path: str, overrides: tuple[str, ...] = ()) -> tuple[int, float, dict]:
-    from pipeline.cli import main as cli_main
+    from warcplex.cli import main as cli_main
 
     with tempfile.TemporaryDirectory(prefix="warcplex-bench-") as tmp:
         out = os.path.join(tmp, "out")

@@ -56,7 +56,7 @@ def bench_pages(warc: Path, index: Path):
     """Yield (bench_id, decoded html) for every response record of the bench WARC."""
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from pipeline.stages import decode_html
+    from warcplex.steps.extractors import decode_html
 
     by_record = {r["response_record_id"]: r["bench_id"] for r in csv.DictReader(open(index), delimiter="\t")}
     with open(warc, "rb") as fh:
@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-quality")
     parser.add_argument("--config", default="conf/local.yaml")
     parser.add_argument("--set", action="append", default=[], help="extra override for every warcplex run")
-    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "pipeline" / "blocks_heldout_ids.txt",
+    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "warcplex" / "steps" / "blocks" / "blocks_heldout_ids.txt",
                         help="also score only these ids: the pages the block classifier was not fitted on")
     parser.add_argument("--runs", help="comma-separated subset of runs by number (1-based) or `peers`")
     args = parser.parse_args()

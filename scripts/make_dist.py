@@ -3,10 +3,10 @@
     python scripts/make_dist.py [--config conf/cluster.yaml] [--set key=value ...] [--dist dist]
 
 Writes ``dist/pipeline.zip`` (the ``pipeline`` package), copies every model file the job
-opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``pipeline.job.model_files``)
+opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``warcplex.spark.job.model_files``)
 into ``dist/files/`` and writes their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
-among the files Spark shipped (``pipeline.models.locate``), so file names must be unique.
+among the files Spark shipped (``warcplex.models.locate``), so file names must be unique.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.config import PROJECT_ROOT, ConfigError, load_settings  # noqa: E402
-from pipeline.job import UsageError, model_files  # noqa: E402
+from warcplex.config import PROJECT_ROOT, ConfigError, load_settings  # noqa: E402
+from warcplex.spark.job import UsageError, model_files  # noqa: E402
 
 
 def build_zip(destination: Path) -> int:
     """Zip the ``pipeline`` package (sources only, fixed timestamps so the zip is reproducible)."""
-    sources = sorted([*(PROJECT_ROOT / "pipeline").rglob("*.py"), *(PROJECT_ROOT / "pipeline").rglob("*.json")])
+    sources = sorted([*(PROJECT_ROOT / "warcplex").rglob("*.py"), *(PROJECT_ROOT / "warcplex").rglob("*.json")])
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for source in sources:
             info = zipfile.ZipInfo(str(source.relative_to(PROJECT_ROOT)), date_time=(2020, 1, 1, 0, 0, 0))

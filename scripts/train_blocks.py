@@ -33,11 +33,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline import models  # noqa: E402
-from pipeline.blocks import (HASH_DIM, MODEL_PATH, BlockModel, context_features, dense_names,  # noqa: E402
+from warcplex import models  # noqa: E402
+from warcplex.steps.blocks.features import (HASH_DIM, MODEL_PATH, BlockModel, context_features, dense_names,  # noqa: E402
                              featurize, parse_blocks, primary_text)
-from pipeline.config import ExtractSettings  # noqa: E402
-from pipeline.stages import decode_html  # noqa: E402
+from warcplex.config import ExtractSettings  # noqa: E402
+from warcplex.steps.extractors import decode_html  # noqa: E402
 
 REGISTRY = "conf/models.yaml"
 THRESHOLDS = [round(t, 2) for t in np.arange(0.2, 0.81, 0.05)]
@@ -128,7 +128,7 @@ def export_trees(booster) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
-    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "pipeline" / "blocks_heldout_ids.txt")
+    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "warcplex" / "steps" / "blocks" / "blocks_heldout_ids.txt")
     parser.add_argument("--model", type=Path, default=MODEL_PATH)
     parser.add_argument("--C", type=float, default=0.5, help="inverse L2 regularisation strength")
     parser.add_argument("--trees", type=int, default=200, help="boosting iterations of stage one")

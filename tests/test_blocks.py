@@ -10,12 +10,12 @@ from collections import Counter
 import numpy as np
 from conftest import bench_file
 
-from pipeline.blocks import (BlocksExtractor, block_element, block_model, dense_names, dom_path, featurize,
+from warcplex.steps.blocks.features import (BlocksExtractor, block_element, block_model, dense_names, dom_path, featurize,
                              parse_blocks, parse_tree, word_count)
-from pipeline.config import load_settings
-from pipeline.process import PageCleaner
-from pipeline.stages import ConservativeExtractor, decode_html
-from pipeline.warc import Page
+from warcplex.config import load_settings
+from warcplex.spark.runner import PageCleaner
+from warcplex.steps.extractors import ConservativeExtractor, decode_html
+from warcplex.reading.warc import Page
 
 HTML = """<html><head><title>T</title><script>var x = "no";</script></head><body>
 <div id="top-nav"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></div>

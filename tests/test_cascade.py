@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_settings
-from pipeline.process import PageCleaner
-from pipeline.warc import Page
+from warcplex.config import load_settings
+from warcplex.spark.runner import PageCleaner
+from warcplex.reading.warc import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTICLE = ("<html><body><nav><a href='/'>Home</a></nav><article>"

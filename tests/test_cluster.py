@@ -22,7 +22,7 @@ import pyarrow.dataset as ds
 import pytest
 import pyspark
 
-from pipeline.config import PROJECT_ROOT
+from warcplex.config import PROJECT_ROOT
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
@@ -131,7 +131,7 @@ def test_a_registry_shipped_with_its_models_finds_them_by_name(tmp_path):
     registry = PROJECT_ROOT / "conf" / "models.yaml"
     if not registry.exists():
         pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
-    from pipeline.models import load_registry
+    from warcplex.models import load_registry
 
     entries = load_registry(str(registry))
     shipped = tmp_path / "sparkfiles"

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from pipeline.config import PROJECT_ROOT
-from pipeline.models import kenlm_model, load_registry
-from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm
-from pipeline.stages import SentenceSplitter, perplexity
+from warcplex.config import PROJECT_ROOT
+from warcplex.models import kenlm_model, load_registry
+from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
+from warcplex.steps.extractors import SentenceSplitter, perplexity
 
 REGISTRY = "conf/models.yaml"
 

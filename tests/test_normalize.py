@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from pipeline import stages
-from pipeline.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm
+from warcplex.steps import extractors as stages
+from warcplex.steps.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -45,7 +45,7 @@ def test_training_code_imports_the_shared_normalisation(path):
         pytest.skip(f"{path} not present yet")
     tree = ast.parse(path.read_text(encoding="utf-8"))
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module == "pipeline.normalize" for alias in node.names}
+                and node.module == "warcplex.steps.normalize" for alias in node.names}
     assert "normalize_for_lm" in imported
     defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     assert not defined & {"normalize_for_lm", "lm_tokens"}, "training code must not redefine the normalisation"

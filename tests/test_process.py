@@ -7,10 +7,10 @@ import pytest
 import yaml
 
 from conftest import ROOT, SAMPLE_WARC, bench_file
-from pipeline.config import load_settings
-from pipeline.process import join_sentences, run_split
-from pipeline.stats import Stats
-from pipeline.warc import Split
+from warcplex.config import load_settings
+from warcplex.spark.runner import join_sentences, run_split
+from warcplex.stats import Stats
+from warcplex.reading.warc import Split
 from test_stages import TINY_ARPA
 
 REGISTRY = ROOT / "conf" / "models.yaml"

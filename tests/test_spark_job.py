@@ -11,9 +11,9 @@ import pyarrow.dataset as ds
 import pytest
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from pipeline.cli import main as cli_main
-from pipeline.config import PROJECT_ROOT
-from pipeline.stats import Stats
+from warcplex.cli import main as cli_main
+from warcplex.config import PROJECT_ROOT
+from warcplex.stats import Stats
 from conftest import BENCH
 
 REAL_WARCS = ["warc/cc-genuine/CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz",

@@ -9,9 +9,9 @@ import kenlm
 import pytest
 
 from conftest import ROOT
-from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
-from pipeline.normalize import normalize_for_lm
-from pipeline.stages import (ConservativeExtractor, LanguageIdentifier, PerplexityFilter, ResiliparseExtractor,
+from warcplex.config import ExtractSettings, LangIdSettings, PerplexitySettings
+from warcplex.steps.normalize import normalize_for_lm
+from warcplex.steps.extractors import (ConservativeExtractor, LanguageIdentifier, PerplexityFilter, ResiliparseExtractor,
                              SentenceSplitter, decode_html, log10_bin, median, perplexity)
 
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -14,9 +14,9 @@ import json
 import sys
 from typing import Any
 
-from pipeline.config import S3Settings
-from pipeline.output import OutputTarget
-from pipeline.stats import Stats
+from warcplex.config import S3Settings
+from warcplex.writing.output import OutputTarget
+from warcplex.stats import Stats
 
 MAX_LANGUAGES = 6
 
@@ -46,7 +46,7 @@ def run_thresholds(stats: dict[str, Any]) -> dict[str, float]:
     config = stats.get("run", {}).get("config", {}).get("perplexity", {})
     if not config.get("enabled", True):
         return {}
-    from pipeline.models import load_registry
+    from warcplex.models import load_registry
 
     try:
         registry = load_registry(config.get("registry", "conf/models.yaml"))

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from pipeline.config import resolve_path
+from warcplex.config import resolve_path
 
 _CACHE: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipeline import calibrate, report, sweep, nightly
-from pipeline.job import CleanWarcJob, OneLineParser, run_cli
+from warcplex.analysis import calibrate, report, sweep
+from warcplex.spark import nightly
+from warcplex.spark.job import CleanWarcJob, OneLineParser, run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pipeline.config import CarbonSettings, ConfigError
+from warcplex.config import CarbonSettings, ConfigError
 
 log = logging.getLogger("warcplex")
 

@@ -2,7 +2,7 @@
 
 Each stage is a small class holding only settings (so it pickles to executors cheaply),
 with one working method, its own counters and its CPU time under ``cpu.<name>``. Native
-models are fetched from :mod:`pipeline.models` on first use in each worker.
+models are fetched from :mod:`warcplex.models` on first use in each worker.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import ContextManager
 
-from pipeline import models
-from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
-from pipeline.normalize import lm_tokens
-from pipeline.stats import Stats, timed
+from warcplex import models
+from warcplex.config import ExtractSettings, LangIdSettings, PerplexitySettings
+from warcplex.steps.normalize import lm_tokens
+from warcplex.stats import Stats, timed
 
 
 class Stage:

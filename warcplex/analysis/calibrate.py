@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 import yaml
 
-from pipeline.config import ConfigError, Settings, load_settings, resolve_path
-from pipeline.models import kenlm_model, load_registry
-from pipeline.stages import LanguageIdentifier, SentenceSplitter, decode_html, perplexity
+from warcplex.config import ConfigError, Settings, load_settings, resolve_path
+from warcplex.models import kenlm_model, load_registry
+from warcplex.steps.extractors import LanguageIdentifier, SentenceSplitter, decode_html, perplexity
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
 ROUGE_N = 5
@@ -53,7 +53,7 @@ class PageSentences:
 
     def text(self, threshold: float) -> str:
         """The page as the filter leaves it at ``threshold`` (paragraphs on lines, as the pipeline writes)."""
-        from pipeline.process import join_sentences
+        from warcplex.spark.runner import join_sentences
 
         paragraphs: dict[int, list[str]] = defaultdict(list)
         for paragraph, sentence, ppl, _ in self.sentences:
@@ -138,7 +138,7 @@ class _Worker:
     """Extracts, splits and scores one page with the pipeline's stages (runs in a multiprocessing pool)."""
 
     def __init__(self, settings: Settings, extractor: str) -> None:
-        from pipeline.process import build_extractor
+        from warcplex.spark.runner import build_extractor
 
         self.registry = settings.perplexity.registry
         self.min_tokens = settings.perplexity.min_tokens

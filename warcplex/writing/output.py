@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from pipeline.config import S3Settings
+from warcplex.config import S3Settings
 
 ROW_GROUP_ROWS = 2000
 SUCCESS = "_SUCCESS"  # written last: the manifest of a complete output

@@ -16,15 +16,16 @@ from typing import Iterable, Iterator
 import pyarrow as pa
 from resiliparse.process_guard import ExecutionTimeout, InterruptType, MemoryLimitExceeded, mem_guard, time_guard
 
-from pipeline import models, workers
-from pipeline.config import ExtractSettings, Settings
-from pipeline.normalize import lm_tokens
-from pipeline.output import OutputTarget, SplitWriter
-from pipeline.stages import (UNKNOWN_LANGUAGE, ConservativeExtractor, Extractor, Language, LanguageIdentifier,
+from warcplex import models
+from warcplex.spark import workers
+from warcplex.config import ExtractSettings, Settings
+from warcplex.steps.normalize import lm_tokens
+from warcplex.writing.output import OutputTarget, SplitWriter
+from warcplex.steps.extractors import (UNKNOWN_LANGUAGE, ConservativeExtractor, Extractor, Language, LanguageIdentifier,
                              PerplexityFilter, ReadabilityExtractor, ResiliparseExtractor, ScoredSentence,
                              SentenceSplitter, TrafilaturaExtractor, decode_html, log10_bin, median)
-from pipeline.stats import Stats, timed
-from pipeline.warc import Page, Split, iter_pages
+from warcplex.stats import Stats, timed
+from warcplex.reading.warc import Page, Split, iter_pages
 
 PAGE_SCHEMA = pa.schema([
     ("warc_record_id", pa.string()),
@@ -107,7 +108,7 @@ def build_extractor(name: str, settings: Settings) -> Extractor:
     if name == "conservative":
         return ConservativeExtractor(extract)
     if name == "blocks":
-        from pipeline.blocks import BlocksExtractor
+        from warcplex.steps.blocks.features import BlocksExtractor
 
         return BlocksExtractor(extract, settings.perplexity)
     raise ValueError(f"unknown extraction stage {name!r}")

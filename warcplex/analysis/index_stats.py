@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from pipeline.config import IndexSettings, S3Settings
-from pipeline.output import filesystem_for
-from pipeline.process import join_sentences
+from warcplex.config import IndexSettings, S3Settings
+from warcplex.writing.output import filesystem_for
+from warcplex.spark.runner import join_sentences
 
 FIELD = "body"
 

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import models
-from pipeline.config import ExtractSettings, PerplexitySettings
-from pipeline.stages import Extractor, PageTooDeep, nesting_depth, perplexity
+from warcplex import models
+from warcplex.config import ExtractSettings, PerplexitySettings
+from warcplex.steps.extractors import Extractor, PageTooDeep, nesting_depth, perplexity
 
 MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
 
@@ -406,7 +406,7 @@ class BlockModel:
     def load(cls, path: str | Path | None = None) -> "BlockModel":
         """The weights at ``path``; by default the packaged ``blocks_model.json`` (also from a zip)."""
         if path is None:
-            raw = pkgutil.get_data("pipeline", MODEL_PATH.name)
+            raw = pkgutil.get_data(__package__, MODEL_PATH.name)
             return cls(json.loads(raw.decode("utf-8")))
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 

@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from typing import Callable
 
-from pipeline.config import S3Settings
+from warcplex.config import S3Settings
 
 log = logging.getLogger(__name__)
 

@@ -16,16 +16,16 @@ import sys
 import time
 from typing import Any
 
-from pipeline.carbon import carbon_report, start_codecarbon
-from pipeline.config import ConfigError, Settings, load_settings, resolve_path
-from pipeline.index_stats import run_index_stats
-from pipeline.models import default_lid_model_path, load_registry
-from pipeline.output import OutputTarget
-from pipeline.process import dump_json, run_split
-from pipeline.report import write_report
-from pipeline.sources import InputError, resolve_inputs
-from pipeline.stats import Stats
-from pipeline.warc import Split, plan_splits
+from warcplex.analysis.carbon import carbon_report, start_codecarbon
+from warcplex.config import ConfigError, Settings, load_settings, resolve_path
+from warcplex.analysis.index_stats import run_index_stats
+from warcplex.models import default_lid_model_path, load_registry
+from warcplex.writing.output import OutputTarget
+from warcplex.spark.runner import dump_json, run_split
+from warcplex.analysis.report import write_report
+from warcplex.reading.sources import InputError, resolve_inputs
+from warcplex.stats import Stats
+from warcplex.reading.warc import Split, plan_splits
 
 log = logging.getLogger("warcplex")
 

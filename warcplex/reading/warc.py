@@ -18,9 +18,9 @@ from typing import Iterator
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from pipeline.config import InputSettings, S3Settings
-from pipeline.sources import is_remote, open_stream
-from pipeline.stats import Stats
+from warcplex.config import InputSettings, S3Settings
+from warcplex.reading.sources import is_remote, open_stream
+from warcplex.stats import Stats
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/x-server-parsed-html"})

@@ -16,10 +16,10 @@ import json
 import sys
 from typing import Any
 
-from pipeline.config import S3Settings
-from pipeline.index_stats import ScoredPage, Sentence, index_size, load_scored_pages
-from pipeline.output import OutputTarget
-from pipeline.process import dump_json
+from warcplex.config import S3Settings
+from warcplex.analysis.index_stats import ScoredPage, Sentence, index_size, load_scored_pages
+from warcplex.writing.output import OutputTarget
+from warcplex.spark.runner import dump_json
 
 
 def _row(label: str, pages: list[ScoredPage], keep, raw_index_bytes: int | None) -> dict[str, Any]:

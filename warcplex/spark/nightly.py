@@ -20,11 +20,11 @@ import logging
 import re
 import sys
 
-from pipeline.config import ConfigError, load_settings
-from pipeline.job import CleanWarcJob, UsageError, summary_text
-from pipeline.output import OutputTarget
-from pipeline.sources import InputError, resolve_inputs
-from pipeline.warc import plan_splits
+from warcplex.config import ConfigError, load_settings
+from warcplex.spark.job import CleanWarcJob, UsageError, summary_text
+from warcplex.writing.output import OutputTarget
+from warcplex.reading.sources import InputError, resolve_inputs
+from warcplex.reading.warc import plan_splits
 from pyarrow import fs as pafs
 
 log = logging.getLogger("warcplex.nightly")
