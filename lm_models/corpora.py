@@ -35,9 +35,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))
 
-from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: E402
+from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
 
 WORK = HERE / "work"
 DEBS = WORK / "debs"

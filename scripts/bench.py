@@ -29,10 +29,9 @@ from multiprocessing import Pool
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: E402
+from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: E402  (after SPARK_LOCAL_IP)
 
 from warcplex.config import InputSettings, load_settings  # noqa: E402
 from warcplex.reading.warc import plan_splits  # noqa: E402
@@ -90,11 +89,12 @@ def peer_pipeline(path: str, sample: int) -> tuple[int, int]:
     import trafilatura
 
     from warcplex import models
+    from warcplex.registry import load_registry
     from warcplex.steps.normalize import lm_tokens
 
     lid = models.fasttext_model(models.default_lid_model_path())
-    registry = models.load_registry("conf/models.yaml")
-    lm = models.kenlm_model(registry["en"]["path"])
+    registry = load_registry("conf/models.yaml")
+    lm = models.kenlm_model(registry["en"].path)
     pages = sentences = 0
     for payload, _ in html_payloads(path):
         if pages >= sample:

@@ -1,9 +1,9 @@
-"""Build what a cluster needs: ``dist/pipeline.zip`` for ``--py-files`` and the model files for ``--files``.
+"""Build what a cluster needs: ``dist/warcplex.zip`` for ``--py-files`` and the model files for ``--files``.
 
     python scripts/make_dist.py [--config conf/cluster.yaml] [--set key=value ...] [--dist dist]
 
-Writes ``dist/pipeline.zip`` (the ``pipeline`` package), copies every model file the job
-opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``warcplex.spark.job.model_files``)
+Writes ``dist/warcplex.zip`` (the ``warcplex`` package), copies every model file the job
+opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``warcplex.spark.session.model_files``)
 into ``dist/files/`` and writes their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
 among the files Spark shipped (``warcplex.models.locate``), so file names must be unique.
@@ -17,14 +17,12 @@ import sys
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from warcplex.config import PROJECT_ROOT, ConfigError, load_settings  # noqa: E402
-from warcplex.spark.job import UsageError, model_files  # noqa: E402
+from warcplex.config import PROJECT_ROOT, ConfigError, load_settings
+from warcplex.spark.session import UsageError, model_files
 
 
 def build_zip(destination: Path) -> int:
-    """Zip the ``pipeline`` package (sources only, fixed timestamps so the zip is reproducible)."""
+    """Zip the ``warcplex`` package (sources only, fixed timestamps so the zip is reproducible)."""
     sources = sorted([*(PROJECT_ROOT / "warcplex").rglob("*.py"), *(PROJECT_ROOT / "warcplex").rglob("*.json")])
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for source in sources:
@@ -57,14 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     if shipped.exists():
         shutil.rmtree(shipped)
     shipped.mkdir(parents=True)
-    count = build_zip(dist / "pipeline.zip")
+    count = build_zip(dist / "warcplex.zip")
     copies = []
     for source in files:
         copy = shipped / Path(source).name
         shutil.copy2(source, copy)
         copies.append(str(copy))
     (dist / "files.txt").write_text(",".join(copies) + "\n", encoding="utf-8")
-    print(f"{dist / 'pipeline.zip'}: {count} modules")
+    print(f"{dist / 'warcplex.zip'}: {count} modules")
     for copy in copies:
         print(f"{copy}: {Path(copy).stat().st_size} bytes")
     print(f"{dist / 'files.txt'}: --files list")

@@ -60,6 +60,7 @@ def registry_copy(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_calibrate_writes_distributions_plot_and_thresholds(tmp_path, registry_copy):
     data = bench_file("data")
     manifest = [json.loads(line) for line in (data / "manifest.jsonl").read_text().splitlines()]

@@ -17,6 +17,8 @@ import pytest
 from conftest import bench_file
 from warcplex.config import PROJECT_ROOT
 
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
 WARCS = [("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
          ("other-real", "dolma-tests_data_warc_sample-0000.warc.gz")]
 # Two splits per shard, sequential (local[1]): four tasks, each committing its own marker.

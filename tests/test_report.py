@@ -16,6 +16,8 @@ from warcplex.analysis.index_stats import _analyzer, compare_raw_clean, load_sco
 from warcplex.analysis.sweep import sweep
 from conftest import bench_file
 
+pytestmark = [pytest.mark.spark]
+
 WARC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 
 
@@ -125,6 +127,7 @@ window.addEventListener('load', () => {
 </script>"""
 
 
+@pytest.mark.browser
 def test_report_renders_in_headless_chromium(run_output, tmp_path):
     out, _ = run_output
     chromium = _chromium()

@@ -18,8 +18,9 @@ from warcplex.writing.output import DATASET_DIR
 from warcplex.stats import Stats
 from warcplex.reading.warc import Split
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_fuzz_corpus  # noqa: E402
+import make_fuzz_corpus
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 # Damage that loses bytes the reader must report per file.
 REPORTED_KINDS = {"truncated_member", "truncated_file", "garbage_between", "not_warc"}

@@ -32,6 +32,8 @@ from warcplex.reading.sources import RetriesExhausted, open_stream, resolve_inpu
 from warcplex.stats import Stats
 from warcplex.reading.warc import Split, iter_pages
 
+pytestmark = [pytest.mark.s3, pytest.mark.spark]
+
 WARCS = [("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
          ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")]
 BUCKET_IN, BUCKET_OUT = "crawl", "corpus"

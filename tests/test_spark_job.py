@@ -16,6 +16,8 @@ from warcplex.config import PROJECT_ROOT
 from warcplex.stats import Stats
 from conftest import BENCH
 
+pytestmark = [pytest.mark.spark]
+
 REAL_WARCS = ["warc/cc-genuine/CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz",
               "warc/cc-genuine/CC-MAIN-2024-22.whirlwind.warc.gz",
               "warc/other-real/clueweb09-ja.quirk.from-resiliparse-tests.warc.gz",

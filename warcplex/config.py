@@ -151,7 +151,17 @@ class CarbonSettings(_Section):
     codecarbon_country: str = "USA"
 
 
+class PipelineSettings(_Section):
+    # The per-page steps in order (warcplex/steps/<name>.py, or package.module:Class).
+    # `cascade` tries each `extract.cascade` stage and runs the steps after it on that
+    # stage's text, falling back to the next stage when the filter removed too much.
+    steps: list[str] = Field(default_factory=lambda: ["decode", "cascade", "langid", "sentences", "perplexity"])
+    # Settings of steps that have no section of their own: step name -> {key: value}.
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
 class Settings(_Section):
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
     input: InputSettings = Field(default_factory=InputSettings)
     s3: S3Settings = Field(default_factory=S3Settings)

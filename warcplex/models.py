@@ -14,8 +14,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from warcplex.config import resolve_path
 
 _CACHE: dict[tuple[str, str], Any] = {}
@@ -58,14 +56,15 @@ def locate(path: str) -> str:
     return str(local)
 
 
-def _cached(kind: str, path: str, loader) -> Any:
+def cached(kind: str, path: str, loader, find: bool = True) -> Any:
+    """The object ``loader`` makes of the file at ``path`` (located by :func:`locate` when ``find``), once per process."""
     key = (kind, path)
     model = _CACHE.get(key)
     if model is None:
         with _LOCK:
             model = _CACHE.get(key)
             if model is None:
-                model = loader(locate(path))
+                model = loader(locate(path) if find else path)
                 _CACHE[key] = model
                 LOADS[f"{kind}:{os.path.basename(path)}"] += 1
     return model
@@ -88,42 +87,18 @@ def _load_fasttext(path: str):
 
 def kenlm_model(path: str):
     """The KenLM model at ``path``, loaded (mmapped) once per process."""
-    return _cached("kenlm", path, _load_kenlm)
+    return cached("kenlm", path, _load_kenlm)
 
 
 def fasttext_model(path: str):
     """The fastText model at ``path``, loaded once per process."""
-    return _cached("fasttext", path, _load_fasttext)
+    return cached("fasttext", path, _load_fasttext)
 
 
-def _registry_entry_path(registry: str, path: str) -> str:
-    """A registry entry's model path: next to the registry file if it is there, else as given.
+def block_model(path: str | None = None):
+    """The block classifier's weights at ``path`` (None: the packaged ``blocks_model.json``), loaded once per process."""
+    from warcplex.steps.blocks.model import BlockModel
 
-    A registry copied together with its models (``make dist``, ``--files``) finds them by
-    file name in its own directory; otherwise a relative path resolves against the working
-    directory or the project root (:func:`locate`, which prefers Spark's shipped copy).
-    """
-    if os.path.isabs(path):
-        return path
-    here = os.path.dirname(os.path.abspath(registry))
-    for candidate in (os.path.join(here, path), os.path.join(here, os.path.basename(path))):
-        if os.path.exists(candidate):
-            return candidate
-    return path
-
-
-def load_registry(path: str) -> dict[str, dict[str, Any]]:
-    """The per-language model registry (``conf/models.yaml``): language -> {path, threshold, ...}."""
-    def load(resolved: str) -> dict[str, dict[str, Any]]:
-        with open(resolved, encoding="utf-8") as fh:
-            tree = yaml.safe_load(fh) or {}
-        models = tree.get("models", {})
-        if not isinstance(models, dict):
-            raise ValueError(f"{path}: `models` must map language codes to entries")
-        for lang, entry in models.items():
-            if not isinstance(entry, dict) or "path" not in entry:
-                raise ValueError(f"{path}: models.{lang} needs a `path`")
-            entry["path"] = _registry_entry_path(resolved, str(entry["path"]))
-        return models
-
-    return _cached("registry", path, load)
+    if path is None:
+        return cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
+    return cached("blocks", path, BlockModel.load)

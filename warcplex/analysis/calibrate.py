@@ -27,12 +27,19 @@ import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import Iterator
 from pathlib import Path
 import yaml
 
 from warcplex.config import ConfigError, Settings, load_settings, resolve_path
-from warcplex.models import kenlm_model, load_registry
-from warcplex.steps.extractors import LanguageIdentifier, SentenceSplitter, decode_html, perplexity
+from warcplex.document import Sentence, page_text
+from warcplex.models import kenlm_model
+from warcplex.reading.decode import decode_html
+from warcplex.registry import keeps, load_registry
+from warcplex.steps.extractors import build_extractor
+from warcplex.steps.langid import LanguageIdentifier
+from warcplex.steps.perplexity import perplexity
+from warcplex.steps.sentences import SentenceSplitter
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
 ROUGE_N = 5
@@ -44,8 +51,9 @@ class PageSentences:
     page_id: str
     language: str
     truth: str | dict  # full text, or {"with": [...], "without": [...]} snippets
-    # (paragraph, text, perplexity or None when unscored, is_main or None when unlabelled)
-    sentences: list[tuple[int, str, float | None, bool | None]]
+    # perplexity None: unscored (no model, or shorter than perplexity.min_tokens, which the filter keeps)
+    sentences: list[Sentence]
+    labels: list[bool | None]  # per sentence: is it main content (None: unlabelled)
 
     @property
     def snippets(self) -> bool:
@@ -53,13 +61,15 @@ class PageSentences:
 
     def text(self, threshold: float) -> str:
         """The page as the filter leaves it at ``threshold`` (paragraphs on lines, as the pipeline writes)."""
-        from warcplex.spark.runner import join_sentences
+        return page_text(self.sentences, lambda s: kept_at(s, threshold))
 
-        paragraphs: dict[int, list[str]] = defaultdict(list)
-        for paragraph, sentence, ppl, _ in self.sentences:
-            if ppl is None or ppl <= threshold:
-                paragraphs[paragraph].append(sentence)
-        return "\n".join(join_sentences(p) for _, p in sorted(paragraphs.items()))
+    def labelled(self) -> Iterator[tuple[Sentence, bool | None]]:
+        return zip(self.sentences, self.labels)
+
+
+def kept_at(sentence: Sentence, threshold: float) -> bool:
+    """Whether the filter keeps ``sentence`` at ``threshold`` (short ones are already unscored here)."""
+    return keeps(sentence.perplexity, sentence.n_tokens or 0, threshold, 0)
 
 
 def _tokens(text: str) -> list[str]:
@@ -138,7 +148,6 @@ class _Worker:
     """Extracts, splits and scores one page with the pipeline's stages (runs in a multiprocessing pool)."""
 
     def __init__(self, settings: Settings, extractor: str) -> None:
-        from warcplex.spark.runner import build_extractor
 
         self.registry = settings.perplexity.registry
         self.min_tokens = settings.perplexity.min_tokens
@@ -157,7 +166,7 @@ class _Worker:
             text = ""
         language = self.langid.identify(text or (truth if isinstance(truth, str) else " ".join(truth["with"]))).code
         models = load_registry(self.registry)
-        model = kenlm_model(models[language]["path"]) if language in models else None
+        model = kenlm_model(models[language].path) if language in models else None
         label = self._labeller(truth)
         sentences = []
         for paragraph, para in enumerate(self.splitter.split(text, language)):
@@ -167,8 +176,8 @@ class _Worker:
                     ppl, n_words = perplexity(model, sentence)
                     if n_words < self.min_tokens:  # the filter keeps these unscored
                         ppl = None
-                sentences.append((paragraph, sentence, ppl, label(sentence)))
-        return PageSentences(page_id, language, truth, sentences)
+                sentences.append(Sentence(sentence, paragraph, ppl))
+        return PageSentences(page_id, language, truth, sentences, [label(s.text) for s in sentences])
 
     @staticmethod
     def _labeller(truth: str | dict):
@@ -219,7 +228,7 @@ def score_curve(pages: list[PageSentences], grid: list[float]) -> list[float]:
     the threshold changes which of its sentences are kept."""
     totals = [0.0] * len(grid)
     for page in pages:
-        scores = sorted(ppl for _, _, ppl, _ in page.sentences if ppl is not None)
+        scores = sorted(s.perplexity for s in page.sentences if s.perplexity is not None)
         last_kept, last_score = -1, 0.0
         for i, threshold in enumerate(grid):
             kept = bisect.bisect_right(scores, threshold)
@@ -230,8 +239,8 @@ def score_curve(pages: list[PageSentences], grid: list[float]) -> list[float]:
 
 
 def main_precision(pages: list[PageSentences], threshold: float) -> float:
-    kept = [main for p in pages for _, _, ppl, main in p.sentences
-            if ppl is not None and ppl <= threshold and main is not None]
+    kept = [main for p in pages for s, main in p.labelled()
+            if s.perplexity is not None and kept_at(s, threshold) and main is not None]
     return sum(kept) / len(kept) if kept else 1.0
 
 
@@ -239,11 +248,11 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
     """Shares of boilerplate tokens removed and main-content tokens kept at ``threshold``."""
     main_all = main_kept = boiler_all = boiler_removed = 0
     for page in pages:
-        for _, sentence, ppl, main in page.sentences:
+        for sentence, main in page.labelled():
             if main is None:
                 continue
-            n = len(_tokens(sentence))
-            kept = ppl is None or ppl <= threshold
+            n = len(_tokens(sentence.text))
+            kept = kept_at(sentence, threshold)
             if main:
                 main_all += n
                 main_kept += n * kept
@@ -256,8 +265,8 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
 
 
 def sentences_dropped(pages: list[PageSentences], threshold: float) -> float:
-    scored = [ppl for p in pages for _, _, ppl, _ in p.sentences if ppl is not None]
-    return sum(ppl > threshold for ppl in scored) / len(scored) if scored else 0.0
+    scored = [s for p in pages for s in p.sentences if s.perplexity is not None]
+    return sum(not kept_at(s, threshold) for s in scored) / len(scored) if scored else 0.0
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -288,9 +297,9 @@ def calibrate_language(pages: list[PageSentences], target_precision: float | Non
         best_t = max(ok) if ok else grid[0]
         best_f = dict(curve)[best_t]
         objective = f"main_precision>={target_precision}"
-    scored = [ppl for p in pages for _, _, ppl, _ in p.sentences if ppl is not None]
-    main = [ppl for p in pages for _, _, ppl, m in p.sentences if ppl is not None and m]
-    boiler = [ppl for p in pages for _, _, ppl, m in p.sentences if ppl is not None and m is False]
+    scored = [s.perplexity for p in pages for s in p.sentences if s.perplexity is not None]
+    main = [s.perplexity for p in pages for s, m in p.labelled() if s.perplexity is not None and m]
+    boiler = [s.perplexity for p in pages for s, m in p.labelled() if s.perplexity is not None and m is False]
     return {
         "objective": objective,
         "metric": metric,

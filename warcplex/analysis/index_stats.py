@@ -25,18 +25,9 @@ import pyarrow.dataset as ds
 
 from warcplex.config import IndexSettings, S3Settings
 from warcplex.writing.output import filesystem_for
-from warcplex.spark.runner import join_sentences
+from warcplex.document import Sentence, page_text
 
 FIELD = "body"
-
-
-@dataclass(frozen=True)
-class Sentence:
-    paragraph: int
-    text: str
-    n_tokens: int
-    perplexity: float | None
-    kept: bool
 
 
 @dataclass(frozen=True)
@@ -49,11 +40,7 @@ class ScoredPage:
 
     def text(self, keep: Callable[[Sentence], bool] | None = None) -> str:
         """The page text from the sentences ``keep`` accepts (all of them when None)."""
-        paragraphs: dict[int, list[str]] = {}
-        for sentence in self.sentences:
-            if keep is None or keep(sentence):
-                paragraphs.setdefault(sentence.paragraph, []).append(sentence.text)
-        return "\n".join(join_sentences(p) for _, p in sorted(paragraphs.items()))
+        return page_text(self.sentences, keep)
 
 
 def _sample_key(record_id: str) -> bytes:
@@ -88,7 +75,8 @@ def load_scored_pages(sentences_uri: str, s3: S3Settings, sample_pages: int = 0,
             if current_id is not None:
                 pages.append(ScoredPage(current_id, current_lang, tuple(current)))
             current, current_id, current_lang = [], row["warc_record_id"], row["language"]
-        current.append(Sentence(row["paragraph"], row["sentence"], row["n_tokens"], row["perplexity"], row["kept"]))
+        current.append(Sentence(row["sentence"], row["paragraph"], row["perplexity"], row["kept"],
+                                n_tokens=row["n_tokens"]))
     if current_id is not None:
         pages.append(ScoredPage(current_id, current_lang, tuple(current)))
     return pages

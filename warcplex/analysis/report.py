@@ -14,7 +14,8 @@ import json
 import sys
 from typing import Any
 
-from warcplex.config import S3Settings
+from warcplex.config import PerplexitySettings, S3Settings
+from warcplex.registry import RegistryError, load_registry
 from warcplex.writing.output import OutputTarget
 from warcplex.stats import Stats
 
@@ -42,27 +43,21 @@ def _figure(width: float, height: float):
 
 
 def run_thresholds(stats: dict[str, Any]) -> dict[str, float]:
-    """Per-language perplexity thresholds the run used (global override, else the registry)."""
+    """Per-language perplexity thresholds the run used (:meth:`RegistryEntry.threshold_for` of its config)."""
     config = stats.get("run", {}).get("config", {}).get("perplexity", {})
     if not config.get("enabled", True):
         return {}
-    from warcplex.models import load_registry
-
     try:
-        registry = load_registry(config.get("registry", "conf/models.yaml"))
+        settings = PerplexitySettings(**config)
+        registry = load_registry(settings.registry)
     except (OSError, ValueError):
         return {}
     result = {}
     for lang, entry in registry.items():
-        if config.get("threshold") is not None:
-            result[lang] = float(config["threshold"])
-        elif config.get("threshold_mode") == "percentile":
-            percentiles = entry.get("percentiles") or {}
-            value = percentiles.get(config.get("percentile"), percentiles.get(str(config.get("percentile"))))
-            if value is not None:
-                result[lang] = float(value)
-        elif "threshold" in entry:
-            result[lang] = float(entry["threshold"])
+        try:
+            result[lang] = entry.threshold_for(settings)
+        except RegistryError:  # this language has no value for the run's mode
+            continue
     return result
 
 

@@ -17,7 +17,9 @@ import sys
 from typing import Any
 
 from warcplex.config import S3Settings
-from warcplex.analysis.index_stats import ScoredPage, Sentence, index_size, load_scored_pages
+from warcplex.analysis.index_stats import ScoredPage, index_size, load_scored_pages
+from warcplex.document import Sentence
+from warcplex.registry import keeps
 from warcplex.writing.output import OutputTarget
 from warcplex.spark.runner import dump_json
 
@@ -43,7 +45,7 @@ def sweep(pages: list[ScoredPage], thresholds: list[float], min_tokens: int) -> 
     rows = [raw]
     for threshold in thresholds:
         def keep(s: Sentence, limit: float = threshold) -> bool:
-            return s.perplexity is None or s.n_tokens < min_tokens or s.perplexity <= limit
+            return keeps(s.perplexity, s.n_tokens, limit, min_tokens)
         rows.append(_row(f"{threshold:g}", pages, keep, raw["index_bytes"]))
     rows.append(_row("run", pages, lambda s: s.kept, raw["index_bytes"]))
     return rows

@@ -3,7 +3,9 @@
 A job parses its arguments, resolves inputs into splits, ships the model files to the
 executors, runs :meth:`WarcJob.process_split` once per split in a Spark task, and merges
 the per-split stats from the completion markers. A subclass overrides ``process_split``
-(and, if it needs more flags, ``add_arguments``).
+(and, if it needs more flags, ``add_arguments``). Run-level work around the job (the
+analysis: CO2, index statistics, the report) comes in as :class:`JobExtension` objects,
+composed by the ``warcplex run`` command, so the runtime never imports it.
 """
 
 from __future__ import annotations
@@ -11,89 +13,34 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shutil
 import sys
 import time
-from typing import Any
+from typing import Any, Sequence
 
-from warcplex.analysis.carbon import carbon_report, start_codecarbon
-from warcplex.config import ConfigError, Settings, load_settings, resolve_path
-from warcplex.analysis.index_stats import run_index_stats
-from warcplex.models import default_lid_model_path, load_registry
-from warcplex.writing.output import OutputTarget
-from warcplex.spark.runner import dump_json, run_split
-from warcplex.analysis.report import write_report
+from warcplex.config import ConfigError, Settings, load_settings
 from warcplex.reading.sources import InputError, resolve_inputs
-from warcplex.stats import Stats
 from warcplex.reading.warc import Split, plan_splits
+from warcplex.spark.runner import dump_json, run_split
+from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_session, under_spark_submit
+from warcplex.stats import Stats
+from warcplex.writing.output import OutputTarget
 
 log = logging.getLogger("warcplex")
 
 
-class UsageError(Exception):
-    """A problem the user can fix; printed as one line, without a traceback."""
+class JobExtension:
+    """Run-level work composed around a job: started before Spark, adds to stats.json, writes files."""
 
+    files: tuple[str, ...] = ()  # the files :meth:`write` writes into the output
 
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (no usage dump)."""
+    def start(self, settings: Settings) -> None:
+        """Before the Spark job starts."""
 
-    def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"warcplex: error: {message} (see {self.prog} --help)\n")
+    def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
+        """After the splits are merged, before stats.json is written: add sections to ``stats``."""
 
-
-def require_java() -> str:
-    """Path of the ``java`` Spark will use, or a clear error."""
-    java_home = os.environ.get("JAVA_HOME")
-    candidate = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
-    if not candidate or not os.access(candidate, os.X_OK):
-        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no `java` on PATH"
-        raise UsageError(f"Java not found ({where}); Spark needs Java 17: install openjdk-17-jre-headless "
-                         "or set JAVA_HOME")
-    return candidate
-
-
-def under_spark_submit() -> bool:
-    """True when the driver was launched by spark-submit (it then owns master and conf)."""
-    return "PYSPARK_GATEWAY_PORT" in os.environ
-
-
-def spark_session(settings: Settings):
-    """A SparkSession: local master and project Python unless spark-submit set them."""
-    if not under_spark_submit():
-        require_java()
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        if settings.spark.master.startswith("local"):
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder.appName(settings.spark.app_name)
-    if not under_spark_submit():
-        builder = builder.master(settings.spark.master)
-        builder = builder.config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-        builder = builder.config("spark.ui.showConsoleProgress", "false")
-    for key, value in settings.spark.conf.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
-
-
-def model_files(settings: Settings) -> list[str]:
-    """Every model file the executors need: the registry, its KenLM binaries, the LID model."""
-    files = []
-    if settings.perplexity.enabled:
-        registry = str(resolve_path(settings.perplexity.registry))
-        files.append(registry)
-        for entry in load_registry(settings.perplexity.registry).values():
-            path = resolve_path(entry["path"])
-            if not path.exists():
-                raise UsageError(f"model file {entry['path']} (from {settings.perplexity.registry}) not found")
-            files.append(str(path))
-    if settings.langid.enabled:
-        files.append(str(resolve_path(settings.langid.model_path)) if settings.langid.model_path
-                     else default_lid_model_path())
-    return files
+    def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
+        """After stats.json is written: write :attr:`files`."""
 
 
 class WarcJob:
@@ -101,6 +48,9 @@ class WarcJob:
 
     name = "warc_job"
     description = "Process WARC files with Spark."
+
+    def __init__(self, extensions: Sequence[JobExtension] = ()) -> None:
+        self.extensions = list(extensions)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Hook for a subclass's extra flags."""
@@ -137,9 +87,14 @@ class WarcJob:
         """The work of one Spark task: return the split's stats dict."""
         raise NotImplementedError
 
-    def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
-        """Hook run on the driver after all splits: write run-level files, return their names."""
-        return []
+    def files(self) -> list[str]:
+        """The run-level files this job writes besides stats.json (its own, then its extensions')."""
+        return [name for extension in self.extensions for name in extension.files]
+
+    def write_files(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
+        """Write the run-level files after stats.json."""
+        for extension in self.extensions:
+            extension.write(output, stats, settings)
 
     def run(self, args: argparse.Namespace) -> dict[str, Any]:
         settings = self.settings_from_args(args)
@@ -147,7 +102,8 @@ class WarcJob:
         files = model_files(settings)
         OutputTarget(args.output, settings.s3).retract_success()
         started = time.time()
-        meter = start_codecarbon(settings.carbon)
+        for extension in self.extensions:
+            extension.start(settings)
         spark = spark_session(settings)
         try:
             sc = spark.sparkContext
@@ -168,14 +124,14 @@ class WarcJob:
             spark.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
-        if meter is not None:
-            stats["carbon"]["codecarbon_measured"] = meter.stop()
+        for extension in self.extensions:
+            extension.add_stats(stats, settings)
+        stats["run"]["files"] = ["stats.json", *self.files()]
         target = OutputTarget(output, settings.s3)
         target.write_bytes("stats.json", dump_json(stats).encode("utf-8"))
-        written = ["stats.json", *self.finish(output, stats, settings)]
+        self.write_files(output, stats, settings)
         target.publish_success()  # the final commit: a manifest of every file with its size
-        written.append("_SUCCESS")
-        stats["run"]["files"] = written
+        stats["run"]["files"].append("_SUCCESS")
         return stats
 
     def merge_stats(self, output: str, split_ids: list[str], results: list[dict], settings: Settings,
@@ -196,7 +152,6 @@ class WarcJob:
             "pages_per_cpu_second": round(pages / cpu, 2) if cpu else None,
             "config": settings.model_dump(mode="json"),
         }
-        tree["carbon"] = carbon_report(tree, settings.carbon)
         return tree
 
     def main(self, argv: list[str] | None = None) -> int:
@@ -238,10 +193,12 @@ def summary_text(stats: dict[str, Any]) -> str:
         f"  sentences kept: {sentences.get('kept', 0)} of {sentences.get('total', 0)}; "
         f"text bytes {raw} -> {clean} ({100 * clean / raw if raw else 0:.1f}% kept)",
         "  languages (pages kept): " + ", ".join(f"{lang} {v.get('pages_kept', 0)}" for lang, v in languages),
-        f"  CPU {stats['carbon']['cpu_hours'] * 3600:.1f} s, est. {stats['carbon']['kg_co2'] * 1000:.4f} g CO2 "
-        f"(eq. 9, C_e {stats['carbon']['grid_intensity_kg_per_kwh']} kg/kWh)",
     ]
-    snapshot = stats["carbon"].get("snapshot")
+    carbon = stats.get("carbon", {})
+    if carbon:
+        lines.append(f"  CPU {carbon['cpu_hours'] * 3600:.1f} s, est. {carbon['kg_co2'] * 1000:.4f} g CO2 "
+                     f"(eq. 9, C_e {carbon['grid_intensity_kg_per_kwh']} kg/kWh)")
+    snapshot = carbon.get("snapshot")
     if snapshot:
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages): {snapshot['core_hours']:,.0f} core-hours, "
                      f"${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
@@ -267,26 +224,9 @@ class CleanWarcJob(WarcJob):
     def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
         return run_split(split, settings, output, settings.output.dropped)
 
-    def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
-        target = OutputTarget(output, settings.s3)
-        stats["index"] = self.index_stats(settings)
-        stats["run"]["files"] = ["stats.json", "summary.txt", "report.html"]
-        target.write_bytes("stats.json", dump_json(stats).encode("utf-8"))
-        target.write_bytes("summary.txt", (summary_text(stats) + "\n").encode("utf-8"))
-        write_report(output, settings.s3, stats)
-        return ["summary.txt", "report.html"]
+    def files(self) -> list[str]:
+        return ["summary.txt", *super().files()]
 
-    @staticmethod
-    def index_stats(settings: Settings) -> dict[str, Any]:
-        """Real tantivy index statistics of the sampled pages, or why they were skipped."""
-        if not settings.index.enabled:
-            return {"skipped": "index.enabled is false"}
-        if not settings.output.sentences:
-            return {"skipped": "no sentence scores written (run with --sentences DIR or output.sentences)"}
-        started = time.process_time()
-        try:
-            result = run_index_stats(settings.output.sentences, settings.s3, settings.index)
-        except ValueError as exc:
-            return {"skipped": str(exc)}
-        result["driver_cpu_seconds"] = round(time.process_time() - started, 3)
-        return result
+    def write_files(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
+        OutputTarget(output, settings.s3).write_bytes("summary.txt", (summary_text(stats) + "\n").encode("utf-8"))
+        super().write_files(output, stats, settings)

@@ -19,9 +19,11 @@ import argparse
 import logging
 import re
 import sys
+from typing import Callable
 
 from warcplex.config import ConfigError, load_settings
-from warcplex.spark.job import CleanWarcJob, UsageError, summary_text
+from warcplex.spark.job import CleanWarcJob, summary_text
+from warcplex.spark.session import UsageError
 from warcplex.writing.output import OutputTarget
 from warcplex.reading.sources import InputError, resolve_inputs
 from warcplex.reading.warc import plan_splits
@@ -59,7 +61,7 @@ def plan(shards: list[str], done: set[str], settings, max_shards: int | None) ->
     return finished, pending
 
 
-def add_parser(commands) -> None:
+def add_parser(commands, job_factory: Callable[[], CleanWarcJob] = CleanWarcJob) -> None:
     parser = commands.add_parser("nightly", help="process a crawl's new shards into a corpus, idempotently",
                                  description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)
@@ -73,10 +75,10 @@ def add_parser(commands) -> None:
     parser.add_argument("--max-shards", type=int, help="process at most this many new shards in this run")
     parser.add_argument("--attempts", type=int, default=2, help="runs of the Spark job before giving up (default 2)")
     parser.add_argument("--dry-run", action="store_true", help="print the plan, process nothing")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=lambda args: run(args, job_factory))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = CleanWarcJob) -> int:
     """The ``nightly`` command: 0 done, 1 the job failed after every attempt, 2 a usage error."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     try:
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not pending:
         return 0
-    job = CleanWarcJob()
+    job = job_factory()
     argv = ["--input", *finished, *pending, "--output", args.output, "--config", args.config]
     for assignment in overrides:
         argv += ["--set", assignment]

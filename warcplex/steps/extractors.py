@@ -1,59 +1,33 @@
-"""The text stages: extraction, language ID, sentence splitting and the perplexity filter.
+"""The extraction steps: decoded HTML -> plain text with paragraphs on lines.
 
-Each stage is a small class holding only settings (so it pickles to executors cheaply),
-with one working method, its own counters and its CPU time under ``cpu.<name>``. Native
-models are fetched from :mod:`warcplex.models` on first use in each worker.
+Each extractor is a :class:`~warcplex.steps.base.Step` whose ``extract(html) -> str`` does
+the work; the cascade (:mod:`warcplex.steps.cascade`) tries them in ``extract.cascade`` order.
+:class:`ResiliparseExtractor` holds the resiliparse options and the depth guard for every
+caller (the ``blocks`` stage uses its main-content text as a feature).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
-from typing import ContextManager
 
-from warcplex import models
-from warcplex.config import ExtractSettings, LangIdSettings, PerplexitySettings
-from warcplex.steps.normalize import lm_tokens
-from warcplex.stats import Stats, timed
+from warcplex.config import ExtractSettings, Settings
+from warcplex.document import Document
+from warcplex.steps.base import Step
 
 
-class Stage:
-    """Base class: counters and CPU time of one stage."""
-
-    name = "stage"
-
-    def __init__(self) -> None:
-        self.stats = Stats()
-
-    def count(self, key: str, amount: float = 1) -> None:
-        self.stats.add(f"stage.{self.name}.{key}", amount)
-
-    def timed(self) -> ContextManager[None]:
-        """Count the CPU time of a ``with`` block under ``cpu.<name>``."""
-        return timed(self.stats, f"cpu.{self.name}")
-
-
-# --- extraction ---------------------------------------------------------------------------
-
-
-def decode_html(html: bytes, http_charset: str | None = None) -> str:
-    """Decode HTML bytes with resiliparse's content-based encoding detection.
-
-    The declared charset is only a fallback: declarations lie (UTF-8 pages that are cp1252).
-    """
-    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
-
-    encoding = detect_encoding(html, max_len=65536)
-    fallbacks = [e for e in (http_charset, "utf-8", "cp1252") if e]
-    return bytes_to_str(html, encoding, fallback_encodings=fallbacks)
-
-
-class Extractor(Stage):
+class Extractor(Step):
     """Turns decoded HTML into plain text with paragraphs separated by newlines."""
+
+    unfiltered = False  # True: its text passes the perplexity filter unscored
 
     def extract(self, html: str) -> str:
         raise NotImplementedError
+
+    def run(self, doc: Document) -> Document:
+        doc.text = self.extract(doc.html)
+        doc.extractor = self.name
+        doc.unfiltered = self.unfiltered
+        return doc
 
 
 class PageTooDeep(ValueError):
@@ -96,22 +70,31 @@ class ResiliparseExtractor(Extractor):
         self.options = dict(list_bullets=settings.list_bullets, comments=settings.comments,
                             links=settings.links, alt_texts=settings.alt_texts)
 
-    def extract(self, html: str) -> str:
-        """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""
+    def check_depth(self, html: str) -> None:
+        """Raise :class:`PageTooDeep` where main-content mode would crawl (the depth guard)."""
+        if self.main_content and nesting_depth(html, self.max_depth) > self.max_depth:
+            raise PageTooDeep(f"nested deeper than {self.max_depth} elements")
+
+    def plain_text(self, html: str) -> str:
+        """resiliparse's text of ``html`` with this extractor's options (no depth guard)."""
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
 
-        if self.main_content and nesting_depth(html, self.max_depth) > self.max_depth:
-            raise PageTooDeep(f"nested deeper than {self.max_depth} elements")
         tree = HTMLTree.parse(html)
         return extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
                                   noscript=False, form_fields=False, **self.options)
+
+    def extract(self, html: str) -> str:
+        """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""
+        self.check_depth(html)
+        return self.plain_text(html)
 
 
 class ConservativeExtractor(ResiliparseExtractor):
     """All visible text, no main-content heuristics: SORE's conservative revert."""
 
     name = "conservative"
+    unfiltered = True
 
     def __init__(self, settings: ExtractSettings) -> None:
         super().__init__(settings, main_content=False)
@@ -134,143 +117,28 @@ class ReadabilityExtractor(Extractor):
 
     def extract(self, html: str) -> str:
         import html_text
-        from readability import Document
+        from readability import Document as ReadabilityDocument
 
-        summary = Document(html).summary(html_partial=True)
+        summary = ReadabilityDocument(html).summary(html_partial=True)
         return html_text.extract_text(summary, guess_layout=True)
 
 
 # --- language ID --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Language:
-    code: str
-    score: float
+def build_extractor(name: str, settings: Settings) -> Extractor:
+    """The extraction stage called ``name`` (an ``extract.cascade`` entry)."""
+    extract = settings.extract
+    if name == "resiliparse":
+        return ResiliparseExtractor(extract)
+    if name == "trafilatura":
+        return TrafilaturaExtractor()
+    if name == "readability":
+        return ReadabilityExtractor()
+    if name == "conservative":
+        return ConservativeExtractor(extract)
+    if name == "blocks":
+        from warcplex.steps.blocks.step import BlocksExtractor
 
-
-UNKNOWN_LANGUAGE = "und"
-
-
-class LanguageIdentifier(Stage):
-    """Document-level fastText lid.176 language ID."""
-
-    name = "langid"
-
-    def __init__(self, settings: LangIdSettings) -> None:
-        super().__init__()
-        self.settings = settings
-        self.model_path = settings.model_path or models.default_lid_model_path()
-
-    def identify(self, text: str) -> Language:
-        sample = " ".join(text[: self.settings.max_chars].split())
-        if not self.settings.enabled or not sample:
-            return Language(UNKNOWN_LANGUAGE, 0.0)
-        labels, scores = models.fasttext_model(self.model_path).predict(sample, k=1)
-        code = labels[0].replace("__label__", "") if labels else UNKNOWN_LANGUAGE
-        score = float(min(1.0, scores[0])) if len(scores) else 0.0
-        if score < self.settings.min_score:
-            self.count("below_min_score")
-            return Language(UNKNOWN_LANGUAGE, score)
-        return Language(code, score)
-
-
-# --- sentences ----------------------------------------------------------------------------
-
-
-class SentenceSplitter(Stage):
-    """Multilingual sentence splitting (sentencex), paragraph by paragraph."""
-
-    name = "sentences"
-
-    def split(self, text: str, language: str) -> list[list[str]]:
-        """Return the sentences of each non-empty paragraph (line) of ``text``."""
-        from sentencex import segment
-
-        lang = language if language != UNKNOWN_LANGUAGE else "en"
-        paragraphs = []
-        for line in text.split("\n"):
-            line = line.strip()
-            if line:
-                sentences = [s.strip() for s in segment(lang, line)]
-                paragraphs.append([s for s in sentences if s])
-        return paragraphs
-
-
-# --- perplexity filter --------------------------------------------------------------------
-
-
-@dataclass
-class ScoredSentence:
-    text: str
-    perplexity: float | None  # None: not scored (no model for the language, or too short)
-    kept: bool
-    reason: str | None = None  # why it was dropped
-
-
-def perplexity(model, text: str) -> tuple[float, int]:
-    """Perplexity = 10^(-log10 P(sentence incl. </s>) / (words + 1)); also the word count."""
-    tokens = lm_tokens(text)
-    log10_prob = model.score(" ".join(tokens), bos=True, eos=True)
-    return 10.0 ** (-log10_prob / (len(tokens) + 1)), len(tokens)
-
-
-class PerplexityFilter(Stage):
-    """Scores every sentence with the language's KenLM model and drops those above its threshold."""
-
-    name = "perplexity"
-
-    def __init__(self, settings: PerplexitySettings) -> None:
-        super().__init__()
-        self.settings = settings
-
-    def has_model(self, language: str) -> bool:
-        return self.settings.enabled and language in models.load_registry(self.settings.registry)
-
-    def threshold(self, language: str) -> float:
-        if self.settings.threshold is not None:
-            return self.settings.threshold
-        entry = models.load_registry(self.settings.registry)[language]
-        if self.settings.threshold_mode == "percentile":
-            percentiles = entry.get("percentiles") or {}
-            value = percentiles.get(self.settings.percentile, percentiles.get(str(self.settings.percentile)))
-            if value is None:
-                raise ValueError(f"{self.settings.registry}: models.{language} has no "
-                                 f"percentiles.{self.settings.percentile}; run `warcplex calibrate`")
-            return float(value)
-        return float(entry["threshold"])
-
-    def filter(self, paragraphs: list[list[str]], language: str) -> list[list[ScoredSentence]]:
-        """Score and keep/drop each sentence; a language without a model passes unscored."""
-        if not self.has_model(language):
-            self.count("unscored_language_pages")
-            return [[ScoredSentence(s, None, True) for s in para] for para in paragraphs]
-        entry = models.load_registry(self.settings.registry)[language]
-        model = models.kenlm_model(entry["path"])
-        limit = self.threshold(language)
-        result = []
-        for para in paragraphs:
-            scored = []
-            for sentence in para:
-                ppl, n_words = perplexity(model, sentence)
-                if n_words < self.settings.min_tokens:
-                    scored.append(ScoredSentence(sentence, ppl, True))
-                elif ppl > limit:
-                    scored.append(ScoredSentence(sentence, ppl, False, f"perplexity>{limit:g}"))
-                else:
-                    scored.append(ScoredSentence(sentence, ppl, True))
-            result.append(scored)
-        return result
-
-
-def median(values: list[float]) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def log10_bin(value: float, bins_per_decade: int = 10) -> int:
-    """Histogram bin of a perplexity on a log10 scale (bin k covers 10^(k/b) .. 10^((k+1)/b))."""
-    return int(math.floor(math.log10(max(value, 1.0)) * bins_per_decade))
+        return BlocksExtractor(extract, settings.perplexity)
+    raise ValueError(f"unknown extraction stage {name!r}")

@@ -1,6 +1,6 @@
 """Write data/sample/sample.warc.gz: the bundled sample WARC that `make run` processes.
 
-The pages are written by this project (texts in scripts/sample_texts.py): articles in
+The pages are written by this project (texts in tests/sample_texts.py): articles in
 English, German, French, Spanish, Italian, Japanese and Russian, each wrapped in realistic
 boilerplate (navigation, cookie banners, share buttons, related links, comments, login
 boxes, pagination, footers) in four layouts: <article>, <main>, div soup and an old table
@@ -12,7 +12,7 @@ Like Common Crawl, every record is its own gzip member; some responses carry
 WARC-Identified-Payload-Type, others do not. The output is deterministic: fixed dates,
 record ids from uuid5, gzip mtime 0, so rerunning gives the same bytes.
 
-    python scripts/make_sample_warc.py [--out data/sample/sample.warc.gz]
+    python tests/make_sample_warc.py [--out data/sample/sample.warc.gz]
 """
 
 from __future__ import annotations
@@ -22,14 +22,12 @@ import base64
 import datetime as dt
 import html
 import io
-import sys
 import uuid
 from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sample_texts import ARTICLES  # noqa: E402
+from sample_texts import ARTICLES
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "data" / "sample" / "sample.warc.gz"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate a corpus of damaged WARC files from the real WARCs in ../shared/bench/warc/.
 
-    python scripts/make_fuzz_corpus.py OUT_DIR [--count 240] [--seed 7] [--seeds DIR]
+    python tests/make_fuzz_corpus.py OUT_DIR [--count 240] [--seed 7] [--seeds DIR]
 
 Deterministic for a given ``--seed``. Each file takes a few real records (one gzip member
 per record, as Common Crawl writes them) and damages them in one way: truncated gzip
