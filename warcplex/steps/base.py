@@ -10,7 +10,7 @@ the split runner counts as ``outcome.<reason>``. A :class:`Filter` only answers
 
 from __future__ import annotations
 
-from typing import ContextManager
+from typing import Any, ContextManager
 
 from warcplex.config import Settings
 from warcplex.document import Document
@@ -21,14 +21,16 @@ class Step:
     """Base class of every step: counters, CPU time and the drop reason."""
 
     name = "step"
+    section: str | None = None  # the section of Settings the step is built with, if any
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Any = None) -> None:
+        self.settings = settings
         self.stats = Stats()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Step":
-        """The step as the run's settings configure it (override when it takes settings)."""
-        return cls()
+        """The step as the run's settings configure it: with its :attr:`section`, if it has one."""
+        return cls(getattr(settings, cls.section)) if cls.section else cls()
 
     def __call__(self, doc: Document) -> Document | None:
         with self.timed():

@@ -36,10 +36,9 @@ class Cascade(Step):
 
     def __init__(self, extractors: list[Extractor], then: list[Step], settings: ExtractSettings,
                  fallback: FallbackRule = filtered_too_much) -> None:
-        super().__init__()
+        super().__init__(settings)
         self.extractors = extractors
         self.then = then
-        self.settings = settings
         self.fallback = fallback
 
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from warcplex import models
-from warcplex.config import LangIdSettings, Settings
+from warcplex.config import LangIdSettings
 from warcplex.document import UNKNOWN_LANGUAGE, Document, Language
 from warcplex.steps.base import Step
 
@@ -12,15 +12,12 @@ class LanguageIdentifier(Step):
     """Sets ``doc.language`` (once per page: a later cascade stage keeps the first stage's language)."""
 
     name = "langid"
+    section = "langid"
+    settings: LangIdSettings
 
     def __init__(self, settings: LangIdSettings) -> None:
-        super().__init__()
-        self.settings = settings
+        super().__init__(settings)
         self.model_path = settings.model_path or models.default_lid_model_path()
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "LanguageIdentifier":
-        return cls(settings.langid)
 
     def __call__(self, doc: Document) -> Document:
         if doc.language is not None:

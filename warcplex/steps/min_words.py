@@ -22,10 +22,7 @@ class MinWordsSettings(BaseModel):
 
 class MinWords(Filter):
     name = "min_words"
-
-    def __init__(self, settings: MinWordsSettings) -> None:
-        super().__init__()
-        self.settings = settings
+    settings: MinWordsSettings
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "MinWords":

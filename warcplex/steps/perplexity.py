@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from warcplex import models
-from warcplex.config import PerplexitySettings, Settings
+from warcplex.config import PerplexitySettings
 from warcplex.document import Document
 from warcplex.registry import RegistryEntry, load_registry
 from warcplex.steps.base import Step
@@ -36,14 +36,8 @@ class PerplexityFilter(Step):
     """
 
     name = "perplexity"
-
-    def __init__(self, settings: PerplexitySettings) -> None:
-        super().__init__()
-        self.settings = settings
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "PerplexityFilter":
-        return cls(settings.perplexity)
+    section = "perplexity"
+    settings: PerplexitySettings
 
     def __call__(self, doc: Document) -> Document | None:
         if doc.unfiltered or not self.settings.enabled:

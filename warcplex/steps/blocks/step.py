@@ -23,8 +23,7 @@ class BlocksExtractor(Extractor):
     name = "blocks"
 
     def __init__(self, settings: ExtractSettings, perplexity_settings: PerplexitySettings) -> None:
-        super().__init__()
-        self.settings = settings
+        super().__init__(settings)
         self.primary = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
         self.registry = perplexity_settings.registry  # used even when the sentence filter is off
         self.lm_language = settings.blocks_lm_language
