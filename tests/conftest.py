@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
+from warcio.warcwriter import WARCWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT.parent / "shared" / "bench"
@@ -41,6 +43,19 @@ GOOD, GOOD_LOG10, GOOD_WORDS = "The cat sat", -0.85, 3
 # "cat , the" ("," is <unk>) backs off at every step:
 # (bo(<s>) + P(cat)) + (bo(cat) + P(<unk>)) + (bo(<unk>) + P(the)) + (bo(the) + P(</s>))
 BAD, BAD_LOG10, BAD_WORDS = "Cat, the", (-0.5 - 0.7) + (-0.2 - 1.0) + (0 - 0.5) + (-0.3 - 1.0), 3
+
+
+def write_warc(path: Path, responses: list[tuple[str, str | None, str | None, bytes]]) -> None:
+    """Responses as (status, Content-Type, WARC-Identified-Payload-Type, body), one gzip member each."""
+    with open(path, "wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for n, (status, ctype, identified, body) in enumerate(responses):
+            head = f"HTTP/1.1 {status}\r\n" + (f"Content-Type: {ctype}\r\n" if ctype else "")
+            block = (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+            headers = {"WARC-Identified-Payload-Type": identified} if identified else {}
+            writer.write_record(writer.create_warc_record(f"https://t.example/{n}", "response",
+                                                          payload=io.BytesIO(block), length=len(block),
+                                                          warc_headers_dict=headers))
 
 
 def bench_file(*parts: str) -> Path:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import csv
-import io
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
-from warcio.warcwriter import WARCWriter
 
-from conftest import SAMPLE_WARC, WARC_DIR, bench_file
+from conftest import SAMPLE_WARC, WARC_DIR, bench_file, write_warc
 from warcplex.config import InputSettings, S3Settings
 from warcplex.stats import Stats
 from warcplex.reading.warc import Split, _is_member_start, iter_pages, plan_splits
@@ -82,19 +80,6 @@ def test_pages_carry_record_metadata():
 
 
 # --- HTML detection -----------------------------------------------------------------------
-
-
-def write_warc(path: Path, responses: list[tuple[str, str | None, str | None, bytes]]) -> None:
-    """Responses as (status, Content-Type, WARC-Identified-Payload-Type, body), one gzip member each."""
-    with open(path, "wb") as fh:
-        writer = WARCWriter(fh, gzip=True)
-        for n, (status, ctype, identified, body) in enumerate(responses):
-            head = f"HTTP/1.1 {status}\r\n" + (f"Content-Type: {ctype}\r\n" if ctype else "")
-            block = (head + f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-            headers = {"WARC-Identified-Payload-Type": identified} if identified else {}
-            writer.write_record(writer.create_warc_record(f"https://t.example/{n}", "response",
-                                                          payload=io.BytesIO(block), length=len(block),
-                                                          warc_headers_dict=headers))
 
 
 @pytest.mark.parametrize("ctype, identified, is_html", [

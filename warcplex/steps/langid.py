@@ -9,7 +9,8 @@ from warcplex.steps.base import Step
 
 
 class LanguageIdentifier(Step):
-    """Sets ``doc.language`` (once per page: a later cascade stage keeps the first stage's language)."""
+    """Sets ``doc.language`` from ``doc.text``: in the cascade, the language of each stage's own text,
+    so the page's language is that of the text finally kept, and the filter scores it with that language."""
 
     name = "langid"
     section = "langid"
@@ -18,11 +19,6 @@ class LanguageIdentifier(Step):
     def __init__(self, settings: LangIdSettings) -> None:
         super().__init__(settings)
         self.model_path = settings.model_path or models.default_lid_model_path()
-
-    def __call__(self, doc: Document) -> Document:
-        if doc.language is not None:
-            return doc
-        return super().__call__(doc)
 
     def run(self, doc: Document) -> Document:
         doc.language = self.identify(doc.text)
