@@ -2,8 +2,10 @@
 
 A :class:`Document` starts as a WARC page (:class:`~warcplex.reading.warc.Page`) and is
 filled in by the steps: decoded HTML, extracted text, language, scored sentences. The page
-text that is written is rebuilt from the kept sentences by :func:`page_text`, the same
-function the sweep, the index statistics and calibration use.
+text that is written is the extracted text with the dropped sentences cut out as spans of
+it (:func:`cut_dropped`): spacing, line breaks and code are kept and nothing is rejoined.
+The sweep, the index statistics and calibration, which only have the sentences, rebuild a
+page's text with :func:`page_text`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class Sentence:
     kept: bool = True
     reason: str | None = None  # why it was dropped
     n_tokens: int | None = None  # LM tokens, when known
+    start: int = -1  # its span [start, end) in the extracted text (-1: not located)
+    end: int = -1
 
 
 @dataclass
@@ -54,8 +58,8 @@ class Document:
 
     @property
     def clean_text(self) -> str:
-        """The text written to the corpus: the kept sentences, paragraph by paragraph."""
-        return page_text(self.sentences, lambda s: s.kept)
+        """The text written to the corpus: the extracted text with the dropped sentences cut out."""
+        return cut_dropped(self.text, self.sentences)
 
     def paragraphs(self) -> list[list[Sentence]]:
         grouped: dict[int, list[Sentence]] = {}
@@ -85,3 +89,45 @@ def page_text(sentences: Iterable[Sentence], keep: Callable[[Sentence], bool] | 
             paragraphs.setdefault(sentence.paragraph, []).append(sentence.text)
     texts = (join_sentences(p) for _, p in sorted(paragraphs.items()))
     return "\n".join(t for t in texts if t)
+
+
+def cut_dropped(text: str, sentences: list[Sentence]) -> str:
+    """``text`` without the spans of its dropped sentences; ``text`` itself when none is dropped.
+
+    A line whose sentences are all dropped goes with its line break. Within a line, a run of
+    dropped sentences goes with the white space up to the next sentence, or, at the end of the
+    line, with the white space after the last kept one. A sentence whose span is unknown stays.
+    """
+    if all(s.kept or s.start < 0 for s in sentences):
+        return text
+    cuts: list[tuple[int, int]] = []
+    lines: dict[int, list[Sentence]] = {}
+    for sentence in sentences:
+        lines.setdefault(sentence.paragraph, []).append(sentence)
+    for line in lines.values():
+        located = [s for s in line if s.start >= 0]
+        if located and len(located) == len(line) and not any(s.kept for s in line):
+            start = text.rfind("\n", 0, located[0].start) + 1
+            end = text.find("\n", located[-1].end)
+            cuts.append((start, end + 1) if end >= 0 else (max(start - 1, 0), len(text)))
+            continue
+        i = 0
+        while i < len(located):
+            if located[i].kept:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(located) and not located[j + 1].kept:
+                j += 1
+            if j + 1 < len(located):
+                cuts.append((located[i].start, located[j + 1].start))
+            else:
+                cuts.append((located[i - 1].end if i else located[i].start, located[j].end))
+            i = j + 1
+    parts, position = [], 0
+    for start, end in sorted(cuts):
+        if start > position:
+            parts.append(text[position:start])
+        position = max(position, end)
+    parts.append(text[position:])
+    return "".join(parts)

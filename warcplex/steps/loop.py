@@ -91,7 +91,7 @@ class StepLoop:
         except guards.GUARD_INTERRUPTS as exc:
             guards.restart()
             return Document(page, outcome=f"error.{guards.guard_kind(exc)}")
-        if not doc.clean_text:
+        if not doc.clean_text.strip():
             doc.outcome = "empty_after_filter"
         return doc
 

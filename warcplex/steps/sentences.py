@@ -1,9 +1,15 @@
-"""Step ``sentences``: multilingual sentence splitting (sentencex), paragraph by paragraph."""
+"""Step ``sentences``: multilingual sentence splitting (sentencex), paragraph by paragraph.
+
+Each sentence keeps its span (``start``, ``end``) in the extracted text, so the written text
+is the extracted text with the dropped sentences cut out (:func:`warcplex.document.cut_dropped`).
+"""
 
 from __future__ import annotations
 
 from warcplex.document import UNKNOWN_LANGUAGE, Document, Sentence
 from warcplex.steps.base import Step
+
+Span = tuple[str, int, int]  # a sentence and its [start, end) in the text; -1, -1 when it cannot be found
 
 
 class SentenceSplitter(Step):
@@ -12,19 +18,37 @@ class SentenceSplitter(Step):
     name = "sentences"
 
     def run(self, doc: Document) -> Document:
-        doc.sentences = [Sentence(text, paragraph) for paragraph, para in
-                         enumerate(self.split(doc.text, doc.language_code)) for text in para]
+        doc.sentences = []
+        for paragraph, para in enumerate(self.spans(doc.text, doc.language_code)):
+            for text, start, end in para:
+                if start < 0:
+                    self.count("unaligned")
+                doc.sentences.append(Sentence(text, paragraph, start=start, end=end))
         return doc
 
     def split(self, text: str, language: str) -> list[list[str]]:
         """Return the sentences of each non-empty paragraph (line) of ``text``."""
+        return [[sentence for sentence, _, _ in para] for para in self.spans(text, language)]
+
+    def spans(self, text: str, language: str) -> list[list[Span]]:
+        """The sentences of each non-empty line of ``text``, stripped, with their spans in ``text``."""
         from sentencex import segment
 
         lang = language if language != UNKNOWN_LANGUAGE else "en"
         paragraphs = []
+        offset = 0
         for line in text.split("\n"):
-            line = line.strip()
-            if line:
-                sentences = [s.strip() for s in segment(lang, line)]
-                paragraphs.append([s for s in sentences if s])
+            if line.strip():
+                para, cursor = [], 0
+                for sentence in (s.strip() for s in segment(lang, line.strip())):
+                    if not sentence:
+                        continue
+                    position = line.find(sentence, cursor)
+                    if position < 0:
+                        para.append((sentence, -1, -1))
+                        continue
+                    cursor = position + len(sentence)
+                    para.append((sentence, offset + position, offset + cursor))
+                paragraphs.append(para)
+            offset += len(line) + 1
         return paragraphs

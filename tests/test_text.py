@@ -1,0 +1,103 @@
+"""Issue 11.4: ``text`` is the extracted text minus the dropped sentences, cut as spans of it."""
+
+from __future__ import annotations
+
+import pyarrow.dataset as ds
+import pytest
+
+from conftest import write_warc
+from warcplex.config import load_settings
+from warcplex.document import Document, Language, Sentence, cut_dropped
+from warcplex.reading.decode import decode_html
+from warcplex.reading.warc import Page, Split, iter_pages
+from warcplex.spark.runner import run_split
+from warcplex.stats import Stats
+from warcplex.steps.extractors import build_extractor
+from warcplex.steps.sentences import SentenceSplitter
+
+
+def split_doc(text: str, language: str = "en") -> Document:
+    doc = Document(Page("<urn:t>", "http://t/", "", b"", None), text=text, language=Language(language, 1.0))
+    return SentenceSplitter()(doc)
+
+
+def dropping(doc: Document, *needles: str) -> str:
+    for sentence in doc.sentences:
+        sentence.kept = not any(n in sentence.text for n in needles)
+    return doc.clean_text
+
+
+def test_spans_point_into_the_text():
+    text = "Run jq '.[0].id' on it.  Then stop.\n\n    indented();\n日本語です。次の文！"
+    doc = split_doc(text)
+    assert all(text[s.start:s.end] == s.text for s in doc.sentences)
+    assert [s.paragraph for s in doc.sentences][-1] == 2
+
+
+@pytest.mark.parametrize("text, drop, expected", [
+    ("A first. B second. C third.", "B second", "A first. C third."),
+    ("A first. B second. C third.", "C third", "A first. B second."),
+    ("A first. B second. C third.", "A first", "B second. C third."),
+    ("keep me.\ndrop me.\nkeep too.", "drop me", "keep me.\nkeep too."),
+    ("keep me.\ndrop me.", "drop me", "keep me."),
+    # nothing rejoined: code, spacing, blank lines and "aid.The" stay as extracted
+    ("Run jq '.[0].id' on it. Spam spam spam.\n\n    code_line();\nfirst aid.The end", "Spam",
+     "Run jq '.[0].id' on it.\n\n    code_line();\nfirst aid.The end"),
+])
+def test_dropped_sentences_are_cut_as_spans(text, drop, expected):
+    assert dropping(split_doc(text), drop) == expected
+
+
+def test_cjk_sentences_are_cut_without_spaces():
+    assert dropping(split_doc("这是第一句。这是第二句！第三句？", "zh"), "第二") == "这是第一句。第三句？"
+
+
+def test_nothing_dropped_is_the_text_itself():
+    text = "  Leading space.\n\n\tTabbed   words.  \n"
+    assert split_doc(text).clean_text == text
+    assert cut_dropped(text, [Sentence("Leading space.", 0, kept=False)]) == text  # no span: kept
+
+
+PRE_PAGE = (b"<html><body><article><p>The harbour town rebuilt its old stone bridge in spring, and the people "
+            b"walked across it every evening.</p><pre>for i in range(3):\n    print(i)</pre>"
+            b"<p>Use jq '.[0].id' to read it.</p></article></body></html>")
+
+
+def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_genuine_warc):
+    """Real pages (Common Crawl WARC): with the filter off every row's text is its extractor's output."""
+    settings = load_settings(None, ["perplexity.enabled=false", "input.splits_per_shard=1"])
+    split = Split(str(cc_genuine_warc), 0, 1)
+    run_split(split, settings, str(tmp_path / "out"))
+    rows = {r["warc_record_id"]: r for r in ds.dataset(str(tmp_path / "out" / "data"),
+                                                       partitioning="hive").to_table().to_pylist()}
+    assert len(rows) >= 10
+    extractors = {}
+    for page in iter_pages(split, settings.input, settings.s3, Stats()):
+        row = rows.get(page.record_id)
+        if row is None:
+            continue
+        extractor = extractors.setdefault(row["extractor"], build_extractor(row["extractor"], settings))
+        assert row["text"] == extractor.extract(decode_html(page.html, page.http_charset)), page.url
+        assert row["text_bytes_clean"] == row["text_bytes_raw"] == len(row["text"].encode("utf-8"))
+
+
+def test_pre_and_code_survive_the_filter(tmp_path):
+    warc = tmp_path / "pre.warc.gz"
+    write_warc(warc, [("200 OK", "text/html", None, PRE_PAGE)])
+    settings = load_settings(None, ["extract.cascade=[resiliparse, conservative]", "perplexity.threshold=1e9"])
+    run_split(Split(str(warc), 0, 1), settings, str(tmp_path / "out"))
+    [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    assert "for i in range(3):\n    print(i)" in row["text"]
+    assert "jq '.[0].id'" in row["text"]
+
+
+@pytest.mark.slow
+def test_clean_text_never_exceeds_the_raw_text_over_the_bench_warc(tmp_path, bench_dev_warc):
+    """Every page of the bench WARC, default config: text_bytes_clean <= text_bytes_raw, kept sentences in order."""
+    stats = run_split(Split(str(bench_dev_warc), 0, 1), load_settings("conf/local.yaml"), str(tmp_path / "out"))
+    rows = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table(
+        columns=["text", "text_bytes_raw", "text_bytes_clean"]).to_pylist()
+    assert len(rows) == stats["outcome"]["kept"] > 1000
+    assert all(r["text_bytes_clean"] <= r["text_bytes_raw"] for r in rows)
+    assert all(r["text_bytes_clean"] == len(r["text"].encode("utf-8")) for r in rows)
+    assert any(r["text_bytes_clean"] < r["text_bytes_raw"] for r in rows)
