@@ -198,11 +198,12 @@ def test_reads_every_real_warc_like_warcio_does(name):
     types = warcio_counts(path)
     assert not stats.file_errors
     assert stats.counts["records.read"] == sum(types.values())
-    assert stats.counts["records.read"] == skipped(stats) + stats.counts["records.html"]
+    assert stats.counts["records.read"] == skipped(stats) + stats.counts["records.html"] + stats.counts["records.wet"]
     for kind, count in types.items():
-        if kind != "response":
+        if kind not in ("response", "conversion"):
             assert stats.counts[f"skip.not_response.{kind}"] == count
-    assert len(pages) == stats.counts["records.html"] <= types["response"]
+    assert len(pages) == stats.counts["records.html"] + stats.counts["records.wet"]
+    assert stats.counts["records.html"] <= types["response"] and stats.counts["records.wet"] == types["conversion"]
     assert all(p.record_id and p.url and p.html for p in pages)
 
 

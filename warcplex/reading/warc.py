@@ -47,13 +47,14 @@ class Split:
 
 @dataclass
 class Page:
-    """An HTML response record, with the payload still undecoded."""
+    """An HTML response record (``kind`` html) or a WET text record (``kind`` wet), payload undecoded."""
 
     record_id: str
     url: str
     warc_date: str
     html: bytes
     http_charset: str | None
+    kind: str = "html"
 
 
 def _is_member_start(data: bytes) -> bool:
@@ -136,7 +137,8 @@ def _clean_uri(uri: str | None) -> str:
 def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Stats) -> Iterator[Page]:
     """Yield the HTML response pages of a split; count every other record under ``skip.*``.
 
-    Counters: ``records.read`` (all records parsed), ``records.html`` (pages yielded),
+    Counters: ``records.read`` (all records parsed), ``records.html`` and ``records.wet`` (pages
+    yielded: HTML responses, WET ``conversion`` records),
     ``skip.<reason>`` and ``read_errors.<kind>``; a shard that fails to open or parse gets
     a ``file_errors`` entry.
     """
@@ -161,7 +163,7 @@ def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Sta
                     stats.add("records.read")
                     page = _page_from_record(record, settings, stats)
                     if page is not None:
-                        stats.add("records.html")
+                        stats.add(f"records.{page.kind}")
                         yield page
             if not resumable:
                 return
@@ -260,6 +262,8 @@ def looks_binary(payload: bytes, sniff: int = 4096) -> bool:
 
 
 def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | None:
+    if record.record_type == WarcRecordType.conversion:
+        return _wet_page(record, settings, stats)
     if record.record_type != WarcRecordType.response:
         stats.add(f"skip.not_response.{_record_type_name(record.record_type)}")
         return None
@@ -277,6 +281,18 @@ def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | N
     if record.content_length > settings.max_html_bytes + 65536:
         stats.add("skip.too_large")
         return None
+    return _read_page(record, settings, stats, record.http_charset, "html")
+
+
+def _wet_page(record, settings: InputSettings, stats: Stats) -> Page | None:
+    """A WET ``conversion`` record: the text Common Crawl extracted, UTF-8."""
+    if record.content_length > settings.max_html_bytes + 65536:
+        stats.add("skip.too_large")
+        return None
+    return _read_page(record, settings, stats, "utf-8", "wet")
+
+
+def _read_page(record, settings: InputSettings, stats: Stats, charset: str | None, kind: str) -> Page | None:
     html = record.reader.read(settings.max_html_bytes + 1)
     if len(html) > settings.max_html_bytes:
         stats.add("skip.too_large")
@@ -292,8 +308,17 @@ def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | N
         url=_clean_uri(record.headers.get("WARC-Target-URI")),
         warc_date=(record.headers.get("WARC-Date") or "").strip(),
         html=html,
-        http_charset=record.http_charset,
+        http_charset=charset,
+        kind=kind,
     )
+
+
+WAT_SUFFIXES = (".wat.gz", ".wat")
+
+
+def is_wat(uri: str) -> bool:
+    """A Common Crawl WAT file (JSON metadata records), by its name."""
+    return uri.split("?", 1)[0].lower().endswith(WAT_SUFFIXES)
 
 
 def _record_type_name(record_type) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from warcplex.config import ConfigError, Settings, load_settings
 from warcplex.reading.sources import InputError, resolve_inputs
-from warcplex.reading.warc import Split, plan_splits
+from warcplex.reading.warc import Split, is_wat, plan_splits
 from warcplex.spark.runner import dump_json, run_split
 from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_session, under_spark_submit
 from warcplex.stats import Stats
@@ -99,6 +99,7 @@ class WarcJob:
     def run(self, args: argparse.Namespace) -> dict[str, Any]:
         settings = self.settings_from_args(args)
         shards = resolve_inputs(args.input, settings.s3, settings.input.base_url)
+        refuse_wat(shards)
         files = model_files(settings)
         OutputTarget(args.output, settings.s3).retract_success()
         started = time.time()
@@ -140,7 +141,7 @@ class WarcJob:
         for result in results:
             merged.merge(Stats.from_dict(result))
         tree = merged.to_dict()
-        pages = tree.get("records", {}).get("html", 0)
+        pages = tree.get("records", {}).get("html", 0) + tree.get("records", {}).get("wet", 0)
         cpu = tree.get("cpu", {}).get("total", 0.0)
         tree["run"] = {
             "inputs": inputs,
@@ -160,6 +161,29 @@ class WarcJob:
         return run_cli(self, args)
 
 
+WAT_MESSAGE = ("is WAT (JSON metadata records, no page text): warcplex reads WARC files (HTML responses) "
+               "and WET files (text); give it the .warc.gz or the .warc.wet.gz of the same segment")
+
+
+def refuse_wat(shards: list[str]) -> None:
+    """A WAT input ends the run before Spark starts, in one line."""
+    wat = [shard for shard in shards if is_wat(shard)]
+    if wat:
+        more = f" (and {len(wat) - 1} more)" if len(wat) > 1 else ""
+        raise UsageError(f"{wat[0]}{more} {WAT_MESSAGE}")
+
+
+def no_pages_message(stats: dict[str, Any]) -> str | None:
+    """What to say when the input held no HTML response and no WET record, else None."""
+    records = stats.get("records", {})
+    if records.get("html", 0) or records.get("wet", 0):
+        return None
+    skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
+    kinds = ", ".join(f"{k.removeprefix('skip.')} {v:g}" for k, v in sorted(skipped.items())) or "none"
+    return (f"found no HTML response and no WET conversion record in {records.get('read', 0):g} WARC "
+            f"records (skipped: {kinds})")
+
+
 def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     """Run a job, turning user errors into one-line messages and exit status 2."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
@@ -169,6 +193,13 @@ def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
         print(f"warcplex: error: {exc}", file=sys.stderr)
         return 2
     print(summary_text(stats))
+    nothing = no_pages_message(stats)
+    if nothing:
+        metadata_only = set(stats.get("skip", {}).get("not_response", {})) <= {"metadata", "warcinfo"}
+        if metadata_only and stats.get("skip", {}).get("not_response", {}).get("metadata"):
+            print(f"warcplex: error: the input {WAT_MESSAGE}", file=sys.stderr)
+            return 2
+        print(f"warcplex: {nothing}", file=sys.stderr)
     return 0
 
 
@@ -183,10 +214,11 @@ def summary_text(stats: dict[str, Any]) -> str:
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     outcomes = Stats.from_dict({"outcome": outcome}).counts
     languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
+    wet = f" + WET text records: {records['wet']}" if records.get("wet") else ""
     lines = [
         f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
         f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
-        f"  HTML pages: {records.get('html', 0)}; "
+        f"  HTML pages: {records.get('html', 0)}{wet}; "
         + ", ".join(f"{k.removeprefix('outcome.')} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])),
         f"  skipped records: {sum(skipped.values())} "
         + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",

@@ -4,7 +4,8 @@ For each stage the cascade runs the stage, then the rest of ``pipeline.steps`` (
 sentences, the filter, ...) on its text, and keeps the result unless :func:`filtered_too_much`
 (its fallback rule) says the filter removed too much. A stage that raises, times out or
 returns nothing passes the page to the next stage; the last stage's result is kept as it is.
-A step after the cascade that drops the page ends it (no fallback).
+A step after the cascade that drops the page ends it (no fallback). A WET record's text
+(``wet``) is the one stage of a WET page.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from warcplex.config import ExtractSettings, Settings
 from warcplex.document import Document
 from warcplex.steps import guards
 from warcplex.steps.base import Step
-from warcplex.steps.extractors import Extractor, build_extractor
+from warcplex.steps.extractors import Extractor, WetExtractor, build_extractor
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
 
@@ -38,6 +39,7 @@ class Cascade(Step):
                  fallback: FallbackRule = filtered_too_much) -> None:
         super().__init__(settings)
         self.extractors = extractors
+        self.wet = WetExtractor()
         self.then = then
         self.fallback = fallback
 
@@ -48,7 +50,7 @@ class Cascade(Step):
     @property
     def steps(self) -> list[Step]:
         """Every step the cascade runs (whose counters the split's stats take in)."""
-        return [*self.extractors, *self.then]
+        return [*self.extractors, self.wet, *self.then]
 
     def __call__(self, doc: Document) -> Document | None:
         return self.run(doc)  # each stage and step times itself
@@ -56,8 +58,9 @@ class Cascade(Step):
     def run(self, doc: Document) -> Document | None:
         first_reason: str | None = None
         guard_failure: str | None = None
-        last_stage = len(self.extractors) - 1
-        for position, extractor in enumerate(self.extractors):
+        stages = [self.wet] if doc.page.kind == "wet" else self.extractors
+        last_stage = len(stages) - 1
+        for position, extractor in enumerate(stages):
             try:
                 extractor(doc)
             except guards.GUARD_INTERRUPTS as exc:  # too slow or too big: the next stage gets a fresh limit

@@ -126,6 +126,15 @@ class ReadabilityExtractor(Extractor):
 # --- language ID --------------------------------------------------------------------------
 
 
+class WetExtractor(Extractor):
+    """WET input: the text Common Crawl already extracted from the page, as it is."""
+
+    name = "wet"
+
+    def extract(self, html: str) -> str:
+        return html
+
+
 def build_extractor(name: str, settings: Settings) -> Extractor:
     """The extraction stage called ``name`` (an ``extract.cascade`` entry)."""
     extract = settings.extract
