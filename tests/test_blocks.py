@@ -8,6 +8,7 @@ import json
 from collections import Counter
 
 import numpy as np
+import pytest
 from conftest import bench_file
 
 from warcplex.config import load_settings
@@ -45,6 +46,7 @@ def test_blocks_follow_the_document_and_map_back_to_the_dom():
     assert dom_path(HTML, para) == "/html/body/div[2]/p"
 
 
+@pytest.mark.slow
 def test_block_ids_map_back_to_the_dom_of_real_pages():
     for _, html, _ in heldout_pages(20):
         root = parse_tree(html)
