@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ContextManager
 
 from pipeline import models
+from pipeline.charset import decode_html  # noqa: F401  (the decoding step of the extraction stages)
 from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
 from pipeline.normalize import lm_tokens
 from pipeline.stats import Stats, timed
@@ -35,18 +36,6 @@ class Stage:
 
 
 # --- extraction ---------------------------------------------------------------------------
-
-
-def decode_html(html: bytes, http_charset: str | None = None) -> str:
-    """Decode HTML bytes with resiliparse's content-based encoding detection.
-
-    The declared charset is only a fallback: declarations lie (UTF-8 pages that are cp1252).
-    """
-    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
-
-    encoding = detect_encoding(html, max_len=65536)
-    fallbacks = [e for e in (http_charset, "utf-8", "cp1252") if e]
-    return bytes_to_str(html, encoding, fallback_encodings=fallbacks)
 
 
 class Extractor(Stage):

@@ -113,6 +113,28 @@ def test_damaged_pages_come_out_right(fuzz_run):
     assert {r["extractor"] for r in by_url["http://fuzz.example/nested"]} == {"conservative"}
 
 
+def test_coded_and_charset_trap_pages_come_out_whole(corpus, fuzz_run):
+    """Every HTTP coding decodes and every charset trap keeps its text; bad bodies are counted skips."""
+    _, manifest = corpus
+    out, stats = fuzz_run
+    cases = make_fuzz_corpus.encoded_payload_cases()
+    written = {n for m in manifest if m["kind"] == "encoded_payload" for n in m["note"].split(": ")[1].split(", ")}
+    assert written == set(cases)
+    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    texts: dict[str, list[str]] = {}
+    for row in rows:
+        texts.setdefault(row["url"], []).append(row["text"])
+    for name, (_, _, _, word) in cases.items():
+        url = f"http://fuzz.example/enc/{name}"
+        if word is None:
+            assert url not in texts, name
+            continue
+        assert texts.get(url) and all(word in t and "Ã" not in t and "\x00" not in t for t in texts[url]), name
+    skipped = stats["skip"]["payload"]
+    assert skipped["gzip"] >= 1 and skipped["too_large"] >= 1 and skipped["unsupported_coding"] >= 1
+    assert stats["payload"]["dechunked"] >= 1 and stats["payload"]["crawler_decoded"] >= 1
+
+
 def run_python(code: str) -> dict:
     """Run ``code`` in a fresh interpreter (its own peak RSS); it prints one JSON object."""
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
