@@ -27,8 +27,9 @@ import re
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 
 # A page is UTF-8 with stray bytes when valid multi-byte characters outnumber invalid
-# sequences this many times over.
-UTF8_MIN_RATIO = 10
+# sequences this many times over. On the bench, legacy-encoded pages have at most 0.6 valid
+# sequences per invalid one (GBK about 0.27), UTF-8 pages with stray bytes 1.2 to 75.
+UTF8_MIN_RATIO = 2
 # Bytes fed to the content-based detector (half from each end of the payload).
 DETECT_BYTES = 65536
 

@@ -361,14 +361,26 @@ def encoded_payload(corpus: Corpus, occurrence: int, per_file: int = 4) -> tuple
     return b"".join(corpus.gz(recs)), len(recs), "encoded: " + ", ".join(name for name, _ in chosen)
 
 
+def write_encoded_payloads(out_dir: Path, corpus: Corpus, files: int, first: int) -> list[dict]:
+    """``files`` files of kind ``encoded_payload`` (their own RNG: the other kinds' files do not move)."""
+    manifest = []
+    for occurrence in range(files):
+        data, intact, note = encoded_payload(corpus, occurrence)
+        name = f"fuzz-{first + occurrence:04d}-encoded_payload.warc.gz"
+        (out_dir / name).write_bytes(data)
+        manifest.append({"file": name, "kind": "encoded_payload", "intact": intact, "note": note, "bytes": len(data)})
+    return manifest
+
+
 KINDS = ["intact", "truncated_member", "truncated_file", "garbage_between", "wrong_content_length",
          "missing_header", "duplicated_header", "http_headers_no_body", "binary_as_html", "nested_html",
-         "lying_charset", "uncompressed_damaged", "empty", "not_warc", "encoded_payload"]
+         "lying_charset", "uncompressed_damaged", "empty", "not_warc"]
 
 
 def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DEFAULT_SEEDS,
-             big_page: bool = True) -> list[dict]:
-    """Write ``count`` damaged files (plus the big page) and ``manifest.json``; return the manifest."""
+             big_page: bool = True, encoded: int = 10) -> list[dict]:
+    """Write ``count`` damaged files (plus the big page and ``encoded`` files of coded payloads)
+    and ``manifest.json``; return the manifest."""
     rng = random.Random(seed)
     corpus = Corpus(load_records(seed_dir), rng)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -377,12 +389,13 @@ def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DE
         plan.append("big_page")
     manifest = []
     for i, kind in enumerate(plan):
-        data, intact, note = (encoded_payload(corpus, i // len(KINDS)) if kind == "encoded_payload"
-                              else getattr(corpus, kind)())
+        data, intact, note = getattr(corpus, kind)()
         suffix = ".warc" if kind == "uncompressed_damaged" else ".bin" if kind == "not_warc" else ".warc.gz"
         name = f"fuzz-{i:04d}-{kind}{suffix}"
         (out_dir / name).write_bytes(data)
         manifest.append({"file": name, "kind": kind, "intact": intact, "note": note, "bytes": len(data)})
+    manifest += write_encoded_payloads(out_dir, Corpus(corpus.records, random.Random(seed + 1)), encoded,
+                                       first=len(manifest))
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -394,11 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="RNG seed (the corpus is deterministic)")
     parser.add_argument("--seeds", type=Path, default=DEFAULT_SEEDS, help="directory of real WARCs")
     parser.add_argument("--no-big-page", action="store_true", help="leave out the 50 MB page")
+    parser.add_argument("--encoded", type=int, default=10, help="files of HTTP-coded and charset-trap payloads")
     args = parser.parse_args(argv)
     if not args.seeds.is_dir():
         print(f"make_fuzz_corpus: error: seed directory {args.seeds} not found", file=sys.stderr)
         return 2
-    manifest = generate(args.out_dir, args.count, args.seed, args.seeds, not args.no_big_page)
+    manifest = generate(args.out_dir, args.count, args.seed, args.seeds, not args.no_big_page, args.encoded)
     total = sum(m["bytes"] for m in manifest)
     print(f"{len(manifest)} files, {total / 1e6:.1f} MB in {args.out_dir}")
     return 0

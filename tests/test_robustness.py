@@ -59,7 +59,7 @@ def test_corpus_covers_every_kind_of_damage(corpus):
     corpus_dir, manifest = corpus
     kinds = Counter(m["kind"] for m in manifest)
     assert len(manifest) >= 200
-    assert set(kinds) == set(make_fuzz_corpus.KINDS) | {"big_page"}
+    assert set(kinds) == set(make_fuzz_corpus.KINDS) | {"big_page", "encoded_payload"}
     big = corpus_dir / next(m["file"] for m in manifest if m["kind"] == "big_page")
     assert big.stat().st_size < 20 * 1024 * 1024  # stored compressed
     assert any(m["kind"] == "nested_html" and "100000 nested" in m["note"] for m in manifest)
