@@ -15,7 +15,7 @@ as the decoder does). It prints, per policy:
 - ``ms/page``: the detector's CPU time per page (64 KiB sample).
 
 Policies: ``old`` (warcplex before this change: resiliparse detection first), ``warcplex``
-(pipeline.charset: BOM, UTF-16 sniff, UTF-8 first with stray-byte tolerance, declared,
+(warcplex/reading/decode.py: BOM, UTF-16 sniff, UTF-8 first with stray-byte tolerance, declared,
 detected) with each detector plugged in, and each detector alone (its guess, invalid bytes
 replaced). The detectors: resiliparse (uchardet), charset-normalizer, chardet, cchardet.
 """
@@ -31,10 +31,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from warcplex.reading import decode as charset
 
-from pipeline import charset  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_BENCH = ROOT.parent / "shared" / "bench"
 SETS = ("data", "data-wcxb", "data-ml")
@@ -68,7 +67,7 @@ def detectors() -> dict[str, callable]:
 
 
 def old_decode(html: bytes) -> str:
-    """decode_html as it was before pipeline.charset (for the comparison)."""
+    """decode_html as it was before this rule (for the comparison)."""
     from resiliparse.parse.encoding import bytes_to_str, detect_encoding
     return bytes_to_str(html, detect_encoding(html, max_len=65536), fallback_encodings=["utf-8", "cp1252"])
 

@@ -12,7 +12,6 @@ import gzip
 import io
 import json
 import shutil
-import sys
 import zlib
 
 import brotli
@@ -20,18 +19,16 @@ import pyarrow.dataset as ds
 import pytest
 from fastwarc.stream_io import ZstdWriter
 
-from conftest import ROOT, bench_file
-from pipeline.charset import decode_html, utf16_without_bom
-from pipeline.cli import main as cli_main
-from pipeline.config import load_settings
-from pipeline.output import DATASET_DIR
-from pipeline.payload import Codings, PayloadError, decode_payload
-from pipeline.process import run_split
-from pipeline.stats import Stats
-from pipeline.warc import Split, iter_pages
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_fuzz_corpus  # noqa: E402
+import make_fuzz_corpus
+from conftest import bench_file
+from warcplex.cli import main as cli_main
+from warcplex.config import load_settings
+from warcplex.reading.decode import decode_html, utf16_without_bom
+from warcplex.reading.payload import Codings, PayloadError, decode_payload
+from warcplex.reading.warc import Split, iter_pages
+from warcplex.spark.runner import run_split
+from warcplex.stats import Stats
+from warcplex.writing.output import DATASET_DIR
 
 GERMAN = make_fuzz_corpus.GERMAN
 PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Brücken</title></head><body><article>"
@@ -248,6 +245,7 @@ def test_bench_pages_with_a_stray_byte_stay_utf8(dataset, page_id, word):
     assert word in text and "Ã" not in text
 
 
+@pytest.mark.spark
 def test_local_spark_run_decodes_every_case(tmp_path):
     """End to end in local Spark: coded bodies and charset traps of one WARC become whole rows."""
     if shutil.which("java") is None:
