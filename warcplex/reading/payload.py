@@ -67,6 +67,8 @@ class Codings:
 
 @dataclass
 class Decoded:
+    """The decoded body and what was done to it (the ``payload.<note>`` counters)."""
+
     body: bytes
     notes: list[str] = field(default_factory=list)
 
