@@ -7,7 +7,8 @@ Deterministic for a given ``--seed``. Each file takes a few real records (one gz
 per record, as Common Crawl writes them) and damages them in one way: truncated gzip
 members, garbage between members, wrong Content-Length, missing or duplicated WARC headers,
 HTTP headers without a body, binary payloads labelled text/html, deeply nested HTML, lying
-charsets, empty and non-WARC files, plus one 50 MB page (stored compressed). ``manifest.json``
+charsets, empty and non-WARC files, HTTP-coded bodies and charset traps, plus one 50 MB page
+(stored compressed). ``manifest.json``
 lists every file with its damage and ``intact``: how many of its records were written
 undamaged and must be read back.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import io
 import json
 import random
 import re
@@ -24,6 +26,9 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
+import brotli
+from fastwarc.stream_io import ZstdWriter
 
 DEFAULT_SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "warc"
 BIG_PAGE_BYTES = 50 * 1024 * 1024
@@ -287,14 +292,95 @@ class Corpus:
         return b"".join(self.gz(recs)), len(recs), f"{len(html)} byte HTML page"
 
 
+def _chunked(body: bytes, size: int) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
+                    for i in range(0, len(body), size)) + b"0\r\n\r\n"
+
+
+def _zstd(body: bytes) -> bytes:
+    out = io.BytesIO()
+    writer = ZstdWriter(out)
+    writer.write(body)
+    writer.close()
+    return out.getvalue()
+
+
+def _raw_deflate(body: bytes) -> bytes:
+    compressor = zlib.compressobj(wbits=-15)
+    return compressor.compress(body) + compressor.flush()
+
+
+def _page(text: str, charset: str, paras: int = 8) -> str:
+    return (f'<html><head><meta charset="{charset}"><title>{text[:20]}</title></head><body><article>'
+            + "".join(f"<p>{text}</p>\n" for _ in range(paras)) + "</article></body></html>")
+
+
+def encoded_payload_cases() -> dict[str, tuple[str, str, bytes, str | None]]:
+    """name -> (Content-Type, extra HTTP headers, stored body, a word the text keeps or None for a
+    counted skip): HTTP codings (chunked, gzip, deflate both ways, br, zstd, Common Crawl's renamed
+    headers, a stale header) and charset traps (UTF-16 without BOM, bogus labels, stray bytes, NULs,
+    surrogate bytes), plus bodies that must be counted skips."""
+    french = _page(FRENCH, "utf-8").encode()
+    german_stray = _page(GERMAN + " Preis: 12@ Euro.", "utf-8").encode().replace(b"@", b"\x9f")
+    utf16 = _page(GERMAN, "utf-16")
+    html = "text/html; charset=utf-8"
+    return {
+        "chunked": (html, "Transfer-Encoding: chunked\r\n", _chunked(french, 700), "élèves"),
+        "chunked_gzip": (html, "Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
+                         _chunked(gzip.compress(french, mtime=0), 300), "élèves"),
+        "gzip": (html, "Content-Encoding: gzip\r\n", gzip.compress(french, mtime=0), "élèves"),
+        "deflate_zlib": (html, "Content-Encoding: deflate\r\n", zlib.compress(french), "élèves"),
+        "deflate_raw": (html, "Content-Encoding: deflate\r\n", _raw_deflate(french), "élèves"),
+        "br": (html, "Content-Encoding: br\r\n", brotli.compress(french), "élèves"),
+        "zstd": (html, "Content-Encoding: zstd\r\n", _zstd(french), "élèves"),
+        "cc_renamed": (html, "X-Crawler-Content-Encoding: gzip\r\nX-Crawler-Transfer-Encoding: chunked\r\n",
+                       french, "élèves"),
+        "stale_gzip_header": (html, "Content-Encoding: gzip\r\n", french, "élèves"),
+        "utf16le_nobom": ("text/html", "", utf16.encode("utf-16-le"), "Größere"),
+        "utf16be_nobom": ("text/html", "", utf16.encode("utf-16-be"), "Größere"),
+        "label_none_stray_byte": ("text/html; charset=none", "", german_stray, "Größere"),
+        "label_user_defined_stray_byte": ("text/html; charset=x-user-defined", "", german_stray, "Größere"),
+        "utf8_stray_byte_latin1_label": ("text/html; charset=iso-8859-1", "", german_stray, "Größere"),
+        "nul_bytes": (html, "", _page(JAPANESE, "utf-8").encode().replace("。".encode(), "。\x00".encode()), "天気"),
+        "surrogate_bytes": (html, "", _page(JAPANESE, "utf-8").encode().replace("、".encode(), b"\xed\xa0\x80"),
+                            "天気"),
+        "corrupt_gzip": (html, "Content-Encoding: gzip\r\n", b"\x1f\x8b\x08\x00" + bytes(range(200, 256)) * 40, None),
+        "gzip_bomb": (html, "Content-Encoding: gzip\r\n", gzip.compress(b"<html>" + b" " * (9 << 20), mtime=0), None),
+        "unsupported_coding": (html, "Content-Encoding: compress\r\n", french, None),
+    }
+
+
+def encoded_payload(corpus: Corpus, occurrence: int, per_file: int = 4) -> tuple[bytes, int, str]:
+    """Coded and charset-trap bodies among real records; successive files rotate through the cases."""
+    cases = list(encoded_payload_cases().items())
+    chosen = [cases[(occurrence * per_file + j) % len(cases)] for j in range(per_file)]
+    recs = corpus.pick(1, 3)
+    for name, (content_type, extra, body, _) in chosen:
+        page = new_record(f"http://fuzz.example/enc/{name}", http_head(content_type, extra), body, corpus.rng)
+        recs.insert(corpus.rng.randrange(len(recs) + 1), page)
+    return b"".join(corpus.gz(recs)), len(recs), "encoded: " + ", ".join(name for name, _ in chosen)
+
+
+def write_encoded_payloads(out_dir: Path, corpus: Corpus, files: int, first: int) -> list[dict]:
+    """``files`` files of kind ``encoded_payload`` (their own RNG: the other kinds' files do not move)."""
+    manifest = []
+    for occurrence in range(files):
+        data, intact, note = encoded_payload(corpus, occurrence)
+        name = f"fuzz-{first + occurrence:04d}-encoded_payload.warc.gz"
+        (out_dir / name).write_bytes(data)
+        manifest.append({"file": name, "kind": "encoded_payload", "intact": intact, "note": note, "bytes": len(data)})
+    return manifest
+
+
 KINDS = ["intact", "truncated_member", "truncated_file", "garbage_between", "wrong_content_length",
          "missing_header", "duplicated_header", "http_headers_no_body", "binary_as_html", "nested_html",
          "lying_charset", "uncompressed_damaged", "empty", "not_warc"]
 
 
 def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DEFAULT_SEEDS,
-             big_page: bool = True) -> list[dict]:
-    """Write ``count`` damaged files (plus the big page) and ``manifest.json``; return the manifest."""
+             big_page: bool = True, encoded: int = 10) -> list[dict]:
+    """Write ``count`` damaged files (plus the big page and ``encoded`` files of coded payloads)
+    and ``manifest.json``; return the manifest."""
     rng = random.Random(seed)
     corpus = Corpus(load_records(seed_dir), rng)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -308,6 +394,8 @@ def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DE
         name = f"fuzz-{i:04d}-{kind}{suffix}"
         (out_dir / name).write_bytes(data)
         manifest.append({"file": name, "kind": kind, "intact": intact, "note": note, "bytes": len(data)})
+    manifest += write_encoded_payloads(out_dir, Corpus(corpus.records, random.Random(seed + 1)), encoded,
+                                       first=len(manifest))
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -319,11 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="RNG seed (the corpus is deterministic)")
     parser.add_argument("--seeds", type=Path, default=DEFAULT_SEEDS, help="directory of real WARCs")
     parser.add_argument("--no-big-page", action="store_true", help="leave out the 50 MB page")
+    parser.add_argument("--encoded", type=int, default=10, help="files of HTTP-coded and charset-trap payloads")
     args = parser.parse_args(argv)
     if not args.seeds.is_dir():
         print(f"make_fuzz_corpus: error: seed directory {args.seeds} not found", file=sys.stderr)
         return 2
-    manifest = generate(args.out_dir, args.count, args.seed, args.seeds, not args.no_big_page)
+    manifest = generate(args.out_dir, args.count, args.seed, args.seeds, not args.no_big_page, args.encoded)
     total = sum(m["bytes"] for m in manifest)
     print(f"{len(manifest)} files, {total / 1e6:.1f} MB in {args.out_dir}")
     return 0

@@ -60,7 +60,7 @@ def test_corpus_covers_every_kind_of_damage(corpus):
     corpus_dir, manifest = corpus
     kinds = Counter(m["kind"] for m in manifest)
     assert len(manifest) >= 200
-    assert set(kinds) == set(make_fuzz_corpus.KINDS) | {"big_page"}
+    assert set(kinds) == set(make_fuzz_corpus.KINDS) | {"big_page", "encoded_payload"}
     big = corpus_dir / next(m["file"] for m in manifest if m["kind"] == "big_page")
     assert big.stat().st_size < 20 * 1024 * 1024  # stored compressed
     assert any(m["kind"] == "nested_html" and "100000 nested" in m["note"] for m in manifest)
@@ -112,6 +112,28 @@ def test_damaged_pages_come_out_right(fuzz_run):
     # Binary labelled text/html never becomes text; deep nesting falls back to the conservative stage.
     assert not any(url.endswith(("/png", "/random", "/pdf", "/nul")) for url in by_url)
     assert {r["extractor"] for r in by_url["http://fuzz.example/nested"]} == {"conservative"}
+
+
+def test_coded_and_charset_trap_pages_come_out_whole(corpus, fuzz_run):
+    """Every HTTP coding decodes and every charset trap keeps its text; bad bodies are counted skips."""
+    _, manifest = corpus
+    out, stats = fuzz_run
+    cases = make_fuzz_corpus.encoded_payload_cases()
+    written = {n for m in manifest if m["kind"] == "encoded_payload" for n in m["note"].split(": ")[1].split(", ")}
+    assert written == set(cases)
+    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    texts: dict[str, list[str]] = {}
+    for row in rows:
+        texts.setdefault(row["url"], []).append(row["text"])
+    for name, (_, _, _, word) in cases.items():
+        url = f"http://fuzz.example/enc/{name}"
+        if word is None:
+            assert url not in texts, name
+            continue
+        assert texts.get(url) and all(word in t and "Ã" not in t and "\x00" not in t for t in texts[url]), name
+    skipped = stats["skip"]["payload"]
+    assert skipped["gzip"] >= 1 and skipped["too_large"] >= 1 and skipped["unsupported_coding"] >= 1
+    assert stats["payload"]["dechunked"] >= 1 and stats["payload"]["crawler_decoded"] >= 1
 
 
 def run_python(code: str) -> dict:

@@ -41,7 +41,8 @@ class InputSettings(_Section):
     splits_per_shard: int = Field(default=0, ge=0)
     # Splits smaller than this are not cut further.
     min_split_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
-    # HTML payloads above this many bytes are skipped and counted as `too_large`.
+    # HTML payloads above this many bytes are skipped and counted as `too_large`; a body that
+    # decodes (Content-Encoding) to more than this is `payload.too_large`.
     max_html_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
 
 

@@ -19,6 +19,8 @@ from typing import Iterator
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from warcplex.config import InputSettings, S3Settings
+from warcplex.reading.decode import utf16_without_bom
+from warcplex.reading.payload import Codings, PayloadError, decode_payload
 from warcplex.reading.sources import is_remote, open_stream
 from warcplex.stats import Stats
 
@@ -251,14 +253,27 @@ _CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\x1b")
 
 def looks_binary(payload: bytes, sniff: int = 4096) -> bool:
     """True for a payload that is not text whatever its label: a known binary signature, or
-    more than 5% control bytes in its head (UTF-16 with a BOM is text)."""
+    more than 5% control bytes in its head (UTF-16, with a BOM or without, is text)."""
     head = payload[:sniff].lstrip()
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or utf16_without_bom(payload[:sniff]):
         return False
     if head.startswith(_BINARY_MAGIC):
         return True
     controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
     return controls > 0.05 * len(head)
+
+
+def decode_http_payload(body: bytes, http_headers, max_bytes: int, stats: Stats) -> bytes | None:
+    """The body with its transfer and content codings undone, counted under ``payload.*``;
+    None (counted as ``skip.payload.<reason>``) when it cannot be decoded."""
+    try:
+        decoded = decode_payload(body, Codings.from_headers(http_headers), max_bytes)
+    except PayloadError as exc:
+        stats.add(f"skip.payload.{exc.reason}")
+        return None
+    for note in decoded.notes:
+        stats.add(f"payload.{note}")
+    return decoded.body
 
 
 def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | None:
@@ -296,6 +311,10 @@ def _read_page(record, settings: InputSettings, stats: Stats, charset: str | Non
     html = record.reader.read(settings.max_html_bytes + 1)
     if len(html) > settings.max_html_bytes:
         stats.add("skip.too_large")
+        return None
+    if html.strip():
+        html = decode_http_payload(html, record.http_headers, settings.max_html_bytes, stats)
+    if html is None:
         return None
     if not html.strip():
         stats.add("skip.empty_payload")
