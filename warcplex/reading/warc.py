@@ -312,7 +312,7 @@ def _read_page(record, settings: InputSettings, stats: Stats, charset: str | Non
     if len(html) > settings.max_html_bytes:
         stats.add("skip.too_large")
         return None
-    if html.strip():
+    if kind == "html" and html.strip():  # a WET record's text has no HTTP codings to undo
         html = decode_http_payload(html, record.http_headers, settings.max_html_bytes, stats)
     if html is None:
         return None
