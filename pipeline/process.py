@@ -20,6 +20,7 @@ from pipeline import models, workers
 from pipeline.config import ExtractSettings, Settings
 from pipeline.normalize import lm_tokens
 from pipeline.output import OutputTarget, SplitWriter
+from pipeline.readahead import read_ahead
 from pipeline.stages import (UNKNOWN_LANGUAGE, ConservativeExtractor, Extractor, Language, LanguageIdentifier,
                              PerplexityFilter, ReadabilityExtractor, ResiliparseExtractor, ScoredSentence,
                              SentenceSplitter, TrafilaturaExtractor, decode_html, log10_bin, median)
@@ -228,11 +229,13 @@ class PageCleaner:
         resiliparse's guards watch this thread for the whole split and only raise exceptions
         (never signals, which would kill a Spark Python worker); the time limit restarts for
         each page and each cascade stage. A native call that never returns is not interruptible.
+        Pages are read in another thread (:func:`read_ahead`), so a remote read backing off
+        is never cut short by the guard.
         """
         with record_guards(self.settings.extract) as guard:
             self._guard = guard
             try:
-                for page in pages:
+                for page in read_ahead(pages, idle=guard.progress):
                     yield self.clean(page)
             finally:
                 self._guard = None
@@ -311,11 +314,13 @@ def sentence_rows(cleaned: CleanedPage) -> Iterator[dict]:
             position += 1
 
 
-def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None) -> dict:
+def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None,
+              skip_ids: frozenset[str] = frozenset()) -> dict:
     """Process one split and commit its files; return its stats (also stored in its marker).
 
     A split whose marker exists is skipped (its stored stats are returned) unless
-    ``output.resume`` is off.
+    ``output.resume`` is off. Responses whose record ids are in ``skip_ids`` are skipped as
+    duplicates. A shard that cannot be read raises ``ShardReadError`` and nothing is committed.
     """
     target = OutputTarget(output, settings.s3)
     if settings.output.resume:
@@ -333,7 +338,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
                                     SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
-    pages = iter_pages(split, settings.input, settings.s3, stats)
+    pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
     for cleaned in cleaner.run(pages):
         _count_page(stats, cleaned)
         if sentences_writer is not None and cleaned.sentences:
