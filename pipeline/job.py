@@ -14,20 +14,30 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from typing import Any
 
 from pipeline.carbon import carbon_report, start_codecarbon
 from pipeline.config import ConfigError, Settings, load_settings, resolve_path
+from pipeline.dedup import duplicate_skip_sets
+from pipeline.identity import Shard
 from pipeline.index_stats import run_index_stats
 from pipeline.models import default_lid_model_path, load_registry
+from pipeline.outdir import OutputError, prepare_output
 from pipeline.output import OutputTarget
 from pipeline.process import dump_json, run_split
+from pipeline.progress import Progress
+from pipeline.redact import install_log_redaction, redact, redact_text
 from pipeline.report import write_report
-from pipeline.sources import InputError, resolve_inputs
+from pipeline.sources import InputError, resolve_shards
 from pipeline.stats import Stats
-from pipeline.warc import Split, plan_splits
+from pipeline.warc import ShardReadError, Split, plan_splits
 
 log = logging.getLogger("warcplex")
+
+# Exit statuses of `warcplex run` and `warcplex nightly` (README, "Exit statuses").
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_FAILED_SHARDS = 0, 1, 2, 3
+USER_ERRORS = (ConfigError, InputError, OutputError)
 
 
 class UsageError(Exception):
@@ -74,7 +84,12 @@ def spark_session(settings: Settings):
         builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in settings.spark.conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # py4j's and Spark's own types: a master or property Spark refuses
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise UsageError(f"Spark did not start with spark.master={settings.spark.master!r}: "
+                         f"{redact_text(first.strip())[:300]}") from None
     spark.sparkContext.setLogLevel("WARN")
     return spark
 
@@ -118,6 +133,8 @@ class WarcJob:
         parser.add_argument("--sentences", help="also write every sentence with its perplexity here "
                             "(for `warcplex sweep` and the real index sizes)")
         parser.add_argument("--no-resume", action="store_true", help="reprocess splits that have a completion marker")
+        parser.add_argument("--overwrite", action="store_true",
+                            help="replace an earlier run's output (its own files only), e.g. after a config change")
         self.add_arguments(parser)
         return parser
 
@@ -133,18 +150,32 @@ class WarcJob:
             overrides.append("output.resume=false")
         return load_settings(args.config, overrides)
 
-    def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
-        """The work of one Spark task: return the split's stats dict."""
+    def process_split(self, split: Split, settings: Settings, output: str,
+                      skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The work of one Spark task: return the split's stats dict (``skip_ids``: duplicate record ids)."""
         raise NotImplementedError
+
+    def run_task(self, split: Split, settings: Settings, output: str, skip_ids: frozenset[str]) -> dict[str, Any]:
+        """:meth:`process_split`, with a shard that cannot be read turned into a failed split (no marker)."""
+        try:
+            return self.process_split(split, settings, output, skip_ids)
+        except ShardReadError as exc:
+            failed = Stats()
+            failed.add("splits.failed")
+            failed.file_errors[split.uri] = f"not read, retried by the next run: {exc}"
+            return failed.to_dict()
 
     def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
         """Hook run on the driver after all splits: write run-level files, return their names."""
         return []
 
-    def run(self, args: argparse.Namespace) -> dict[str, Any]:
+    def run(self, args: argparse.Namespace, shards: list[Shard] | None = None) -> dict[str, Any]:
+        """Run the job over ``args.input`` (or the already resolved ``shards``); return the merged stats."""
         settings = self.settings_from_args(args)
-        shards = resolve_inputs(args.input, settings.s3, settings.input.base_url)
+        if shards is None:
+            shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         files = model_files(settings)
+        prepare_output(args.output, settings, args.input, overwrite=getattr(args, "overwrite", False))
         OutputTarget(args.output, settings.s3).retract_success()
         started = time.time()
         meter = start_codecarbon(settings.carbon)
@@ -158,19 +189,29 @@ class WarcJob:
                     sc.addFile(path)
             parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
                 not under_spark_submit() else sc.defaultParallelism
-            splits = [split for shard in shards for split in plan_splits(shard, settings.input, parallelism)]
+            splits = [split for shard in shards
+                      for split in plan_splits(shard.uri, settings.input, parallelism, shard.key)]
             output = args.output
+            target = OutputTarget(output, settings.s3)
+            skip_sets = (duplicate_skip_sets(sc, splits, target.finished_split_ids(), output, settings.s3)
+                         if settings.input.dedup_record_ids else {})
             job = self
-            results = (sc.parallelize(splits, max(1, len(splits)))
-                       .map(lambda split: job.process_split(split, settings, output))
-                       .collect())
+            pages = sc.accumulator(0)
+
+            def task(split: Split) -> dict[str, Any]:
+                result = job.run_task(split, settings, output, skip_sets.get(split.split_id, frozenset()))
+                if not result.get("splits", {}).get("resumed"):
+                    pages.add(result.get("records", {}).get("html", 0))
+                return result
+
+            with Progress(sc, len(splits), pages):
+                results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
         finally:
             spark.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
         if meter is not None:
             stats["carbon"]["codecarbon_measured"] = meter.stop()
-        target = OutputTarget(output, settings.s3)
         target.write_bytes("stats.json", dump_json(stats).encode("utf-8"))
         written = ["stats.json", *self.finish(output, stats, settings)]
         target.publish_success()  # the final commit: a manifest of every file with its size
@@ -191,12 +232,14 @@ class WarcJob:
             "output": output,
             "splits": len(split_ids),
             "splits_resumed": tree.get("splits", {}).get("resumed", 0),
+            "splits_failed": tree.get("splits", {}).get("failed", 0),
             "wall_seconds": round(wall, 3),
             "pages_per_second": round(pages / wall, 2) if wall else None,
             "pages_per_cpu_second": round(pages / cpu, 2) if cpu else None,
             "config": settings.model_dump(mode="json"),
         }
         tree["carbon"] = carbon_report(tree, settings.carbon)
+        tree["run"] = redact(tree["run"])  # the config's secrets and credentials in input or output URLs
         return tree
 
     def main(self, argv: list[str] | None = None) -> int:
@@ -205,16 +248,34 @@ class WarcJob:
         return run_cli(self, args)
 
 
+def quiet_third_party() -> None:
+    """Silence known noise: pyspark's pandas-version FutureWarning and py4j's closing INFO line."""
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+def setup_logging() -> None:
+    """INFO logging to stderr with every message redacted, and third-party noise off."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    install_log_redaction()
+    quiet_third_party()
+
+
+def exit_status(stats: dict[str, Any]) -> int:
+    """0 when every split was read, 3 when some shards could not be (they are retried next run)."""
+    return EXIT_FAILED_SHARDS if stats["run"].get("splits_failed") else EXIT_OK
+
+
 def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     """Run a job, turning user errors into one-line messages and exit status 2."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    setup_logging()
     try:
         stats = job.run(args)
-    except (UsageError, ConfigError, InputError) as exc:
-        print(f"warcplex: error: {exc}", file=sys.stderr)
-        return 2
+    except (UsageError, *USER_ERRORS) as exc:
+        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     print(summary_text(stats))
-    return 0
+    return exit_status(stats)
 
 
 def summary_text(stats: dict[str, Any]) -> str:
@@ -243,8 +304,10 @@ def summary_text(stats: dict[str, Any]) -> str:
     ]
     snapshot = stats["carbon"].get("snapshot")
     if snapshot:
-        lines.append(f"  one snapshot ({snapshot['pages']:,} pages): {snapshot['core_hours']:,.0f} core-hours, "
-                     f"${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+        rough = f"rough, extrapolated from only {snapshot['measured_pages']:,} pages" if snapshot.get("rough") \
+            else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
+        lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
+                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
     index = stats.get("index", {})
     if "raw" in index:
         lines.append(f"  tantivy index of {index['pages']} pages: {index['raw']['index_bytes']:,} -> "
@@ -252,8 +315,18 @@ def summary_text(stats: dict[str, Any]) -> str:
                      f"query speed-up {index['queries']['speedup'] or 0:.2f}x")
     elif index.get("skipped"):
         lines.append(f"  index statistics skipped: {index['skipped']}")
-    if stats.get("file_errors"):
-        lines.append(f"  unreadable parts of {len(stats['file_errors'])} file(s), see stats.json file_errors")
+    failed = run.get("splits_failed", 0)
+    if failed:
+        lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "
+                     "run retries them (exit status 3):")
+        lines += [f"    {uri}: {error}" for uri, error in sorted(stats.get("file_errors", {}).items())
+                  if error.startswith("not read")][:5]
+    if len(stats.get("file_errors", {})) > failed:
+        lines.append(f"  unreadable parts of {len(stats['file_errors']) - failed} file(s), "
+                     "see stats.json file_errors")
+    duplicates = stats.get("skip", {}).get("duplicate_record_id", 0)
+    if duplicates:
+        lines.append(f"  {duplicates} record(s) dropped as duplicate WARC-Record-IDs of records kept elsewhere")
     lines.append(f"  output: {run['output']} ({', '.join(run.get('files', []))})")
     return "\n".join(lines)
 
@@ -264,8 +337,9 @@ class CleanWarcJob(WarcJob):
     name = "clean_warc"
     description = "Clean WARC shards into a Parquet text corpus (perplexity-filtered sentences)."
 
-    def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
-        return run_split(split, settings, output, settings.output.dropped)
+    def process_split(self, split: Split, settings: Settings, output: str,
+                      skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
+        return run_split(split, settings, output, settings.output.dropped, skip_ids)
 
     def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
         target = OutputTarget(output, settings.s3)
