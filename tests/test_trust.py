@@ -6,9 +6,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -35,6 +37,34 @@ def warcplex(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], env=env, cwd=PROJECT_ROOT,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def warcplex_on_a_terminal(*args: str, timeout: int = 600) -> tuple[int, str, str]:
+    """Run the CLI with stderr on a pseudo-terminal; return (status, stdout, what the terminal showed)."""
+    master, slave = pty.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal closed
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pipeline.cli", *args], env=env, cwd=PROJECT_ROOT,
+                              stdout=subprocess.PIPE, stderr=slave, text=True, timeout=timeout)
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    return done.returncode, done.stdout, b"".join(shown).decode("utf-8", "replace")
 
 
 def record_ids(output: Path) -> list[str]:
@@ -234,9 +264,11 @@ def test_missing_shard_is_not_marked_and_is_retried_by_the_next_night(crawl, tmp
     out = tmp_path / "out"
     nightly = ["nightly", "--manifest", str(manifest), "--base-url", str(crawl), "--output", str(out), *FAST,
                "--set", "input.splits_per_shard=1"]
-    first = warcplex(*nightly)
-    assert first.returncode == 3, first.stderr[-3000:]
-    assert "FAILED: 1 split(s) could not be read" in first.stdout and "not-yet-there.warc.gz" in first.stdout
+    status, stdout, terminal = warcplex_on_a_terminal(*nightly)
+    assert status == 3, terminal[-3000:]
+    assert "FAILED: 1 split(s) could not be read" in stdout and "not-yet-there.warc.gz" in stdout
+    # On a terminal the progress line is rewritten in place.
+    assert "\rwarcplex: splits 2/2," in terminal and "\x1b[K" in terminal
     assert len(list((out / "_markers").glob("*.json"))) == 1  # the good shard only
     stats = stats_of(out)
     assert stats["run"]["splits_failed"] == 1 and stats["records"]["html"] > 0
