@@ -105,9 +105,12 @@ def prepare_output(output: str, settings: Settings, specs: list[str], overwrite:
     current = redact(fingerprinted_settings(settings))
     try:
         names = _top_level(target)
+        stamp = json.loads(target.read_bytes(STAMP) or b"{}") if STAMP in names else {}
+        # Side outputs placed inside the output, now or by an earlier run (recorded in the stamp).
         own_sides = {os.path.relpath(os.path.abspath(side), os.path.abspath(output)).split(os.sep)[0]
                      for side in _side_outputs(settings)
                      if not is_remote(side) and not is_remote(output) and _inside(side, output)}
+        own_sides |= set(stamp.get("side_outputs", []))
         if names and STAMP not in names:
             raise OutputError(f"output {output} is not empty and was not written by warcplex "
                               f"(it holds {', '.join(names[:5])}); choose a new --output")
@@ -117,17 +120,17 @@ def prepare_output(output: str, settings: Settings, specs: list[str], overwrite:
                               "move them away or choose a new --output")
         for side in _side_outputs(settings):
             _check_side_output(side, settings, overwrite)
-        if STAMP in names:
-            stamp = json.loads(target.read_bytes(STAMP) or b"{}")
+        if stamp:
             if stamp.get("fingerprint") != fingerprint and not overwrite:
                 raise OutputError(f"output {output} was written with a different configuration "
                                   f"({settings_difference(stamp.get('settings') or {}, current)}); "
                                   "rerun with --overwrite to replace it, or choose a new --output")
             if overwrite:
                 for name in names:
-                    if name in OWN_ENTRIES:
+                    if name in OWN_ENTRIES or name in own_sides:
                         _remove(target, name)
-        stamp = {"writer": "warcplex", "fingerprint": fingerprint, "settings": current}
+        stamp = {"writer": "warcplex", "fingerprint": fingerprint, "settings": current,
+                 "side_outputs": sorted(own_sides)}
         target.write_bytes(STAMP, json.dumps(stamp, indent=1, sort_keys=True).encode("utf-8"))
     except OSError as exc:
         reason = exc.strerror or str(exc).splitlines()[0] if str(exc) else type(exc).__name__

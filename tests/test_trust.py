@@ -19,6 +19,7 @@ import pytest
 from conftest import bench_file
 from pipeline.config import PROJECT_ROOT, S3Settings, load_settings
 from pipeline.identity import config_fingerprint, shard_key
+from pipeline.outdir import OutputError, prepare_output
 from pipeline.redact import redact, redact_text
 from pipeline.sources import resolve_shards
 
@@ -163,6 +164,17 @@ def test_output_that_is_a_file_or_inside_the_input_or_foreign_is_refused(crawl, 
     assert (users / "stats.json").read_text() == '{"mine": true}'
     one_line_error(warcplex("run", "--input", shard, "--output", str(tmp_path / "o"), "--set", "spark.master=bogus"),
                    "spark.master")
+
+
+def test_side_outputs_inside_the_output_stay_its_own_on_later_runs(tmp_path):
+    out = tmp_path / "out"
+    prepare_output(str(out), load_settings(None, [f"output.dropped={out / 'dropped'}"]), [])
+    (out / "dropped" / "language=en").mkdir(parents=True)
+    prepare_output(str(out), load_settings(None), [])  # a rerun without --dropped
+    assert json.loads((out / "_warcplex.json").read_text())["side_outputs"] == ["dropped"]
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match=r"did not write \(notes.txt\)"):
+        prepare_output(str(out), load_settings(None), [])
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only directories")
