@@ -17,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import bench_file
-from pipeline.config import PROJECT_ROOT, S3Settings, load_settings
-from pipeline.identity import config_fingerprint, shard_key
-from pipeline.outdir import OutputError, prepare_output
-from pipeline.redact import redact, redact_text
-from pipeline.sources import resolve_shards
+from warcplex.config import PROJECT_ROOT, S3Settings, load_settings
+from warcplex.identity import config_fingerprint, shard_key
+from warcplex.writing.outdir import OutputError, prepare_output
+from warcplex.redact import redact, redact_text
+from warcplex.reading.sources import resolve_shards
 
 SMALL = ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
 LARGER = ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
@@ -36,7 +36,7 @@ def need_java() -> None:
 
 def warcplex(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], env=env, cwd=PROJECT_ROOT,
+    return subprocess.run([sys.executable, "-m", "warcplex.cli", *args], env=env, cwd=PROJECT_ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -59,7 +59,7 @@ def warcplex_on_a_terminal(*args: str, timeout: int = 600) -> tuple[int, str, st
     reader.start()
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     try:
-        done = subprocess.run([sys.executable, "-m", "pipeline.cli", *args], env=env, cwd=PROJECT_ROOT,
+        done = subprocess.run([sys.executable, "-m", "warcplex.cli", *args], env=env, cwd=PROJECT_ROOT,
                               stdout=subprocess.PIPE, stderr=slave, text=True, timeout=timeout)
     finally:
         os.close(slave)
@@ -192,6 +192,7 @@ def test_read_only_output_is_refused(crawl, tmp_path):
 # --- real runs ----------------------------------------------------------------------------------
 
 
+@pytest.mark.spark
 def test_relocated_shards_resume_changed_config_is_refused_and_overwrite_replaces(crawl, tmp_path):
     need_java()
     out = tmp_path / "out"
@@ -241,6 +242,7 @@ def test_relocated_shards_resume_changed_config_is_refused_and_overwrite_replace
     assert len(list((out / "_markers").glob("*.json"))) == 2
 
 
+@pytest.mark.spark
 def test_duplicate_record_ids_across_inputs_are_dropped_once(crawl, tmp_path):
     need_java()
     copy = tmp_path / "copies" / f"copy-of-{LARGER[1]}"
@@ -269,6 +271,7 @@ def _leaves(tree) -> list[float]:
     return [v for value in tree.values() for v in (_leaves(value) if isinstance(value, dict) else [value])]
 
 
+@pytest.mark.spark
 def test_missing_shard_is_not_marked_and_is_retried_by_the_next_night(crawl, tmp_path):
     need_java()
     manifest = tmp_path / "warc.paths"
