@@ -54,8 +54,13 @@ class Split:
         key, never its location."""
         key = self.shard_key or shard_key(self.uri)
         digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:8]
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(key.rsplit("@", 1)[0].rstrip("/")))[:80]
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(self.shard_name.rstrip("/")))[:80]
         return f"{stem}-{digest}-{self.index:03d}of{self.count:03d}"
+
+    @property
+    def shard_name(self) -> str:
+        """The shard's key without its size: the ``warc_filename`` of its rows (never a local location)."""
+        return re.sub(r"@\d+$", "", self.shard_key or shard_key(self.uri))
 
 
 @dataclass

@@ -89,7 +89,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             continue
         with timed(stats, "cpu.write"):
             language = cleaned.language_code
-            pages_writer.add(language, page_row(cleaned, split.uri))
+            pages_writer.add(language, page_row(cleaned, split.shard_name))
             if dropped_writer is not None:
                 for row in dropped_rows(cleaned):
                     dropped_writer.add(language, row)
