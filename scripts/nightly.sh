@@ -9,6 +9,7 @@
 #   WARCPLEX_LOG_DIR   where each run's log goes (default <repo>/logs), nightly-<UTC time>.log
 #   WARCPLEX_PYTHON    the Python with warcplex installed (default <repo>/.venv/bin/python)
 # Exit status: 0 done, 1 the build failed (rerun resumes it), 2 usage/config error,
+# 3 done but some shards could not be read (the next run retries them),
 # 75 another run holds the lock.
 set -uo pipefail
 

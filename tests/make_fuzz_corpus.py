@@ -7,8 +7,8 @@ Deterministic for a given ``--seed``. Each file takes a few real records (one gz
 per record, as Common Crawl writes them) and damages them in one way: truncated gzip
 members, garbage between members, wrong Content-Length, missing or duplicated WARC headers,
 HTTP headers without a body, binary payloads labelled text/html, deeply nested HTML, lying
-charsets, empty and non-WARC files, HTTP-coded bodies and charset traps, plus one 50 MB page
-(stored compressed). ``manifest.json``
+charsets, empty and non-WARC files, HTTP-coded bodies and charset traps, a gzipped WARC as a
+record's payload, plus one 50 MB page (stored compressed). ``manifest.json``
 lists every file with its damage and ``intact``: how many of its records were written
 undamaged and must be read back.
 """
@@ -138,6 +138,15 @@ class Corpus:
 
     def gz(self, records: list[Record]) -> list[bytes]:
         return [member(r.to_bytes()) for r in records]
+
+    def warc_in_record(self) -> tuple[bytes, int, str]:
+        """A response whose payload is a whole gzipped WARC: deflate stores incompressible data
+        verbatim, so the inner file's gzip members appear in the outer file. Not damage, a trap
+        for split planning and resync: only the outer records exist."""
+        inner = b"".join(self.gz([self.rng.choice(self.pages) for _ in range(40)]))
+        wrapper = new_record("http://fuzz.example/inner.warc.gz", http_head("application/warc"), inner, self.rng)
+        recs = [*self.pick(2, 4), wrapper, *self.pick(2, 4)]
+        return b"".join(self.gz(recs)), len(recs), f"a {len(inner)} byte gzipped WARC as one record's payload"
 
     def intact(self) -> tuple[bytes, int, str]:
         recs = self.pick()
@@ -374,7 +383,7 @@ def write_encoded_payloads(out_dir: Path, corpus: Corpus, files: int, first: int
 
 KINDS = ["intact", "truncated_member", "truncated_file", "garbage_between", "wrong_content_length",
          "missing_header", "duplicated_header", "http_headers_no_body", "binary_as_html", "nested_html",
-         "lying_charset", "uncompressed_damaged", "empty", "not_warc"]
+         "lying_charset", "uncompressed_damaged", "empty", "not_warc", "warc_in_record"]
 
 
 def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DEFAULT_SEEDS,

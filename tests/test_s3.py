@@ -27,10 +27,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import bench_file
-from warcplex.config import PROJECT_ROOT, InputSettings, S3Settings
+from warcplex.config import PROJECT_ROOT, InputSettings, S3Settings, load_settings
 from warcplex.reading.sources import RetriesExhausted, open_stream, resolve_inputs
+from warcplex.spark.runner import run_split
 from warcplex.stats import Stats
-from warcplex.reading.warc import Split, iter_pages
+from warcplex.reading.warc import ShardReadError, Split, iter_pages
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
 
@@ -62,6 +63,10 @@ class FaultProxy(http.server.ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.warc_gets = 0
         self.puts = 0
+        # Keys containing "slow-after-cut": the first GET is cut mid-body, then every GET is
+        # answered SlowDown for `slow_seconds` (longer than the extraction timeout).
+        self.slow_seconds = 0.0
+        self.slow_until: float | None = None
 
     @property
     def url(self) -> str:
@@ -91,6 +96,12 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         with self.server.lock:
             if "always-503" in self.path:
                 fault = "slowdown"
+            elif "slow-after-cut" in self.path and self.command == "GET":
+                if self.server.slow_until is None:
+                    fault = "cut"
+                    self.server.slow_until = time.monotonic() + self.server.slow_seconds
+                elif time.monotonic() < self.server.slow_until:
+                    fault = "slowdown"
             elif self.command == "GET" and ".warc.gz" in self.path:
                 self.server.warc_gets += 1
                 fault = [None, "slowdown", "internal", "cut"][self.server.warc_gets % 4]
@@ -195,15 +206,41 @@ def test_stream_survives_faults_byte_for_byte(s3_server, fault_proxy):
 
 
 def test_exhausted_retries_fail_the_split_instead_of_marking_it_read(s3_server, fault_proxy):
-    """A shard that stays throttled raises (the task fails and is retried later), never a file error."""
+    """A shard that stays throttled fails its split (no marker; the next run retries it), never a file error."""
     settings = S3Settings(endpoint_url=fault_proxy.url, max_attempts=3, backoff_base_s=0.01, backoff_max_s=0.02)
     uri = f"s3://{BUCKET_IN}/broken/always-503.warc.gz"
     with pytest.raises(RetriesExhausted, match="after 3 attempts"):
         open_stream(uri, settings).read()
     stats = Stats()
-    with pytest.raises(RetriesExhausted):
+    with pytest.raises(ShardReadError, match="after 3 attempts"):
         list(iter_pages(Split(uri, 0, 1), InputSettings(), settings, stats))
     assert not stats.file_errors
+
+
+def test_missing_object_fails_its_split_without_a_marker(s3_server, tmp_path):
+    """S3 NoSuchKey: the split fails (no marker is written) and the next run reads it again."""
+    endpoint, _, _ = s3_server
+    settings = load_settings(None, [f"s3.endpoint_url={endpoint}", "perplexity.enabled=false"])
+    split = Split(f"s3://{BUCKET_IN}/crawl-data/TEST/segments/1/warc/missing.warc.gz", 0, 1)
+    with pytest.raises(ShardReadError, match="NoSuchKey"):
+        run_split(split, settings, str(tmp_path / "out"))
+    assert not (tmp_path / "out" / "_markers").exists()
+
+
+def test_throttling_longer_than_the_extraction_timeout_is_survived(s3_server, fault_proxy, tmp_path):
+    """25 s of SlowDown once failed a run: the 10 s per-page guard interrupted the retry sleep.
+    Here 3 s of SlowDown after a cut connection, with a 1 s guard, read every record."""
+    _, client, warcs = s3_server
+    client.upload_file(str(warcs[0]), BUCKET_IN, "slow/slow-after-cut.warc.gz")
+    fault_proxy.slow_seconds = 3.0
+    common = ["perplexity.enabled=false", "extract.cascade=[resiliparse,conservative]", "extract.timeout_s=1"]
+    settings = load_settings(None, [*common, f"s3.endpoint_url={fault_proxy.url}", "s3.backoff_base_s=0.05",
+                                    "s3.backoff_max_s=0.2", "s3.max_attempts=400"])
+    stats = run_split(Split(f"s3://{BUCKET_IN}/slow/slow-after-cut.warc.gz", 0, 1), settings, str(tmp_path / "s3"))
+    reference = run_split(Split(str(warcs[0]), 0, 1), load_settings(None, common), str(tmp_path / "local"))
+    assert fault_proxy.faults["cut"] == 1 and fault_proxy.faults["slowdown"] >= 5
+    assert stats["records"] == reference["records"] and stats["outcome"] == reference["outcome"]
+    assert "error" not in stats["outcome"] and not stats.get("file_errors")
 
 
 def run_job(endpoint: str, output: str) -> subprocess.CompletedProcess:

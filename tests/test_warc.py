@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
+from warcio.warcwriter import WARCWriter
 
 from conftest import SAMPLE_WARC, WARC_DIR, bench_file, write_warc
 from warcplex.config import InputSettings, S3Settings
@@ -213,3 +215,53 @@ def test_clueweb09_quirk_file_yields_its_29_html_responses(clueweb_quirk_warc):
     assert stats.counts["skip.not_response.warcinfo"] == 1
     assert all(p.url.startswith("http") and not p.url.startswith("<") for p in pages)
     assert len({p.record_id for p in pages}) == 29
+
+
+# --- a WARC inside a record ---------------------------------------------------------------
+
+
+def write_nested_warc(path: Path, inner: list[Path], pages_between: int = 6) -> None:
+    """Plain HTML pages, and responses whose body is a whole gzipped WARC file (one per ``inner``)."""
+    with open(path, "wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for n, inner_path in enumerate([None, *inner]):
+            for k in range(pages_between):
+                body = (f"<html><body><p>Outer page {n}-{k}. " + "Words of the outer file. " * 40
+                        + "</p></body></html>").encode()
+                block = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                writer.write_record(writer.create_warc_record(f"https://outer.example/{n}/{k}", "response",
+                                                              payload=io.BytesIO(block + body),
+                                                              length=len(block) + len(body)))
+            if inner_path is not None:
+                body = inner_path.read_bytes()
+                block = (f"HTTP/1.1 200 OK\r\nContent-Type: application/warc\r\nContent-Length: {len(body)}\r\n\r\n"
+                         .encode() + body)
+                writer.write_record(writer.create_warc_record(f"https://outer.example/{inner_path.name}", "response",
+                                                              payload=io.BytesIO(block), length=len(block)))
+
+
+def test_splits_never_start_inside_a_warc_stored_in_a_record(tmp_path):
+    """A gzipped WARC as a record's payload shows its gzip members verbatim in the outer file
+    (deflate stores incompressible data): no split may start there and read phantom records."""
+    small = bench_file("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")  # within one 64 KiB stored block
+    large = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    path = tmp_path / "nested.warc.gz"
+    write_nested_warc(path, [small, large, small])
+    outer = path.read_bytes()
+    inner_bytes = large.read_bytes()
+    verbatim = [i for i in range(len(inner_bytes) - 64) if inner_bytes[i:i + 3] == b"\x1f\x8b\x08"
+                and inner_bytes[i:i + 64] in outer]
+    assert verbatim  # inner gzip members really appear verbatim in the outer file
+    pages, whole = read_split(Split(str(path), 0, 1))
+    inner_ids = {p.record_id for inner in (small, large) for p in read_split(Split(str(inner), 0, 1))[0]}
+    assert not inner_ids & {p.record_id for p in pages}
+    for wanted in (2, 3, 5, 8, 13, 32):
+        splits = plan_splits(str(path), InputSettings(splits_per_shard=wanted, min_split_bytes=1), 2)
+        ids, total = [], Stats()
+        for split in splits:
+            split_pages, stats = read_split(split)
+            ids += [p.record_id for p in split_pages]
+            total.merge(stats)
+        assert ids == [p.record_id for p in pages], wanted  # no phantom, none lost, in order
+        assert total.counts == whole.counts, wanted
+        assert not total.file_errors

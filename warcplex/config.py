@@ -8,11 +8,12 @@ Validation errors name the key and the problem in one line.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,11 +26,24 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+SPARK_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]"
+                          r"|(spark|mesos|k8s)://\S+|yarn)$")
+
+
 class SparkSettings(_Section):
+    # local, local[N], local[*], spark://host:port, yarn or k8s://...; ignored under spark-submit.
     master: str = "local[*]"
     app_name: str = "warcplex"
     # Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures.
     conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("master")
+    @classmethod
+    def _known_master(cls, value: str) -> str:
+        if not SPARK_MASTER.match(value.strip()):
+            raise ValueError(f"{value!r} is not a Spark master URL (local[*], local[N], spark://host:port, "
+                             "yarn, k8s://...)")
+        return value.strip()
 
 
 class InputSettings(_Section):
@@ -44,6 +58,10 @@ class InputSettings(_Section):
     # HTML payloads above this many bytes are skipped and counted as `too_large`; a body that
     # decodes (Content-Encoding) to more than this is `payload.too_large`.
     max_html_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
+    # Drop responses whose WARC-Record-ID an earlier split already holds (a finished split
+    # first, then plan order), counted as `skip.duplicate_record_id`. Costs one extra read
+    # of each new shard (record headers only are kept) and `_ids/` files in the output.
+    dedup_record_ids: bool = True
 
 
 class S3Settings(_Section):

@@ -12,6 +12,8 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from warcplex.redact import redact
+
 
 class Stats:
     """Mergeable counters plus per-file errors."""
@@ -52,7 +54,7 @@ class Stats:
             value = self.counts[key]
             node[leaf] = round(value, 6) if isinstance(value, float) else value
         if self.file_errors:
-            nested["file_errors"] = dict(sorted(self.file_errors.items()))
+            nested["file_errors"] = redact(dict(sorted(self.file_errors.items())), secret_keys=False)
         return nested
 
     @classmethod

@@ -24,7 +24,11 @@ def carbon_estimate(cpu_seconds: float, carbon: CarbonSettings) -> dict[str, flo
     return {"cpu_hours": cpu_hours, "kwh": kwh, "kg_co2": kwh * carbon.grid_intensity_kg_per_kwh}
 
 
-def snapshot_extrapolation(pages: int, cpu_seconds: float, carbon: CarbonSettings) -> dict[str, float] | None:
+# An extrapolation from fewer measured pages than this is labelled rough (summary, report).
+ROUGH_BELOW_PAGES = 10_000
+
+
+def snapshot_extrapolation(pages: int, cpu_seconds: float, carbon: CarbonSettings) -> dict[str, Any] | None:
     """Core-hours, dollars and kg CO2 to clean ``carbon.snapshot_pages`` pages at this run's pages per CPU-second."""
     if not pages or cpu_seconds <= 0:
         return None
@@ -32,6 +36,8 @@ def snapshot_extrapolation(pages: int, cpu_seconds: float, carbon: CarbonSetting
     estimate = carbon_estimate(carbon.snapshot_pages / rate, carbon)
     return {
         "pages": carbon.snapshot_pages,
+        "measured_pages": pages,
+        "rough": pages < ROUGH_BELOW_PAGES,
         "pages_per_cpu_second": rate,
         "core_hours": estimate["cpu_hours"],
         "dollars": estimate["cpu_hours"] * carbon.dollars_per_core_hour,

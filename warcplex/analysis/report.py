@@ -254,7 +254,9 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
                     + _table(["stage", "CPU s", "g CO2"], stage_rows) + _table(["", ""], co2_rows))
     snapshot = carbon.get("snapshot")
     if snapshot:
-        sections.append("<h2>Extrapolation to one Common Crawl snapshot</h2>" + _table(["", ""], [
+        rough = ("<p><b>Rough:</b> extrapolated from only " + _fmt(snapshot.get("measured_pages", 0))
+                 + " pages; below 10,000 measured pages the rate is not stable.</p>") if snapshot.get("rough") else ""
+        sections.append("<h2>Extrapolation to one Common Crawl snapshot</h2>" + rough + _table(["", ""], [
             ["pages", _fmt(snapshot["pages"])],
             ["pages per CPU-second (measured)", _fmt(snapshot["pages_per_cpu_second"])],
             ["core-hours", _fmt(snapshot["core_hours"], 0)],

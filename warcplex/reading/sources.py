@@ -21,6 +21,7 @@ import urllib.request
 from typing import Callable
 
 from warcplex.config import S3Settings
+from warcplex.identity import Shard, shard_key
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def _join_base(base: str | None, path: str) -> str:
     return base.rstrip("/") + "/" + path.lstrip("/")
 
 
-def _read_manifest(uri: str, s3: S3Settings, base_url: str | None) -> list[str]:
+def _read_manifest(uri: str, s3: S3Settings, base_url: str | None) -> list[Shard]:
     with open_stream(uri, s3) as raw:
         stream = gzip.GzipFile(fileobj=raw) if uri.endswith(".gz") else raw
         lines = io.TextIOWrapper(stream, encoding="utf-8").read().splitlines()
@@ -65,12 +66,25 @@ def _read_manifest(uri: str, s3: S3Settings, base_url: str | None) -> list[str]:
         base = f"{scheme}://{rest.split('/', 1)[0]}/"
     elif base is None:
         base = os.path.dirname(os.path.abspath(uri))
-    return [_join_base(base, line.strip()) for line in lines if line.strip() and not line.startswith("#")]
+    shards = []
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        shard = _join_base(base, line)
+        relative = None if is_remote(line) or os.path.isabs(line) else line
+        shards.append(Shard(shard, shard_key(shard, relative=relative)))
+    return shards
 
 
 def resolve_inputs(specs: list[str], s3: S3Settings, base_url: str | None = None) -> list[str]:
-    """Expand specs (files, directories, globs, manifests, URLs) into a sorted, de-duplicated list of shard URIs."""
-    shards: list[str] = []
+    """Expand specs (files, directories, globs, manifests, URLs) into a de-duplicated list of shard URIs."""
+    return [shard.uri for shard in resolve_shards(specs, s3, base_url)]
+
+
+def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None) -> list[Shard]:
+    """Expand specs into shards with their keys (see :mod:`warcplex.identity`), de-duplicated by location and key."""
+    shards: list[Shard] = []
     for spec in specs:
         if is_manifest(spec):
             if not is_remote(spec) and not os.path.isfile(spec):
@@ -80,32 +94,44 @@ def resolve_inputs(specs: list[str], s3: S3Settings, base_url: str | None = None
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputError(f"{spec}: cannot read manifest ({exc})") from None
         elif is_remote(spec):
-            shards.append(spec)
+            shards.append(Shard(spec, shard_key(spec)))
         elif os.path.isdir(spec):
             found = sorted(p for p in glob.glob(os.path.join(spec, "**", "*"), recursive=True)
                            if os.path.isfile(p) and ".warc" in os.path.basename(p))
             if not found:
                 raise InputError(f"{spec}: directory holds no *.warc* files")
-            shards.extend(found)
+            shards.extend(Shard(p, shard_key(os.path.abspath(p), os.path.abspath(spec))) for p in found)
         elif glob.has_magic(spec):
             found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p))
             if not found:
                 raise InputError(f"{spec}: glob matches no files")
-            shards.extend(found)
+            root = os.path.abspath(glob_root(spec))
+            shards.extend(Shard(p, shard_key(os.path.abspath(p), root)) for p in found)
         elif os.path.isfile(spec):
             if not os.access(spec, os.R_OK):
                 raise InputError(f"{spec}: not readable (permission denied)")
-            shards.append(spec)
+            shards.append(Shard(spec, shard_key(spec)))
         else:
             raise InputError(f"{spec}: no such file, directory, glob, manifest or URL")
     seen: set[str] = set()
     unique = []
     for shard in shards:
-        key = shard if is_remote(shard) else os.path.abspath(shard)
-        if key not in seen:
-            seen.add(key)
-            unique.append(key)
+        uri = shard.uri if is_remote(shard.uri) else os.path.abspath(shard.uri)
+        if uri not in seen and shard.key not in seen:
+            seen.update((uri, shard.key))
+            unique.append(Shard(uri, shard.key))
     return unique
+
+
+def glob_root(spec: str) -> str:
+    """The directory part of a glob before its first wildcard (``data/*/x.gz`` -> ``data``)."""
+    parts = spec.split(os.sep)
+    fixed = []
+    for part in parts[:-1]:
+        if glob.has_magic(part):
+            break
+        fixed.append(part)
+    return os.sep.join(fixed) or "."
 
 
 class TransientError(Exception):

@@ -13,20 +13,29 @@ import hashlib
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from warcplex.config import InputSettings, S3Settings
+from warcplex.identity import shard_key
 from warcplex.reading.decode import utf16_without_bom
 from warcplex.reading.payload import Codings, PayloadError, decode_payload
-from warcplex.reading.sources import is_remote, open_stream
+from warcplex.reading.sources import PermanentError, RetriesExhausted, is_remote, open_stream
 from warcplex.stats import Stats
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/x-server-parsed-html"})
 _SCAN_CHUNK = 1 << 20
+_SYNC_WINDOW = 256 * 1024  # > one stored deflate block (64 KiB): see stays_in_sync
+
+
+class ShardReadError(Exception):
+    """A shard that cannot be read at all (missing, access denied, remote retries exhausted).
+
+    Not an ``OSError``: the split is failed, never marked done, and retried by the next run.
+    """
 
 
 @dataclass(frozen=True)
@@ -38,13 +47,22 @@ class Split:
     count: int
     start: int = 0
     end: int | None = None
+    # The shard's key (warcplex.identity); empty: derived from ``uri`` as for a single file.
+    shard_key: str = field(default="", compare=False)
 
     @property
     def split_id(self) -> str:
-        """Deterministic id used in output file names and completion markers."""
-        digest = hashlib.sha1(self.uri.encode("utf-8")).hexdigest()[:8]
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(self.uri.rstrip("/")))[:80]
+        """Deterministic id used in output file names and completion markers: from the shard's
+        key, never its location."""
+        key = self.shard_key or shard_key(self.uri)
+        digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:8]
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(self.shard_name.rstrip("/")))[:80]
         return f"{stem}-{digest}-{self.index:03d}of{self.count:03d}"
+
+    @property
+    def shard_name(self) -> str:
+        """The shard's key without its size: the ``warc_filename`` of its rows (never a local location)."""
+        return re.sub(r"@\d+$", "", self.shard_key or shard_key(self.uri))
 
 
 @dataclass
@@ -93,26 +111,68 @@ def next_member_offset(fh, offset: int, limit: int | None = None) -> int | None:
     return None
 
 
-def plan_splits(uri: str, settings: InputSettings, default_parallelism: int) -> list[Split]:
-    """Cut one shard into splits at gzip member boundaries (local gzip files only)."""
+def stays_in_sync(fh, offset: int, size: int, window: int = _SYNC_WINDOW) -> bool:
+    """True when reading from ``offset`` walks whole gzip members, each holding a WARC record
+    and each ending where the next begins (or at the end of the file), for ``window`` bytes.
+
+    A WARC stored as the payload of a record shows its own gzip members verbatim inside the
+    outer member's stored deflate blocks; a walk from one of them breaks within 64 KiB, at
+    the next stored-block header or where the inner file ends.
+    """
+    pos = offset
+    while pos < size and pos - offset < window:
+        fh.seek(pos)
+        head = fh.read(4096)
+        if not _is_member_start(head):
+            return False
+        fh.seek(pos)
+        inflater = zlib.decompressobj(31)
+        consumed = 0
+        try:
+            while not inflater.eof:
+                chunk = fh.read(_SCAN_CHUNK)
+                if not chunk:
+                    return False  # a member cut short
+                inflater.decompress(chunk, 1)
+                while inflater.unconsumed_tail and not inflater.eof:
+                    inflater.decompress(inflater.unconsumed_tail, 1 << 20)
+                consumed += len(chunk)
+        except zlib.error:
+            return False
+        pos += consumed - len(inflater.unused_data)
+    return True
+
+
+def plan_splits(uri: str, settings: InputSettings, default_parallelism: int, key: str = "") -> list[Split]:
+    """Cut one shard into splits at gzip member boundaries (local gzip files only).
+
+    A boundary is an offset where a gzip member starts a WARC record and reading stays in
+    sync from there (:func:`stays_in_sync`), never a member inside a record's payload.
+    """
+    key = key or shard_key(uri)
     wanted = settings.splits_per_shard or default_parallelism
     if is_remote(uri) or wanted <= 1:
-        return [Split(uri, 0, 1)]
+        return [Split(uri, 0, 1, shard_key=key)]
     try:
         size = os.path.getsize(uri)
         with open(uri, "rb") as fh:
             if fh.read(3) != GZIP_MAGIC:
-                return [Split(uri, 0, 1)]
+                return [Split(uri, 0, 1, shard_key=key)]
             wanted = max(1, min(wanted, size // settings.min_split_bytes))
             bounds = [0]
             for i in range(1, wanted):
-                found = next_member_offset(fh, max(size * i // wanted, bounds[-1] + 1), size)
+                found = max(size * i // wanted, bounds[-1] + 1)
+                while True:
+                    found = next_member_offset(fh, found, size)
+                    if found is None or stays_in_sync(fh, found, size):
+                        break
+                    found += 1
                 if found is not None and found > bounds[-1]:
                     bounds.append(found)
     except OSError:
-        return [Split(uri, 0, 1)]  # the reader reports the error with its record counts
+        return [Split(uri, 0, 1, shard_key=key)]  # the reader reports the error
     ends: list[int | None] = [*bounds[1:], None]
-    return [Split(uri, i, len(bounds), start, end) for i, (start, end) in enumerate(zip(bounds, ends))]
+    return [Split(uri, i, len(bounds), start, end, key) for i, (start, end) in enumerate(zip(bounds, ends))]
 
 
 def _html_type(record) -> str | None:
@@ -136,14 +196,36 @@ def _clean_uri(uri: str | None) -> str:
     return uri[1:-1] if uri.startswith("<") and uri.endswith(">") else uri
 
 
-def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Stats) -> Iterator[Page]:
+def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Stats,
+               skip_ids: frozenset[str] = frozenset()) -> Iterator[Page]:
     """Yield the HTML response pages of a split; count every other record under ``skip.*``.
 
     Counters: ``records.read`` (all records parsed), ``records.html`` and ``records.wet`` (pages
-    yielded: HTML responses, WET ``conversion`` records),
-    ``skip.<reason>`` and ``read_errors.<kind>``; a shard that fails to open or parse gets
-    a ``file_errors`` entry.
+    yielded: HTML responses, WET ``conversion`` records), ``skip.<reason>`` and
+    ``read_errors.<kind>``; a shard that fails to parse gets a ``file_errors`` entry, one that
+    cannot be read at all raises :class:`ShardReadError`. A response or conversion record whose
+    WARC-Record-ID is in ``skip_ids`` (an earlier split holds it) or was already seen in this
+    split is ``skip.duplicate_record_id``.
     """
+    seen: set[str] = set()
+    for record in iter_records(split, s3, stats):
+        if record.record_type in (WarcRecordType.response, WarcRecordType.conversion):
+            record_id = record.record_id or ""
+            if record_id in skip_ids or record_id in seen:
+                stats.add("skip.duplicate_record_id")
+                continue
+            seen.add(record_id)
+        page = _page_from_record(record, settings, stats)
+        if page is not None:
+            stats.add(f"records.{page.kind}")
+            yield page
+
+
+_UNREADABLE = (FileNotFoundError, PermissionError, IsADirectoryError, PermanentError)
+
+
+def iter_records(split: Split, s3: S3Settings, stats: Stats) -> Iterator:
+    """Yield the WARC records of a split (``records.read`` counts them), resyncing after damage."""
     start = split.start
     resumable = not is_remote(split.uri)
     while True:
@@ -163,10 +245,7 @@ def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Sta
                         return
                     last_pos, last_length = pos, record.content_length
                     stats.add("records.read")
-                    page = _page_from_record(record, settings, stats)
-                    if page is not None:
-                        stats.add(f"records.{page.kind}")
-                        yield page
+                    yield record
             if not resumable:
                 return
             found = _check_end(split, start, last_pos, last_length, read_before, stats)
@@ -175,6 +254,10 @@ def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Sta
             stats.add("read_errors.resynced")
             start = found
             continue
+        except _UNREADABLE as exc:
+            raise ShardReadError(f"{split.uri}: {type(exc).__name__}: {exc}") from None
+        except RetriesExhausted as exc:
+            raise ShardReadError(str(exc)) from None
         except (OSError, ValueError, UnicodeError) as exc:
             kind = "gzip" if "ecompress" in str(exc) or "gzip" in str(exc).lower() else "parse"
             stats.add(f"read_errors.{kind}")

@@ -15,17 +15,27 @@ import logging
 import os
 import sys
 import time
+import warnings
 from typing import Any, Sequence
 
 from warcplex.config import ConfigError, Settings, load_settings
-from warcplex.reading.sources import InputError, resolve_inputs
-from warcplex.reading.warc import Split, is_wat, plan_splits
+from warcplex.identity import Shard
+from warcplex.reading.sources import InputError, resolve_shards
+from warcplex.reading.warc import ShardReadError, Split, is_wat, plan_splits
+from warcplex.redact import install_log_redaction, redact, redact_text
+from warcplex.spark.dedup import duplicate_skip_sets
+from warcplex.spark.progress import Progress
 from warcplex.spark.runner import dump_json, run_split
 from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_session, under_spark_submit
 from warcplex.stats import Stats
+from warcplex.writing.outdir import OutputError, prepare_output
 from warcplex.writing.output import OutputTarget
 
 log = logging.getLogger("warcplex")
+
+# Exit statuses of `warcplex run` and `warcplex nightly` (README, "Exit statuses").
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_FAILED_SHARDS = 0, 1, 2, 3
+USER_ERRORS = (ConfigError, InputError, OutputError)
 
 
 class JobExtension:
@@ -68,6 +78,8 @@ class WarcJob:
         parser.add_argument("--sentences", help="also write every sentence with its perplexity here "
                             "(for `warcplex sweep` and the real index sizes)")
         parser.add_argument("--no-resume", action="store_true", help="reprocess splits that have a completion marker")
+        parser.add_argument("--overwrite", action="store_true",
+                            help="replace an earlier run's output (its own files only), e.g. after a config change")
         self.add_arguments(parser)
         return parser
 
@@ -83,9 +95,20 @@ class WarcJob:
             overrides.append("output.resume=false")
         return load_settings(args.config, overrides)
 
-    def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
-        """The work of one Spark task: return the split's stats dict."""
+    def process_split(self, split: Split, settings: Settings, output: str,
+                      skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The work of one Spark task: return the split's stats dict (``skip_ids``: duplicate record ids)."""
         raise NotImplementedError
+
+    def run_task(self, split: Split, settings: Settings, output: str, skip_ids: frozenset[str]) -> dict[str, Any]:
+        """:meth:`process_split`, with a shard that cannot be read turned into a failed split (no marker)."""
+        try:
+            return self.process_split(split, settings, output, skip_ids)
+        except ShardReadError as exc:
+            failed = Stats()
+            failed.add("splits.failed")
+            failed.file_errors[split.uri] = f"not read, retried by the next run: {exc}"
+            return failed.to_dict()
 
     def files(self) -> list[str]:
         """The run-level files this job writes besides stats.json (its own, then its extensions')."""
@@ -96,11 +119,14 @@ class WarcJob:
         for extension in self.extensions:
             extension.write(output, stats, settings)
 
-    def run(self, args: argparse.Namespace) -> dict[str, Any]:
+    def run(self, args: argparse.Namespace, shards: list[Shard] | None = None) -> dict[str, Any]:
+        """Run the job over ``args.input`` (or the already resolved ``shards``); return the merged stats."""
         settings = self.settings_from_args(args)
-        shards = resolve_inputs(args.input, settings.s3, settings.input.base_url)
+        if shards is None:
+            shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         refuse_wat(shards)
         files = model_files(settings)
+        prepare_output(args.output, settings, args.input, overwrite=getattr(args, "overwrite", False))
         OutputTarget(args.output, settings.s3).retract_success()
         started = time.time()
         for extension in self.extensions:
@@ -115,12 +141,23 @@ class WarcJob:
                     sc.addFile(path)
             parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
                 not under_spark_submit() else sc.defaultParallelism
-            splits = [split for shard in shards for split in plan_splits(shard, settings.input, parallelism)]
+            splits = [split for shard in shards
+                      for split in plan_splits(shard.uri, settings.input, parallelism, shard.key)]
             output = args.output
+            skip_sets = (duplicate_skip_sets(sc, splits, OutputTarget(output, settings.s3).finished_split_ids(),
+                                             output, settings.s3)
+                         if settings.input.dedup_record_ids else {})
             job = self
-            results = (sc.parallelize(splits, max(1, len(splits)))
-                       .map(lambda split: job.process_split(split, settings, output))
-                       .collect())
+            pages = sc.accumulator(0)
+
+            def task(split: Split) -> dict[str, Any]:
+                result = job.run_task(split, settings, output, skip_sets.get(split.split_id, frozenset()))
+                if not result.get("splits", {}).get("resumed"):
+                    pages.add(result.get("records", {}).get("html", 0))
+                return result
+
+            with Progress(sc, len(splits), pages):
+                results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
         finally:
             spark.stop()
         wall = time.time() - started
@@ -148,11 +185,13 @@ class WarcJob:
             "output": output,
             "splits": len(split_ids),
             "splits_resumed": tree.get("splits", {}).get("resumed", 0),
+            "splits_failed": tree.get("splits", {}).get("failed", 0),
             "wall_seconds": round(wall, 3),
             "pages_per_second": round(pages / wall, 2) if wall else None,
             "pages_per_cpu_second": round(pages / cpu, 2) if cpu else None,
             "config": settings.model_dump(mode="json"),
         }
+        tree["run"] = redact(tree["run"])  # the config's secrets and credentials in input or output URLs
         return tree
 
     def main(self, argv: list[str] | None = None) -> int:
@@ -165,9 +204,9 @@ WAT_MESSAGE = ("is WAT (JSON metadata records, no page text): warcplex reads WAR
                "and WET files (text); give it the .warc.gz or the .warc.wet.gz of the same segment")
 
 
-def refuse_wat(shards: list[str]) -> None:
+def refuse_wat(shards: list[Shard]) -> None:
     """A WAT input ends the run before Spark starts, in one line."""
-    wat = [shard for shard in shards if is_wat(shard)]
+    wat = [shard.uri for shard in shards if is_wat(shard.uri)]
     if wat:
         more = f" (and {len(wat) - 1} more)" if len(wat) > 1 else ""
         raise UsageError(f"{wat[0]}{more} {WAT_MESSAGE}")
@@ -184,23 +223,41 @@ def no_pages_message(stats: dict[str, Any]) -> str | None:
             f"records (skipped: {kinds})")
 
 
+def quiet_third_party() -> None:
+    """Silence known noise: pyspark's pandas-version FutureWarning and py4j's closing INFO line."""
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+def setup_logging() -> None:
+    """INFO logging to stderr with every message redacted, and third-party noise off."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    install_log_redaction()
+    quiet_third_party()
+
+
+def exit_status(stats: dict[str, Any]) -> int:
+    """0 when every split was read, 3 when some shards could not be (they are retried next run)."""
+    return EXIT_FAILED_SHARDS if stats["run"].get("splits_failed") else EXIT_OK
+
+
 def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     """Run a job, turning user errors into one-line messages and exit status 2."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    setup_logging()
     try:
         stats = job.run(args)
-    except (UsageError, ConfigError, InputError) as exc:
-        print(f"warcplex: error: {exc}", file=sys.stderr)
-        return 2
+    except (UsageError, *USER_ERRORS) as exc:
+        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     print(summary_text(stats))
     nothing = no_pages_message(stats)
     if nothing:
         metadata_only = set(stats.get("skip", {}).get("not_response", {})) <= {"metadata", "warcinfo"}
         if metadata_only and stats.get("skip", {}).get("not_response", {}).get("metadata"):
             print(f"warcplex: error: the input {WAT_MESSAGE}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         print(f"warcplex: {nothing}", file=sys.stderr)
-    return 0
+    return exit_status(stats)
 
 
 def summary_text(stats: dict[str, Any]) -> str:
@@ -232,8 +289,10 @@ def summary_text(stats: dict[str, Any]) -> str:
                      f"(eq. 9, C_e {carbon['grid_intensity_kg_per_kwh']} kg/kWh)")
     snapshot = carbon.get("snapshot")
     if snapshot:
-        lines.append(f"  one snapshot ({snapshot['pages']:,} pages): {snapshot['core_hours']:,.0f} core-hours, "
-                     f"${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+        rough = f"rough, extrapolated from only {snapshot['measured_pages']:,} pages" if snapshot.get("rough") \
+            else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
+        lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
+                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
     index = stats.get("index", {})
     if "raw" in index:
         lines.append(f"  tantivy index of {index['pages']} pages: {index['raw']['index_bytes']:,} -> "
@@ -241,8 +300,18 @@ def summary_text(stats: dict[str, Any]) -> str:
                      f"query speed-up {index['queries']['speedup'] or 0:.2f}x")
     elif index.get("skipped"):
         lines.append(f"  index statistics skipped: {index['skipped']}")
-    if stats.get("file_errors"):
-        lines.append(f"  unreadable parts of {len(stats['file_errors'])} file(s), see stats.json file_errors")
+    failed = run.get("splits_failed", 0)
+    if failed:
+        lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "
+                     "run retries them (exit status 3):")
+        lines += [f"    {uri}: {error}" for uri, error in sorted(stats.get("file_errors", {}).items())
+                  if error.startswith("not read")][:5]
+    if len(stats.get("file_errors", {})) > failed:
+        lines.append(f"  unreadable parts of {len(stats['file_errors']) - failed} file(s), "
+                     "see stats.json file_errors")
+    duplicates = stats.get("skip", {}).get("duplicate_record_id", 0)
+    if duplicates:
+        lines.append(f"  {duplicates} record(s) dropped as duplicate WARC-Record-IDs of records kept elsewhere")
     lines.append(f"  output: {run['output']} ({', '.join(run.get('files', []))})")
     return "\n".join(lines)
 
@@ -253,8 +322,9 @@ class CleanWarcJob(WarcJob):
     name = "clean_warc"
     description = "Clean WARC shards into a Parquet text corpus (perplexity-filtered sentences)."
 
-    def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
-        return run_split(split, settings, output, settings.output.dropped)
+    def process_split(self, split: Split, settings: Settings, output: str,
+                      skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
+        return run_split(split, settings, output, settings.output.dropped, skip_ids)
 
     def files(self) -> list[str]:
         return ["summary.txt", *super().files()]

@@ -21,13 +21,15 @@ import re
 import sys
 from typing import Callable
 
-from warcplex.config import ConfigError, load_settings
-from warcplex.spark.job import CleanWarcJob, summary_text
+from warcplex.config import load_settings
+from warcplex.identity import Shard
+from warcplex.reading.sources import resolve_shards
+from warcplex.reading.warc import plan_splits
+from warcplex.redact import redact_text
+from warcplex.spark.job import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, USER_ERRORS, CleanWarcJob, exit_status,
+                                setup_logging, summary_text)
 from warcplex.spark.session import UsageError
 from warcplex.writing.output import OutputTarget
-from warcplex.reading.sources import InputError, resolve_inputs
-from warcplex.reading.warc import plan_splits
-from pyarrow import fs as pafs
 
 log = logging.getLogger("warcplex.nightly")
 
@@ -43,18 +45,12 @@ def crawl_manifest(crawl: str, base_url: str | None) -> str:
     return (base_url or DEFAULT_BASE_URL).rstrip("/") + f"/crawl-data/{crawl}/warc.paths.gz"
 
 
-def finished_split_ids(target: OutputTarget) -> set[str]:
-    """Split ids with a completion marker (names only; the markers are not read)."""
-    selector = pafs.FileSelector(target.path("_markers"), allow_not_found=True)
-    return {info.base_name[: -len(".json")] for info in target.fs.get_file_info(selector)
-            if info.is_file and info.base_name.endswith(".json")}
-
-
-def plan(shards: list[str], done: set[str], settings, max_shards: int | None) -> tuple[list[str], list[str]]:
+def plan(shards: list[Shard], done: set[str], settings, max_shards: int | None) -> tuple[list[Shard], list[Shard]]:
     """Split the shard list into (finished shards, shards to process now), in manifest order."""
     finished, pending = [], []
     for shard in shards:
-        ids = {split.split_id for split in plan_splits(shard, settings.input, settings.input.splits_per_shard)}
+        ids = {split.split_id for split in plan_splits(shard.uri, settings.input, settings.input.splits_per_shard,
+                                                       shard.key)}
         (finished if ids <= done else pending).append(shard)
     if max_shards is not None:
         pending = pending[:max_shards]
@@ -75,12 +71,15 @@ def add_parser(commands, job_factory: Callable[[], CleanWarcJob] = CleanWarcJob)
     parser.add_argument("--max-shards", type=int, help="process at most this many new shards in this run")
     parser.add_argument("--attempts", type=int, default=2, help="runs of the Spark job before giving up (default 2)")
     parser.add_argument("--dry-run", action="store_true", help="print the plan, process nothing")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier build's output (its own files only), e.g. after a config change")
     parser.set_defaults(handler=lambda args: run(args, job_factory))
 
 
 def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = CleanWarcJob) -> int:
-    """The ``nightly`` command: 0 done, 1 the job failed after every attempt, 2 a usage error."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    """The ``nightly`` command: 0 done, 1 the job failed after every attempt, 2 a usage error,
+    3 done but some shards could not be read (they are retried by the next run)."""
+    setup_logging()
     try:
         if args.max_shards is not None and args.max_shards < 1:
             raise UsageError("--max-shards must be at least 1")
@@ -92,38 +91,39 @@ def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = Clea
             raise UsageError("nightly needs a fixed input.splits_per_shard (>= 1), so split ids do not depend "
                              "on the machine's cores")
         manifest = args.manifest or crawl_manifest(args.crawl, settings.input.base_url)
-        shards = resolve_inputs([manifest], settings.s3, settings.input.base_url)
+        shards = resolve_shards([manifest], settings.s3, settings.input.base_url)
         if not shards:
             raise UsageError(f"{manifest}: the manifest lists no shards")
-        finished, pending = plan(shards, finished_split_ids(OutputTarget(args.output, settings.s3)), settings,
-                                 args.max_shards)
-    except (UsageError, ConfigError, InputError) as exc:
-        print(f"warcplex: error: {exc}", file=sys.stderr)
-        return 2
+        done = set() if args.overwrite else OutputTarget(args.output, settings.s3).finished_split_ids()
+        finished, pending = plan(shards, done, settings, args.max_shards)
+    except (UsageError, *USER_ERRORS) as exc:
+        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     remaining = len(shards) - len(finished) - len(pending)
     print(f"warcplex nightly: {len(shards)} shards in {manifest}; {len(finished)} done, "
           f"{len(pending)} to process now, {remaining} left for later runs", flush=True)
     if args.dry_run:
         for shard in pending:
-            print(f"  {shard}")
-        return 0
+            print(f"  {redact_text(shard.uri)}")
+        return EXIT_OK
     if not pending:
-        return 0
+        return EXIT_OK
     job = job_factory()
-    argv = ["--input", *finished, *pending, "--output", args.output, "--config", args.config]
+    argv = ["--input", manifest, "--output", args.output, "--config", args.config]
     for assignment in overrides:
         argv += ["--set", assignment]
-    job_args = job.build_parser().parse_args(argv)
+    job_args = job.build_parser().parse_args(argv + (["--overwrite"] if args.overwrite else []))
     for attempt in range(1, args.attempts + 1):
         try:
-            stats = job.run(job_args)
-        except (UsageError, ConfigError, InputError) as exc:
-            print(f"warcplex: error: {exc}", file=sys.stderr)
-            return 2
+            stats = job.run(job_args, shards=[*finished, *pending])
+        except (UsageError, *USER_ERRORS) as exc:
+            print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
         except Exception as exc:  # a Spark job failure: rerun; finished splits are skipped
             log.error("nightly attempt %d of %d failed: %s", attempt, args.attempts,
                       str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            job_args.overwrite = False  # the next attempt keeps what this one finished
             continue
         print(summary_text(stats))
-        return 0
-    return 1
+        return exit_status(stats)
+    return EXIT_FAILED

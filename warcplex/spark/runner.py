@@ -54,11 +54,13 @@ def _count_page(stats: Stats, cleaned: Document) -> None:
             stats.add(f"removal_reasons.{sentence.reason}")
 
 
-def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None) -> dict:
+def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None,
+              skip_ids: frozenset[str] = frozenset()) -> dict:
     """Process one split and commit its files; return its stats (also stored in its marker).
 
     A split whose marker exists is skipped (its stored stats are returned) unless
-    ``output.resume`` is off.
+    ``output.resume`` is off. Responses whose record ids are in ``skip_ids`` are skipped as
+    duplicates. A shard that cannot be read raises ``ShardReadError`` and nothing is committed.
     """
     target = OutputTarget(output, settings.s3)
     if settings.output.resume:
@@ -76,7 +78,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
                                     SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
-    pages = iter_pages(split, settings.input, settings.s3, stats)
+    pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
     for cleaned in loop.run(pages):
         _count_page(stats, cleaned)
         if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):
@@ -87,7 +89,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             continue
         with timed(stats, "cpu.write"):
             language = cleaned.language_code
-            pages_writer.add(language, page_row(cleaned, split.uri))
+            pages_writer.add(language, page_row(cleaned, split.shard_name))
             if dropped_writer is not None:
                 for row in dropped_rows(cleaned):
                     dropped_writer.add(language, row)

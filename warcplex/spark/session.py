@@ -12,6 +12,7 @@ import sys
 
 from warcplex.config import Settings, resolve_path
 from warcplex.models import default_lid_model_path
+from warcplex.redact import redact_text
 from warcplex.registry import load_registry
 
 
@@ -59,7 +60,12 @@ def spark_session(settings: Settings):
         builder = builder.config("spark.ui.showConsoleProgress", "false")
     for key, value in settings.spark.conf.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # py4j's and Spark's own types: a master or property Spark refuses
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise UsageError(f"Spark did not start with spark.master={settings.spark.master!r}: "
+                         f"{redact_text(first.strip())[:300]}") from None
     spark.sparkContext.setLogLevel("WARN")
     return spark
 

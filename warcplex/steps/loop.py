@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 
 from warcplex.config import ConfigError, Settings
 from warcplex.document import Document
+from warcplex.reading.readahead import read_ahead
 from warcplex.reading.warc import Page
 from warcplex.steps import guards
 from warcplex.steps.base import Step
@@ -98,5 +99,7 @@ class StepLoop:
     def run(self, pages: Iterable[Page]) -> Iterator[Document]:
         """Every page through the steps, under ``extract.timeout_s`` and ``extract.memory_limit_mb``."""
         with guards.record_guards(self.settings.extract):
-            for page in pages:
+            # Pages are read in another thread, so a remote read backing off (S3 SlowDown)
+            # is never cut short by the time guard, which restarts while the loop waits.
+            for page in read_ahead(pages, idle=guards.restart):
                 yield self.process(page)

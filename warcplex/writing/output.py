@@ -93,6 +93,12 @@ class OutputTarget:
                     found[info.base_name[: -len(".json")]] = json.loads(stream.read())
         return found
 
+    def finished_split_ids(self) -> set[str]:
+        """Split ids with a completion marker (names only; the markers are not read)."""
+        selector = pafs.FileSelector(self.path("_markers"), allow_not_found=True)
+        return {info.base_name[: -len(".json")] for info in self.fs.get_file_info(selector)
+                if info.is_file and info.base_name.endswith(".json")}
+
     def list_files(self) -> list[tuple[str, int]]:
         """Every committed file as (relative path, size), sorted; ``_tmp/`` and ``_SUCCESS`` excluded."""
         selector = pafs.FileSelector(self.root, recursive=True, allow_not_found=True)
