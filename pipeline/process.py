@@ -264,7 +264,9 @@ def _count_page(stats: Stats, cleaned: CleanedPage) -> None:
         for sentence in para:
             if sentence.perplexity is None:
                 stats.add("sentences.unscored")
+                stats.add(f"lang.{lang}.sentences_unscored")
                 continue
+            stats.add(f"lang.{lang}.sentences_scored")
             side = "kept" if sentence.kept else "dropped"
             stats.add(f"ppl_hist.{lang}.{side}.{log10_bin(sentence.perplexity)}")
             if not sentence.kept:
