@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SORE's quality and cost on ../shared/bench: data-ml (full-text truth) and the snippet set.
 
-For every page: the pipeline's own cascade (``PageCleaner``, perplexity filter off) gives the
+For every page: the pipeline's own steps (``StepLoop``, perplexity filter off) give the
 text, once with the default cascade (block classifier first) and once all visible text
 (``[conservative]``); its lines are SORE's segments, its title/description the core. Every
 segment is embedded once (cached in ``--work``), then each threshold setting is applied to
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import importlib.util
 import itertools
 import json
 import pickle
@@ -30,14 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from warcplex.config import Settings
+from warcplex.reading.decode import decode_html
+from warcplex.reading.warc import Page
+from warcplex.steps.loop import StepLoop
+from warcplex.steps.sore import SoreScorer, SoreSettings, page_metadata
 
-from pipeline.config import Settings, SoreSettings  # noqa: E402
-from pipeline.process import PageCleaner  # noqa: E402
-from pipeline.sore import SoreScorer, page_metadata  # noqa: E402
-from pipeline.stages import decode_html  # noqa: E402
-from pipeline.warc import Page  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 EXTRACTIONS = {"default cascade": None, "all text": ["conservative"]}
 GRID = {
@@ -80,7 +80,7 @@ def embed_all(bench: Path, work: Path, limit: int | None, shard: tuple[int, int]
         settings.perplexity.enabled = False
         if cascade:
             settings.extract.cascade = cascade
-        cleaners[name] = PageCleaner(settings)
+        cleaners[name] = StepLoop(settings)
     data: dict = {"pages": {}, "cpu": Counter(), "segments": Counter()}
     for n, (page_id, kind, lang, html, truth) in enumerate(bench_pages(bench, limit)):
         if n % shard[1] != shard[0]:
@@ -88,7 +88,7 @@ def embed_all(bench: Path, work: Path, limit: int | None, shard: tuple[int, int]
         entry = {"kind": kind, "lang": lang, "truth": truth, "held_out": held_out(page_id)}
         page = Page(page_id, "", "", html, None)
         for name, cleaner in cleaners.items():
-            text = cleaner.clean(page).raw_text
+            text = cleaner.process(page).text
             lines = [line for line in text.split("\n") if line.strip()]
             start = time.process_time()
             meta = page_metadata(decode_html(html))
@@ -112,9 +112,10 @@ def embed_all(bench: Path, work: Path, limit: int | None, shard: tuple[int, int]
 
 
 def load_scorer(bench: Path):
-    sys.path.insert(0, str(bench))
-    import score  # the bench's own scorer
-
+    """The bench's own score.py, imported from its file."""
+    spec = importlib.util.spec_from_file_location("bench_score", bench / "score.py")
+    score = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(score)
     return score
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 
 from conftest import bench_file
-from pipeline.config import load_settings
-from pipeline.job import CleanWarcJob, summary_text
-from pipeline.models import load_registry
-from pipeline.process import run_split
-from pipeline.report import render
-from pipeline.stats import Stats
-from pipeline.warc import Split
+from warcplex.analysis.report import render
+from warcplex.config import load_settings
+from warcplex.reading.warc import Split
+from warcplex.registry import load_registry
+from warcplex.spark.job import CleanWarcJob, summary_text
+from warcplex.spark.runner import run_split
+from warcplex.stats import Stats
 
 
 def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
@@ -32,7 +32,7 @@ def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
         assert entry["pages"] >= entry["pages_kept"] > 0
     registry = load_registry(settings.perplexity.registry)
     for lang, entry in coverage.items():
-        assert entry["model"] == (os.path.basename(registry[lang]["path"]) if lang in registry else None)
+        assert entry["model"] == (os.path.basename(registry[lang].path) if lang in registry else None)
     # every kept sentence is either scored or unscored, per language and in total
     total = sum(v["sentences_scored"] + v["sentences_unscored"] for v in coverage.values())
     assert total == counts["sentences.total"]

@@ -10,10 +10,11 @@ import yaml
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from conftest import ROOT, bench_file
-from pipeline import models
-from pipeline.config import ExtractSettings, SoreSettings
-from pipeline.sore import DEFAULT_OUTLIERS, FAR_REASON, OUTLIER_REASON, PageMeta, SoreScorer, page_metadata
-from pipeline.stages import ConservativeExtractor, decode_html
+from warcplex.config import ExtractSettings
+from warcplex.reading.decode import decode_html
+from warcplex.steps.extractors import ConservativeExtractor
+from warcplex.steps.sore import (FAR_REASON, OUTLIER_REASON, PageMeta, SoreScorer, SoreSettings, page_metadata,
+                                 read_outlier_groups)
 
 MAIN_LANGUAGES = {"en", "de", "fr", "es", "it", "pt", "nl", "pl", "ru", "zh", "ja"}
 
@@ -37,7 +38,7 @@ def fire_safety_page() -> tuple[str, list[str]]:
 
 
 def test_outlier_groups_cover_the_main_languages():
-    tree = yaml.safe_load(open(DEFAULT_OUTLIERS, encoding="utf-8"))
+    tree = yaml.safe_load((ROOT / "warcplex" / "steps" / "sore_outliers.yaml").read_text(encoding="utf-8"))
     assert {"ads", "legal", "navigation", "social"} <= set(tree)
     for group, by_language in tree.items():
         assert MAIN_LANGUAGES <= set(by_language), group
@@ -95,8 +96,7 @@ def test_without_title_and_description_only_outlier_groups_apply(fire_safety_pag
     _, lines = fire_safety_page
     decision = SoreScorer(SoreSettings(outlier_distance=0.2, far_distance=0.5)).score_page(PageMeta(), lines)
     assert not decision.has_core and not any(d.core for d in decision.segments)
-    assert {d.reason for d in decision.segments if not d.kept} <= {
-        OUTLIER_REASON + g for g in yaml.safe_load(open(DEFAULT_OUTLIERS, encoding="utf-8"))}
+    assert {d.reason for d in decision.segments if not d.kept} <= {OUTLIER_REASON + g for g in read_outlier_groups(None)}
     assert dict(zip(lines, decision.segments))["Twitter"].reason == OUTLIER_REASON + "social"
 
 
@@ -126,9 +126,8 @@ def refuse(*a, **k):
     raise OSError("network used")
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from pipeline import models
-from pipeline.config import SoreSettings
-from pipeline.sore import PageMeta, SoreScorer
+from warcplex import models
+from warcplex.steps.sore import PageMeta, SoreScorer, SoreSettings
 segments = ["Share on Facebook", "CO2 fire extinguisher, 5 kg"]
 for _ in range(2):
     d = SoreScorer(SoreSettings()).score_page(PageMeta("Fire extinguishers for sale"), segments)
