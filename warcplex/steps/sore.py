@@ -264,6 +264,12 @@ class Sore(Step):
     def __init__(self, settings: SoreSettings | None = None) -> None:
         super().__init__(settings or SoreSettings())
         self.scorer = SoreScorer(self.settings)
+        # The model and the embedded outlier phrases (cached once per process) are loaded here,
+        # when a worker builds its steps, not under the per-page time limit (extract.timeout_s),
+        # which a first load on a busy machine can exceed; an interrupted load would be retried
+        # on every page.
+        with self.timed():
+            self.scorer.outlier_groups()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Sore":
