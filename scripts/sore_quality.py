@@ -11,8 +11,9 @@ and on the 707 snippet pages (never tuned on). Prints ROUGE-5 F1, bag-of-words P
 (bench score.py), the share of lines removed with the reasons, and SORE's pages per CPU-second
 (embedding and decisions; extraction excluded, and the first page's model load excluded).
 
-usage: scripts/sore_quality.py [--bench ../shared/bench] [--work out/sore-quality] [--limit N] [--shards N]
-       (embed in parallel first: --shards 2 --shard 0 & --shards 2 --shard 1, then --shards 2)
+usage: scripts/sore_quality.py [--bench ../shared/bench] [--work out/sore-quality] [--ml-every N] [--ml-max N]
+                               [--snippets-every N] [--shards N]
+       (embed in parallel first: add --shard 0 and --shard 1 to two runs with --shards 2, then run without --shard)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import pickle
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -52,14 +54,15 @@ def held_out(page_id: str) -> bool:
     return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
 
 
-def bench_pages(bench: Path, limit: int | None):
-    """(id, set, html bytes, truth) of data-ml (full text) and the trafilatura snippet pages."""
-    rows = [(json.loads(line), "data-ml") for line in open(bench / "data-ml" / "manifest.jsonl")]
-    rows += [(m, "snippets") for m in map(json.loads, open(bench / "data" / "manifest.jsonl"))
-             if m.get("truth_type") == "snippets"]
-    if limit:
-        rows = rows[::max(1, len(rows) // limit)][:limit]
-    for m, kind in rows:
+def bench_pages(bench: Path, kind: str, step: int, cap: int | None):
+    """(id, kind, lang, html bytes, truth) of every ``step``-th page of data-ml (full-text truth)
+    or of the trafilatura snippet pages, at most ``cap``."""
+    if kind == "data-ml":
+        rows = [json.loads(line) for line in open(bench / "data-ml" / "manifest.jsonl")]
+    else:
+        rows = [m for m in map(json.loads, open(bench / "data" / "manifest.jsonl"))
+                if m.get("truth_type") == "snippets"]
+    for m in rows[::step][:cap]:
         root = bench / ("data-ml" if kind == "data-ml" else "data") / m["dataset"]
         html = gzip.open(root / "pages" / f"{m['id']}.html.gz").read()
         truth_path = root / "truth" / (m["id"] + (".txt" if kind == "data-ml" else ".json"))
@@ -67,9 +70,10 @@ def bench_pages(bench: Path, limit: int | None):
         yield m["id"], kind, m.get("lang", "?"), html, (text if kind == "data-ml" else json.loads(text))
 
 
-def embed_all(bench: Path, work: Path, limit: int | None, shard: tuple[int, int]) -> dict:
-    """Per extraction and page: lines, core vector and line vectors (cached on disk, per shard)."""
-    cache = work / f"embeddings{'-' + str(limit) if limit else ''}-{shard[0]}of{shard[1]}.pkl"
+def embed_all(bench: Path, work: Path, sample: tuple[str, int, int | None], shard: tuple[int, int]) -> dict:
+    """Per extraction and page: lines, core vector and line vectors (cached on disk, per set and shard)."""
+    kind, step, cap = sample
+    cache = work / f"embeddings-{kind}-every{step}-max{cap}-{shard[0]}of{shard[1]}.pkl"
     if cache.exists():
         return pickle.load(open(cache, "rb"))
     scorer = SoreScorer(SoreSettings())
@@ -82,7 +86,7 @@ def embed_all(bench: Path, work: Path, limit: int | None, shard: tuple[int, int]
             settings.extract.cascade = cascade
         cleaners[name] = StepLoop(settings)
     data: dict = {"pages": {}, "cpu": Counter(), "segments": Counter()}
-    for n, (page_id, kind, lang, html, truth) in enumerate(bench_pages(bench, limit)):
+    for n, (page_id, kind, lang, html, truth) in enumerate(bench_pages(bench, kind, step, cap)):
         if n % shard[1] != shard[0]:
             continue
         entry = {"kind": kind, "lang": lang, "truth": truth, "held_out": held_out(page_id)}
@@ -139,7 +143,12 @@ def apply(settings: SoreSettings | None, entry: dict) -> tuple[str, Counter, int
     lines = entry["lines"]
     if settings is None or not lines:
         return "\n".join(lines), Counter(), len(lines)
-    decision = SoreScorer(settings).decide(entry["core"], entry["vectors"].astype(np.float32))
+    if "geometry" not in entry:  # the similarities, once per page; each setting only judges them
+        geometry = SoreScorer(SoreSettings()).measure(entry["core"], entry["vectors"].astype(np.float32))
+        if geometry.segment_sim is not None:
+            geometry = replace(geometry, segment_sim=geometry.segment_sim.astype(np.float16))
+        entry["geometry"] = geometry
+    decision = SoreScorer(settings).judge(entry["geometry"])
     reasons = Counter(d.reason.split(":")[0] if d.reason else "kept" for d in decision.segments)
     if decision.reverted:
         reasons["page_reverted"] += 1
@@ -190,20 +199,25 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default=str(ROOT.parent / "shared" / "bench"))
     ap.add_argument("--work", default="out/sore-quality")
-    ap.add_argument("--limit", type=int, help="only this many pages (a quick look)")
+    ap.add_argument("--ml-every", type=int, default=1, help="every n-th data-ml page (CPU is short: 2)")
+    ap.add_argument("--ml-max", type=int, help="at most this many data-ml pages")
+    ap.add_argument("--snippets-every", type=int, default=1, help="every n-th snippet page")
     ap.add_argument("--shards", type=int, default=1, help="embed in this many processes (run each with --shard)")
     ap.add_argument("--shard", type=int, help="only embed this shard (0-based) and stop")
     args = ap.parse_args(argv)
     bench = Path(args.bench)
+    samples = [("data-ml", args.ml_every, args.ml_max), ("snippets", args.snippets_every, None)]
     if args.shard is not None:
-        embed_all(bench, Path(args.work), args.limit, (args.shard, args.shards))
+        for sample in samples:
+            embed_all(bench, Path(args.work), sample, (args.shard, args.shards))
         return 0
     data: dict = {"pages": {}, "cpu": Counter(), "segments": Counter()}
-    for k in range(args.shards):
-        part = embed_all(bench, Path(args.work), args.limit, (k, args.shards))
-        data["pages"].update(part["pages"])
-        data["cpu"] += part["cpu"]
-        data["segments"] += part["segments"]
+    for sample in samples:
+        for k in range(args.shards):
+            part = embed_all(bench, Path(args.work), sample, (k, args.shards))
+            data["pages"].update(part["pages"])
+            data["cpu"] += part["cpu"]
+            data["segments"] += part["segments"]
     score = load_scorer(bench)
     n_pages = len(data["pages"])
     print(f"pages: {n_pages} ({sum(e['kind'] == 'data-ml' for e in data['pages'].values())} data-ml, "

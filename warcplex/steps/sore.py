@@ -117,6 +117,16 @@ class PageDecision:
 
 
 @dataclass(frozen=True)
+class PageGeometry:
+    """A page's similarities, independent of the thresholds (:meth:`SoreScorer.measure`)."""
+
+    outlier_distance: np.ndarray  # (n,) distance of each segment to its nearest outlier phrase
+    outlier_group: list[str]  # that phrase's group
+    core_sim: np.ndarray | None  # (n,) similarity to the title/description; None without a core
+    segment_sim: np.ndarray | None  # (n, n) similarities between the segments
+
+
+@dataclass(frozen=True)
 class OutlierGroups:
     """Embedded outlier phrases: one row per phrase, with its group."""
 
@@ -206,45 +216,56 @@ class SoreScorer:
         return decisions
 
     def decide(self, core: np.ndarray | None, segments: np.ndarray) -> PageDecision:
-        """Decisions from embeddings: ``core`` (dim,) or None, ``segments`` (n, dim), reverted when
-        more than ``max_removed_share`` of them would go."""
-        settings = self.settings
-        n = len(segments)
-        if n == 0:
-            return PageDecision([], core is not None)
+        """Decisions from embeddings: ``core`` (dim,) or None, ``segments`` (n, dim)."""
+        return self.judge(self.measure(core, segments))
+
+    def measure(self, core: np.ndarray | None, segments: np.ndarray) -> PageGeometry:
+        """The similarities every decision needs, whatever the thresholds."""
         outliers = self.outlier_groups()
         outlier_sim = segments @ outliers.vectors.T
-        nearest = outlier_sim.argmax(axis=1)
-        outlier_distance = np.clip(1.0 - outlier_sim[np.arange(n), nearest], 0.0, 2.0)
-        if core is None:
-            core_distance = np.full(n, np.nan)
+        nearest = outlier_sim.argmax(axis=1) if len(segments) else np.zeros(0, dtype=int)
+        return PageGeometry(
+            outlier_distance=np.clip(1.0 - outlier_sim[np.arange(len(segments)), nearest], 0.0, 2.0),
+            outlier_group=[outliers.groups[i] for i in nearest],
+            core_sim=None if core is None else segments @ core,
+            segment_sim=None if core is None else segments @ segments.T)
+
+    def judge(self, page: PageGeometry) -> PageDecision:
+        """Decisions under this scorer's thresholds; reverted when more than ``max_removed_share`` would go."""
+        settings = self.settings
+        n = len(page.outlier_distance)
+        if n == 0:
+            return PageDecision([], page.core_sim is not None)
+        if page.core_sim is None:
+            core_distance = None
             in_core = np.zeros(n, dtype=bool)
         else:
-            core_sim = segments @ core
             n_core = min(n, max(1, math.ceil(settings.core_share * n))) if settings.core_share else 0
             in_core = np.zeros(n, dtype=bool)
-            in_core[np.argsort(-core_sim, kind="stable")[:n_core]] = True
-            # a core segment's distance is to the title/description, any other's to the nearest anchor
-            anchors = np.vstack([core[None, :], segments[in_core]])
-            nearest_anchor = (segments @ anchors.T).max(axis=1)
-            core_distance = np.clip(1.0 - np.where(in_core, core_sim, nearest_anchor), 0.0, 2.0)
+            in_core[np.argsort(-page.core_sim, kind="stable")[:n_core]] = True
+            # a core segment's distance is to the title/description, any other's to the nearest of
+            # the title/description and the core segments
+            nearest_anchor = page.core_sim.copy()
+            if in_core.any():
+                nearest_anchor = np.maximum(nearest_anchor, page.segment_sim[:, in_core].max(axis=1))
+            core_distance = np.clip(1.0 - np.where(in_core, page.core_sim, nearest_anchor), 0.0, 2.0)
         decisions = []
         for i in range(n):
-            core_d = None if core is None else float(core_distance[i])
+            core_d = None if core_distance is None else float(core_distance[i])
+            outlier_d = float(page.outlier_distance[i])
             if in_core[i]:
                 decisions.append(SegmentDecision(True, None, core_d, core=True))
-            elif outlier_distance[i] <= settings.outlier_distance and (core_d is None or outlier_distance[i] < core_d):
-                decisions.append(SegmentDecision(False, OUTLIER_REASON + outliers.groups[nearest[i]],
-                                                 float(outlier_distance[i])))
+            elif outlier_d <= settings.outlier_distance and (core_d is None or outlier_d < core_d):
+                decisions.append(SegmentDecision(False, OUTLIER_REASON + page.outlier_group[i], outlier_d))
             elif core_d is not None and core_d > settings.far_distance:
                 decisions.append(SegmentDecision(False, FAR_REASON, core_d))
             else:
                 decisions.append(SegmentDecision(True, None, core_d))
-        removed = sum(not d.kept for d in decisions)
-        if removed / n > settings.max_removed_share:
+        has_core = core_distance is not None
+        if sum(not d.kept for d in decisions) / n > settings.max_removed_share:
             decisions = [SegmentDecision(True, None, d.distance, d.core) for d in decisions]
-            return PageDecision(decisions, core is not None, reverted=True)
-        return PageDecision(decisions, core is not None)
+            return PageDecision(decisions, has_core, reverted=True)
+        return PageDecision(decisions, has_core)
 
 
 class Sore(Step):
