@@ -48,14 +48,14 @@ class SoreSettings(BaseModel):
     """What one decision covers: a line (paragraph) of the extracted text, or one sentence."""
     outliers: str | None = None
     """YAML file of outlier groups (group -> language -> phrases); None: warcplex/steps/sore_outliers.yaml."""
-    core_share: float = Field(default=0.2, ge=0, le=1)
+    core_share: float = Field(default=0.1, ge=0, le=1)
     """Share of a page's segments most similar to its title/description that join its core (k);
     core segments are never removed."""
-    outlier_distance: float = Field(default=0.35, ge=0, le=2)
+    outlier_distance: float = Field(default=0.25, ge=0, le=2)
     """A segment at most this far from an outlier phrase (and nearer to it than to the core) is removed."""
-    far_distance: float = Field(default=0.95, ge=0, le=2)
+    far_distance: float = Field(default=2.0, ge=0, le=2)
     """A segment farther than this from the core (title, description and core segments) is removed;
-    2 disables the test."""
+    2 (the default, tuned after the block classifier) disables the test; 0.9 suits all-text input."""
     max_removed_share: float = Field(default=0.5, ge=0, le=1)
     """A page that would lose more than this share of its segments keeps them all (SORE's revert)."""
     min_core_chars: int = Field(default=10, ge=0)
