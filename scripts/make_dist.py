@@ -23,7 +23,8 @@ from warcplex.spark.session import UsageError, model_files
 
 def build_zip(destination: Path) -> int:
     """Zip the ``warcplex`` package (sources only, fixed timestamps so the zip is reproducible)."""
-    sources = sorted([*(PROJECT_ROOT / "warcplex").rglob("*.py"), *(PROJECT_ROOT / "warcplex").rglob("*.json")])
+    sources = sorted([*(PROJECT_ROOT / "warcplex").rglob("*.py"), *(PROJECT_ROOT / "warcplex").rglob("*.json"),
+                      *(PROJECT_ROOT / "warcplex").rglob("*.yaml")])
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for source in sources:
             info = zipfile.ZipInfo(str(source.relative_to(PROJECT_ROOT)), date_time=(2020, 1, 1, 0, 0, 0))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,9 @@ def sample_run(sample: Path, work: Path) -> dict[str, Any]:
 
     sides = {"dropped": work / "dropped", "sentences": work / "sentences"}
     settings = load_settings("conf/local.yaml", [f"output.sentences={sides['sentences']}", "output.resume=false"])
-    stats = run_split(Split(str(sample), 0, 1), settings, str(work / "out"), str(sides["dropped"]))
+    # relative to the checkout (the working directory, as for conf/local.yaml): the rows'
+    # warc_filename must not depend on where the project is checked out
+    stats = run_split(Split(os.path.relpath(sample), 0, 1), settings, str(work / "out"), str(sides["dropped"]))
     result = output_digest(work / "out", sides)
     result["stats"] = timing_free(stats)
     return result

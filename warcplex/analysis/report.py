@@ -97,24 +97,36 @@ def chart_perplexity(stats: dict[str, Any]) -> str | None:
 
 
 def chart_language_share(stats: dict[str, Any]) -> str | None:
-    """Kept against dropped share of sentences per language."""
+    """Kept (scored), dropped and unscored share of sentences per language.
+
+    Unscored sentences (no model for the language, or too short to score) are kept unjudged,
+    so they are drawn apart, not as kept; an unscored sentence another step dropped is dropped.
+    """
     langs = stats.get("lang", {})
-    rows = [(lang, v.get("sentences_kept", 0), v.get("sentences", 0) - v.get("sentences_kept", 0))
-            for lang, v in langs.items() if v.get("sentences", 0)]
-    rows = sorted(rows, key=lambda r: -(r[1] + r[2]))[:12]
+    rows = []
+    for lang, v in langs.items():
+        total, kept = v.get("sentences", 0), v.get("sentences_kept", 0)
+        unscored = v.get("sentences_unscored", 0) - v.get("sentences_unscored_dropped", 0)  # kept unjudged
+        if total:
+            rows.append((lang, kept - unscored, total - kept, unscored))
+    rows = sorted(rows, key=lambda r: -sum(r[1:]))[:12]
     if not rows:
         return None
     fig, ax = _figure(8, 0.4 * len(rows) + 1.2)
     names = [r[0] for r in rows][::-1]
-    totals = [r[1] + r[2] for r in rows][::-1]
-    kept = [100 * r[1] / (r[1] + r[2]) for r in rows][::-1]
-    ax.barh(names, kept, color="#2a9d8f", label="kept")
-    ax.barh(names, [100 - k for k in kept], left=kept, color="#e76f51", label="dropped")
-    for y, total in enumerate(totals):
-        ax.text(101, y, f"{total} sentences", va="center", fontsize=8)
-    ax.set_xlim(0, 125)
+    totals = [sum(r[1:]) for r in rows][::-1]
+    left = [0.0] * len(rows)
+    for index, label, color in ((1, "kept", "#2a9d8f"), (2, "dropped", "#e76f51"), (3, "unscored", "#bbbbbb")):
+        share = [100 * r[index] / sum(r[1:]) for r in rows][::-1]
+        ax.barh(names, share, left=left, color=color, label=label)
+        left = [a + b for a, b in zip(left, share)]
+    coverage = stats.get("coverage", {})
+    for y, (name, total) in enumerate(zip(names, totals)):
+        model = coverage.get(name, {}).get("model", "?")
+        ax.text(101, y, f"{total} sentences" + ("" if model else ", no model"), va="center", fontsize=8)
+    ax.set_xlim(0, 130)
     ax.set_xlabel("% of sentences")
-    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    ax.legend(fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     return _png(fig)
 
 
@@ -217,8 +229,13 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
         ["HTML pages per CPU-second", _fmt(run.get("pages_per_cpu_second"))],
     ]))
     sections.append("<h2>Perplexity per language</h2>" + _img(chart_perplexity(stats), "perplexity histogram"))
-    sections.append("<h2>Kept and dropped sentences per language</h2>"
-                    + _img(chart_language_share(stats), "kept/dropped share"))
+    coverage_rows = [[lang, _fmt(v["pages"]), _fmt(v["pages_kept"]), _fmt(v["sentences_scored"]),
+                      _fmt(v["sentences_unscored"]), v["model"] or "none (unscored)"]
+                     for lang, v in sorted(stats.get("coverage", {}).items(), key=lambda kv: -kv[1]["pages"])]
+    sections.append("<h2>Kept, dropped and unscored sentences per language</h2>"
+                    + _img(chart_language_share(stats), "kept/dropped/unscored share")
+                    + (_table(["language", "pages", "pages kept", "sentences scored", "sentences unscored", "model"],
+                              coverage_rows) if coverage_rows else ""))
     index = stats.get("index", {})
     size_rows = [["text bytes (all pages)", _fmt(stats.get("bytes", {}).get("text_raw", 0)),
                   _fmt(stats.get("bytes", {}).get("text_clean", 0)), ""]]

@@ -23,6 +23,7 @@ from warcplex.identity import Shard
 from warcplex.reading.sources import InputError, resolve_shards
 from warcplex.reading.warc import ShardReadError, Split, is_wat, plan_splits
 from warcplex.redact import install_log_redaction, redact, redact_text
+from warcplex.registry import load_registry
 from warcplex.spark.dedup import duplicate_skip_sets
 from warcplex.spark.progress import Progress
 from warcplex.spark.runner import dump_json, run_split
@@ -192,6 +193,7 @@ class WarcJob:
             "config": settings.model_dump(mode="json"),
         }
         tree["run"] = redact(tree["run"])  # the config's secrets and credentials in input or output URLs
+        tree["coverage"] = language_coverage(tree, settings)
         return tree
 
     def main(self, argv: list[str] | None = None) -> int:
@@ -260,6 +262,45 @@ def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     return exit_status(stats)
 
 
+def language_coverage(stats: dict[str, Any], settings: Settings) -> dict[str, dict[str, Any]]:
+    """Per language: pages, pages kept, sentences scored and unscored, and the KenLM model used.
+
+    ``model`` is the registry's model file, or None when the language has none (its sentences
+    pass unscored, or its pages are dropped with ``perplexity.unknown_language: drop``) or the
+    filter is off.
+    """
+    registry = load_registry(settings.perplexity.registry) if settings.perplexity.enabled else {}
+    coverage = {}
+    for lang, counts in sorted(stats.get("lang", {}).items()):
+        entry = registry.get(lang)
+        coverage[lang] = {
+            "pages": int(counts.get("pages", 0)),
+            "pages_kept": int(counts.get("pages_kept", 0)),
+            "sentences_scored": int(counts.get("sentences_scored", 0)),
+            "sentences_unscored": int(counts.get("sentences_unscored", 0)),
+            "model": os.path.basename(entry.path) if entry else None,
+        }
+    return coverage
+
+
+def _coverage_note(entry: dict[str, Any]) -> str:
+    """`(12% unscored)`, `(100% unscored, no model)`; empty when every sentence was scored."""
+    total = entry["sentences_scored"] + entry["sentences_unscored"]
+    if not entry["sentences_unscored"]:
+        return "" if entry["model"] or not total else " (no model)"
+    note = f"{100 * entry['sentences_unscored'] / total:.0f}% unscored"
+    return f" ({note}{'' if entry['model'] else ', no model'})"
+
+
+def _unscored_line(coverage: dict[str, dict[str, Any]]) -> str:
+    """How many kept sentences no model scored, and in which languages (most first)."""
+    unscored = {lang: v["sentences_unscored"] for lang, v in coverage.items() if v["sentences_unscored"]}
+    total = sum(v["sentences_scored"] + v["sentences_unscored"] for v in coverage.values())
+    no_model = sorted((lang for lang in unscored if not coverage[lang]["model"]), key=lambda l: -unscored[l])
+    return (f"  sentences unscored: {sum(unscored.values())} of {total}; languages without a model: "
+            + (", ".join(f"{lang} {unscored[lang]}" for lang in no_model) or "none"))
+
+
 def summary_text(stats: dict[str, Any]) -> str:
     """The short human summary printed at the end of a run and saved as summary.txt."""
     run = stats["run"]
@@ -272,6 +313,7 @@ def summary_text(stats: dict[str, Any]) -> str:
     outcomes = Stats.from_dict({"outcome": outcome}).counts
     languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
     wet = f" + WET text records: {records['wet']}" if records.get("wet") else ""
+    coverage = stats.get("coverage", {})
     lines = [
         f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
         f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
@@ -281,7 +323,10 @@ def summary_text(stats: dict[str, Any]) -> str:
         + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
         f"  sentences kept: {sentences.get('kept', 0)} of {sentences.get('total', 0)}; "
         f"text bytes {raw} -> {clean} ({100 * clean / raw if raw else 0:.1f}% kept)",
-        "  languages (pages kept): " + ", ".join(f"{lang} {v.get('pages_kept', 0)}" for lang, v in languages),
+        "  languages (pages kept): " + ", ".join(
+            f"{lang} {v.get('pages_kept', 0)}" + (_coverage_note(coverage[lang]) if lang in coverage else "")
+            for lang, v in languages),
+        _unscored_line(coverage),
     ]
     carbon = stats.get("carbon", {})
     if carbon:

@@ -45,13 +45,17 @@ def _count_page(stats: Stats, cleaned: Document) -> None:
     stats.add("sentences.total", n_sent)
     stats.add("sentences.kept", n_kept)
     for sentence in cleaned.sentences:
-        if sentence.perplexity is None:
-            stats.add("sentences.unscored")
-            continue
-        side = "kept" if sentence.kept else "dropped"
-        stats.add(f"ppl_hist.{lang}.{side}.{log10_bin(sentence.perplexity)}")
         if not sentence.kept:
             stats.add(f"removal_reasons.{sentence.reason}")
+        if sentence.perplexity is None:
+            stats.add("sentences.unscored")
+            stats.add(f"lang.{lang}.sentences_unscored")
+            if not sentence.kept:  # dropped by a step other than the filter (sore)
+                stats.add(f"lang.{lang}.sentences_unscored_dropped")
+            continue
+        stats.add(f"lang.{lang}.sentences_scored")
+        side = "kept" if sentence.kept else "dropped"
+        stats.add(f"ppl_hist.{lang}.{side}.{log10_bin(sentence.perplexity)}")
 
 
 def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None,

@@ -23,7 +23,7 @@ PAGE_SCHEMA = _schema(
 
 # Side output (`output.dropped`) of every dropped sentence with its score and reason.
 DROPPED_SCHEMA = _schema(warc_record_id=pa.string(), url=pa.string(), sentence=pa.string(), perplexity=pa.float32(),
-                         reason=pa.string(), extractor=pa.string())
+                         reason=pa.string(), extractor=pa.string(), distance=pa.float32())
 
 # Side output (`output.sentences`) of every sentence of every page that reached the filter,
 # scored or not: what `warcplex sweep` re-filters and the index statistics are built from.
@@ -57,7 +57,7 @@ def dropped_rows(cleaned: Document) -> Iterator[dict]:
         if not sentence.kept:
             yield {"warc_record_id": cleaned.page.record_id, "url": cleaned.page.url,
                    "sentence": sentence.text, "perplexity": sentence.perplexity,
-                   "reason": sentence.reason, "extractor": cleaned.extractor}
+                   "reason": sentence.reason, "extractor": cleaned.extractor, "distance": sentence.distance}
 
 
 def sentence_rows(cleaned: Document) -> Iterator[dict]:

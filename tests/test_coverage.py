@@ -1,0 +1,48 @@
+"""Per-language coverage: pages, sentences scored / unscored and the model, in stats, summary and report."""
+
+from __future__ import annotations
+
+import os
+
+from conftest import bench_file
+from warcplex.analysis.report import render
+from warcplex.config import load_settings
+from warcplex.reading.warc import Split
+from warcplex.registry import load_registry
+from warcplex.spark.job import CleanWarcJob, summary_text
+from warcplex.spark.runner import run_split
+from warcplex.stats import Stats
+
+
+def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
+    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    settings = load_settings(None, ["index.enabled=false"])
+    result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
+    job = CleanWarcJob()
+    stats = job.merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])
+
+    counts = Stats.from_dict(result).counts
+    coverage = stats["coverage"]
+    # the shard's pages are mostly Chinese and Russian, for which no KenLM model ships
+    assert {"zh", "ru"} <= set(coverage)
+    for lang in ("zh", "ru"):
+        entry = coverage[lang]
+        assert entry["model"] is None and entry["sentences_scored"] == 0
+        assert entry["sentences_unscored"] == counts[f"lang.{lang}.sentences"] > 0
+        assert entry["pages"] >= entry["pages_kept"] > 0
+    registry = load_registry(settings.perplexity.registry)
+    for lang, entry in coverage.items():
+        assert entry["model"] == (os.path.basename(registry[lang].path) if lang in registry else None)
+    # every kept sentence is either scored or unscored, per language and in total
+    total = sum(v["sentences_scored"] + v["sentences_unscored"] for v in coverage.values())
+    assert total == counts["sentences.total"]
+    assert sum(v["sentences_unscored"] for v in coverage.values()) == counts["sentences.unscored"]
+
+    summary = summary_text({**stats, "run": {**stats["run"], "files": []}})
+    line = next(l for l in summary.splitlines() if "languages (pages kept)" in l)
+    assert f"zh {coverage['zh']['pages_kept']} (100% unscored, no model)" in line
+    unscored_line = next(l for l in summary.splitlines() if "sentences unscored" in l)
+    assert f"zh {coverage['zh']['sentences_unscored']}" in unscored_line
+
+    html = render(stats)
+    assert "sentences unscored" in html and "none (unscored)" in html
