@@ -30,7 +30,9 @@ from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: 
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
 ORDER = 3  # default n-gram order; ORDERS overrides it per language
-ORDERS: dict[str, int] = {}
+# Chinese and Japanese are scored on characters (pipeline.normalize): 3 characters are
+# little context, and order 5 measured slightly better on the web pages (zh AUC 0.745 -> 0.746).
+ORDERS: dict[str, int] = {"zh": 5, "ja": 5}
 LMPLZ_MEMORY = "4G"
 QUANT_BITS = 8
 BACKOFF_BITS = 8
