@@ -309,6 +309,9 @@ def render_webeval(c: dict) -> str:
 
 OOV rate of the main lines {h['main_oov_rate']:.2%}. ROC AUC of perplexity as a
 boilerplate score (boilerplate above main): **{auc if auc is not None else 'n/a'}**."""
+    dev = (f"Dev pages ({w['pages']['dev']}, the rest): {d['sentences']:,} truth sentences, "
+           f"per-sentence perplexity p50 {d['p50']:,}, p90 {d['p90']:,}, p95 {d['p95']:,}, "
+           f"p99 {d['p99']:,}." if d["sentences"] else "No dev page in this language.")
     return f"""
 ## Web pages (held-out bench truth)
 
@@ -319,8 +322,7 @@ lines; boilerplate lines are the lines of the page's all-text (resiliparse,
 
 {measured}
 
-Dev pages ({w['pages']['dev']}, the rest): {d['sentences']:,} truth sentences, per-sentence
-perplexity p50 {d['p50']:,}, p90 {d['p90']:,}, p95 {d['p95']:,}, p99 {d['p99']:,}.
+{dev}
 """
 
 

@@ -131,10 +131,14 @@ def roc_auc(positive: list[float], negative: list[float]) -> float:
     return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
 
 
-def _summary(values: list[float]) -> dict:
+def _percentiles(values: list[float], qs: tuple[int, ...]) -> dict:
+    """{"p50": ...} of ``values``; None when there are none (a language without pages)."""
     values = sorted(values)
-    return {"lines": len(values),
-            **{f"p{q}": round(percentile(values, q / 100), 1) for q in PERCENTILES}}
+    return {f"p{q}": round(percentile(values, q / 100), 1) if values else None for q in qs}
+
+
+def _summary(values: list[float]) -> dict:
+    return {"lines": len(values), **_percentiles(values, PERCENTILES)}
 
 
 def evaluate(model, lang: str, bench: Path = BENCH) -> dict:
@@ -164,7 +168,6 @@ def evaluate(model, lang: str, bench: Path = BENCH) -> dict:
             tokens += len(toks)
             oov += sum(1 for t in toks if t not in model)
         held_boiler.extend(line_perplexity(model, n) for n in boiler)
-    dev_sorted = sorted(dev_sentences)
     return {
         "language": lang,
         "bench": "../shared/bench full-text pages (data/, data-wcxb/, data-ml/), not synthetic",
@@ -178,8 +181,8 @@ def evaluate(model, lang: str, bench: Path = BENCH) -> dict:
                                            if held_main and held_boiler else None),
         },
         "dev_truth_sentences": {
-            "sentences": len(dev_sorted),
-            **{f"p{q}": round(percentile(dev_sorted, q / 100), 1) for q in REGISTRY_PERCENTILES},
+            "sentences": len(dev_sentences),
+            **_percentiles(dev_sentences, REGISTRY_PERCENTILES),
         },
     }
 
