@@ -28,16 +28,15 @@ import gzip
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))
 
-from pipeline.normalize import normalize_for_lm  # noqa: E402
+from warcplex.steps.normalize import normalize_for_lm
+from warcplex.steps.perplexity import perplexity_of
 
 BENCH = REPO.parent / "shared" / "bench"
 SETS = ("data", "data-wcxb", "data-ml")
@@ -103,7 +102,7 @@ def page_lines(page: Page) -> tuple[list[str], list[str]]:
 
 def line_perplexity(model, norm: str) -> float:
     """The scorer's formula on an already normalised line."""
-    return 10 ** (-model.score(norm, bos=True, eos=True) / (norm.count(" ") + 2))
+    return perplexity_of(model.score(norm, bos=True, eos=True), norm.count(" ") + 1)
 
 
 def percentile(sorted_vals: list[float], q: float) -> float:
