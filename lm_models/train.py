@@ -412,16 +412,20 @@ REGISTRY_HEADER = """\
 # that block's `method` says (lm_models/README.md, "Provisional thresholds").
 """
 
-MIN_DEV_SENTENCES = 200  # fewer dev truth sentences than this: the web percentile is too noisy
+MIN_DEV_SENTENCES = 50  # fewer dev truth sentences than this: the web percentile is too noisy
+CHARACTER_LANGUAGES = ("zh", "ja", "ko")  # one LM token per character (pipeline normalisation)
 
 
-def _web_ratio() -> float | None:
-    """Median over measured languages of (web dev-truth p95) / (own held-out p95)."""
+def _web_ratio(lang: str) -> float | None:
+    """Median of (web dev-truth p95) / (own held-out p95) over the measured languages
+    tokenised like ``lang`` (characters or words: their perplexity scales differ)."""
+    unit = lang in CHARACTER_LANGUAGES
     ratios = []
     for card_path in sorted(HERE.glob("*/card.json")):
         c = json.loads(card_path.read_text(encoding="utf-8"))
         w = webeval_for(c)
-        if w and w["dev_truth_sentences"]["sentences"] >= MIN_DEV_SENTENCES:
+        if ((c["language"] in CHARACTER_LANGUAGES) == unit and w
+                and w["dev_truth_sentences"]["sentences"] >= MIN_DEV_SENTENCES):
             ratios.append(w["dev_truth_sentences"]["p95"] / c["heldout"]["p95"])
     return statistics.median(ratios) if ratios else None
 
@@ -435,15 +439,16 @@ def provisional(c: dict) -> tuple[float, dict, dict | None]:
         return (d["p95"], {"method": "95th percentile of the per-sentence perplexity of the "
                            "truth text of dev bench pages (not held out) in this language",
                            "sentences": d["sentences"], "pages": w["pages"]["dev"]}, pct)
-    ratio = _web_ratio()
+    ratio = _web_ratio(c["language"])
     if ratio is None:
         return (float(c["threshold_guess"]), {"method": "95th percentile of the model's own "
                 "held-out corpus sentences, rounded to 100 (no web measurement available)"}, None)
     value = round(c["heldout"]["p95"] * ratio, 1)
     n = w["dev_truth_sentences"]["sentences"] if w else 0
+    unit = "character" if c["language"] in CHARACTER_LANGUAGES else "word"
     return (value, {"method": f"own held-out corpus p95 ({c['heldout']['p95']}) times the median "
-                    f"web/own p95 ratio ({ratio:.2f}) of the languages with at least "
-                    f"{MIN_DEV_SENTENCES} dev truth sentences (this one has {n})"}, None)
+                    f"web/own p95 ratio ({ratio:.2f}) of the {unit}-level languages with at "
+                    f"least {MIN_DEV_SENTENCES} dev truth sentences (this one has {n})"}, None)
 
 
 def registry(langs: list[str]) -> None:
