@@ -140,8 +140,9 @@ def _summary(values: list[float]) -> dict:
     return {"lines": len(values), **_percentiles(values, PERCENTILES)}
 
 
-def evaluate(model, lang: str, bench: Path = BENCH) -> dict:
-    """Held-out separation and dev truth-sentence percentiles of ``model`` on ``lang``."""
+def evaluate(model, lang: str, bench: Path = BENCH, threshold: float | None = None) -> dict:
+    """Held-out separation and dev truth-sentence percentiles of ``model`` on ``lang``;
+    with ``threshold``, also the share of held-out lines it would drop."""
     from sentencex import segment
 
     held_main: list[float] = []
@@ -167,7 +168,7 @@ def evaluate(model, lang: str, bench: Path = BENCH) -> dict:
             tokens += len(toks)
             oov += sum(1 for t in toks if t not in model)
         held_boiler.extend(line_perplexity(model, n) for n in boiler)
-    return {
+    result = {
         "language": lang,
         "bench": "../shared/bench full-text pages (data/, data-wcxb/, data-ml/), not synthetic",
         "heldout_rule": HELDOUT_RULE,
@@ -184,6 +185,13 @@ def evaluate(model, lang: str, bench: Path = BENCH) -> dict:
             **_percentiles(dev_sentences, REGISTRY_PERCENTILES),
         },
     }
+    if threshold is not None and held_main:
+        result["heldout"]["above_threshold"] = {
+            "threshold": threshold,
+            "main_lines": round(sum(v > threshold for v in held_main) / len(held_main), 4),
+            "boilerplate_lines": (round(sum(v > threshold for v in held_boiler) / len(held_boiler), 4)
+                                  if held_boiler else None)}
+    return result
 
 
 def sha256(path: Path) -> str:
@@ -198,17 +206,24 @@ def main() -> None:
     ap.add_argument("--model", type=Path, help="binary to measure (default: the card's)")
     ap.add_argument("--bench", type=Path, default=BENCH)
     ap.add_argument("--write", action="store_true", help="store <lang>/webeval.json")
+    ap.add_argument("--threshold", type=float,
+                    help="also report the share of held-out lines above it (not stored)")
     args = ap.parse_args()
     if not args.bench.is_dir():
         raise SystemExit(f"webeval: no bench directory at {args.bench}")
     card = json.loads((HERE / args.lang / "card.json").read_text(encoding="utf-8"))
     path = args.model or REPO / card["path"]
-    result = evaluate(kenlm.Model(str(path)), args.lang, args.bench)
+    model = kenlm.Model(str(path))
+    result = evaluate(model, args.lang, args.bench)
     result["model_sha256"] = sha256(path)
     text = json.dumps(result, indent=2, ensure_ascii=False)
-    print(text)
     if args.write:
         (HERE / args.lang / "webeval.json").write_text(text + "\n", encoding="utf-8")
+    if args.threshold is not None:
+        result = evaluate(model, args.lang, args.bench, args.threshold)
+        result["model_sha256"] = sha256(path)
+        text = json.dumps(result, indent=2, ensure_ascii=False)
+    print(text)
 
 
 if __name__ == "__main__":
