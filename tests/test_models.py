@@ -144,3 +144,11 @@ def test_registry_model_scores_its_own_menu_line_above_clean_prose(registry, lan
     model = kenlm_model(registry[lang].path)
     clean, [(line, boiler)] = _clean_and(model, lang, [SANITY["boilerplate"][lang][NAV]])
     assert boiler > clean, (lang, line, boiler, clean)
+
+
+def test_make_models_rebuilds_every_registry_model(registry):
+    """`make models` (lm_models/Makefile LANGS) covers exactly the languages the registry ships."""
+    makefile = (PROJECT_ROOT / "lm_models" / "Makefile").read_text(encoding="utf-8")
+    [langs] = [line.split("?=", 1)[1].split() for line in makefile.splitlines()
+               if line.startswith("LANGS") and "?=" in line]
+    assert sorted(langs) == sorted(registry)
