@@ -347,7 +347,7 @@ def render_card(c: dict) -> str:
     note = ""
     if clean_ppl is not None and clean_ppl > c["threshold_guess"]:
         note = (f"\n**Note:** the clean sentence above ({clean_ppl:,.0f}) scores above the "
-                f"uncalibrated threshold guess ({c['threshold_guess']:,}): this corpus is "
+                f"corpus's own 95th percentile ({c['threshold_guess']:,}): this corpus is "
                 "narrower than general prose, so calibrate before use.\n")
     return f"""# {LANG_NAMES.get(lang, lang)} KenLM model (`{lang}`)
 
@@ -387,8 +387,9 @@ never trained on. Per-sentence perplexity uses the scorer's formula
 |---|---|---|---|---|
 | {h['mean']:,} | {h['median']:,} | {h['p95']:,} | {h['corpus_perplexity']:,} | {h['oov_rate']:.2%} |
 
-The uncalibrated threshold guess in `conf/models.yaml` is the 95th percentile rounded
-to the nearest 100: **{c['threshold_guess']:,}**.
+The 95th percentile rounded to the nearest 100 is **{c['threshold_guess']:,}**. It is far
+too low for web text and is only the last fallback of the registry's threshold: see
+`conf/models.yaml` and "Provisional thresholds" in `lm_models/README.md`.
 
 ## Sanity check
 
