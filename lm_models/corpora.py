@@ -528,7 +528,7 @@ L10N = {
            ("kicad", "pl", "pl"), ("fortunes", "pl", "pl")],
     "cs": [("lo", "cs", "cs"), ("gimp", "cs", "cs"), ("man", "cs", "cs"),
            ("lily", "cs", "cs"), ("aptitude", "cs", "cs"), ("fortunes", "cs", "cs")],
-    "tr": [("lo", "tr", "tr"), ("man", "tr", "tr")],
+    "tr": [("lo", "tr", "tr"), ("man", "tr", "tr"), ("handbook", "", "tr-TR")],
     "id": [("lo", "id", "id"), ("ref", "id", "id"), ("man", "id", "id"),
            ("handbook", "", "id-ID"), ("kicad", "id", "id")],
     "vi": [("lo", "vi", "vi"), ("man", "vi", "vi"), ("handbook", "", "vi-VN")],
@@ -539,6 +539,11 @@ L10N = {
     "el": [("lo", "el", "el"), ("gimp", "el", "el"), ("man", "el", "el"),
            ("handbook", "", "el-GR")],
     "ko": [("lo", "ko", "ko"), ("gimp", "ko", "ko"), ("handbook", "", "ko-KR")],
+    "uk": [("gimp", "uk", "uk"), ("man", "uk", "uk")],
+    "ro": [("gimp", "ro", "ro"), ("man", "ro", "ro"), ("handbook", "", "ro-RO")],
+    "da": [("lo", "da", "da"), ("gimp", "da", "da"), ("man", "da", "da"),
+           ("handbook", "", "da-DK")],
+    "fi": [("lo", "fi", "fi"), ("gimp", "fi", "fi"), ("man", "fi", "fi")],
 }
 # bookworm versions of the packages above (a newer one is used with a warning)
 L10N_VERSIONS = {"lo": LO_VERSION, "gimp": "2.10.34-2", "ref": "2.100",
@@ -732,6 +737,14 @@ STOPWORDS = {
               "lehet kell volt".split()),
     "el": set("και το η ο να του της τα των σε με για από που είναι δεν θα στο στην "
               "τις οι".split()),
+    "uk": set("і в на не що з до як це та у за від для але або його її є й ви ми "
+              "вони якщо було бути".split()),
+    "ro": set("și în de la cu pe nu este un o care să din pentru ca sau mai se au "
+              "fi sunt dacă această acest".split()),
+    "da": set("og i at det er en til på som de med for af den ikke har kan eller et "
+              "fra vil skal der".split()),
+    "fi": set("ja on ei se että oli ovat tai kun mutta myös joka kuin niin voi jos "
+              "hän sen tämä ole".split()),
 }
 
 FIRST_LANGUAGES = ("en", "de", "fr", "es", "it")

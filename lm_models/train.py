@@ -54,7 +54,8 @@ LANG_NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish",
               "it": "Italian", "ru": "Russian", "zh": "Chinese", "ja": "Japanese",
               "pt": "Portuguese", "nl": "Dutch", "pl": "Polish", "cs": "Czech",
               "tr": "Turkish", "id": "Indonesian", "vi": "Vietnamese", "sv": "Swedish",
-              "hu": "Hungarian", "el": "Greek", "ko": "Korean"}
+              "hu": "Hungarian", "el": "Greek", "ko": "Korean", "uk": "Ukrainian",
+              "ro": "Romanian", "da": "Danish", "fi": "Finnish"}
 
 SANITY = json.loads((HERE / "sanity.json").read_text(encoding="utf-8"))
 SANITY_CLEAN: dict[str, str] = SANITY["clean"]
