@@ -4,7 +4,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PYTHON="${1:-python3}"; shift || true
-LANGS="${*:-en de fr es it ru zh ja pt nl pl cs tr id vi sv hu el ko}"
+LANGS="${*:-en de fr es it ru zh ja pt nl pl cs tr id vi sv hu el ko uk ro da fi}"
 declare -A before
 for l in $LANGS; do
     before[$l]=$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['sha256'])" "$HERE/$l/card.json")
