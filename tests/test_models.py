@@ -8,6 +8,7 @@ import json
 import sys
 
 import pytest
+import yaml
 
 from warcplex.config import PROJECT_ROOT
 from warcplex.models import kenlm_model
@@ -47,8 +48,27 @@ def test_every_model_has_a_card_matching_its_binary(registry):
         assert card["bytes"] == binary.stat().st_size
         assert card["normalization_version"] == NORMALIZATION_VERSION
         assert (binary.parent / "README.md").read_text().strip()
-    total = sum((PROJECT_ROOT / e.path).stat().st_size for e in registry.values())
-    assert total <= 40 * 1024 * 1024
+    sizes = [(PROJECT_ROOT / e.path).stat().st_size for e in registry.values()]
+    assert max(sizes) <= 20 * 1024 * 1024  # no committed file over 20 MB
+    assert sum(sizes) <= 200 * 1024 * 1024
+
+
+def _registry_yaml() -> dict:
+    return yaml.safe_load((PROJECT_ROOT / REGISTRY).read_text(encoding="utf-8"))["models"]
+
+
+def test_registry_sha256_matches_every_file(registry):
+    for lang, entry in _registry_yaml().items():
+        digest = hashlib.sha256((PROJECT_ROOT / entry["path"]).read_bytes()).hexdigest()
+        assert digest == entry["sha256"], lang
+
+
+def test_registry_covers_fifteen_languages(registry):
+    assert len(registry) >= 15
+    for lang, entry in _registry_yaml().items():
+        assert entry["threshold"] > 0, lang
+        # every threshold says where it comes from: a calibration or a provisional rule
+        assert "calibration" in entry or entry["provisional"]["method"], lang
 
 
 def test_training_lines_are_the_scorer_normalisation():
@@ -77,3 +97,58 @@ def test_clean_prose_scores_far_below_boilerplate(registry, lang):
     for line in BOILERPLATE:
         boiler, _ = perplexity(model, line)
         assert boiler > margin * clean, (lang, line, boiler, clean)
+
+
+SANITY = json.loads((PROJECT_ROOT / "lm_models" / "sanity.json").read_text(encoding="utf-8"))
+# sanity.json's boilerplate lines per language: 0 navigation menu, 1 copyright line,
+# 2 "click here to subscribe ..." instruction, 3 share buttons.
+NAV, UI_INSTRUCTION = 0, 2
+# Models trained on translated software help cannot tell their own UI instruction from
+# prose: help pages are made of "click here to ..." sentences (see "Quality and limits"
+# in the cards). Nor, for these languages, their own menu line (measured; strict xfail
+# below, so a model that learns it makes the test say so).
+NAV_BELOW_CLEAN = {"ja", "pl", "tr", "vi"}
+
+
+def _registry_languages() -> list[str]:
+    path = PROJECT_ROOT / REGISTRY
+    return sorted(load_registry(REGISTRY)) if path.exists() else []
+
+
+def _clean_and(model, lang: str, lines: list[str]) -> tuple[float, list[tuple[str, float]]]:
+    clean, words = perplexity(model, SANITY["clean"][lang])
+    assert words >= 8 and clean > 1
+    return clean, [(line, perplexity(model, line)[0]) for line in lines]
+
+
+@pytest.mark.parametrize("lang", _registry_languages())
+def test_every_registry_model_scores_its_clean_sentence_below_boilerplate(registry, lang):
+    """Real KenLM, real binary: a clean sentence of the language beats English boilerplate
+    and its own copyright and share lines (and, for English, all four)."""
+    model = kenlm_model(registry[lang].path)
+    own = SANITY["boilerplate"][lang]
+    lines = list(SANITY["boilerplate"]["en"])
+    if lang != "en":
+        lines += [b for i, b in enumerate(own) if i not in (NAV, UI_INSTRUCTION)]
+    clean, scored = _clean_and(model, lang, lines)
+    for line, boiler in scored:
+        assert boiler > clean, (lang, line, boiler, clean)
+
+
+@pytest.mark.parametrize("lang", [
+    pytest.param(lang, marks=pytest.mark.xfail(strict=True, reason="menu words are UI labels "
+                                               "of the translated help it is trained on"))
+    if lang in NAV_BELOW_CLEAN else lang
+    for lang in _registry_languages() if lang != "en"])
+def test_registry_model_scores_its_own_menu_line_above_clean_prose(registry, lang):
+    model = kenlm_model(registry[lang].path)
+    clean, [(line, boiler)] = _clean_and(model, lang, [SANITY["boilerplate"][lang][NAV]])
+    assert boiler > clean, (lang, line, boiler, clean)
+
+
+def test_make_models_rebuilds_every_registry_model(registry):
+    """`make models` (lm_models/Makefile LANGS) covers exactly the languages the registry ships."""
+    makefile = (PROJECT_ROOT / "lm_models" / "Makefile").read_text(encoding="utf-8")
+    [langs] = [line.split("?=", 1)[1].split() for line in makefile.splitlines()
+               if line.startswith("LANGS") and "?=" in line]
+    assert sorted(langs) == sorted(registry)
