@@ -18,7 +18,6 @@ from typing import Any
 
 from pipeline.carbon import carbon_report, start_codecarbon
 from pipeline.config import ConfigError, Settings, load_settings, resolve_path
-from pipeline.index_stats import run_index_stats
 from pipeline.models import default_lid_model_path, load_registry
 from pipeline.output import OutputTarget
 from pipeline.process import dump_json, run_split
@@ -57,12 +56,31 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+# JVM options for the JVMs `warcplex run` starts itself (the driver, which is also the local
+# executor, and spark-submit's launcher): they only schedule one task per split and pass file
+# names and stats dicts (no rows, no shuffle), so C1-compiled code and the serial collector do
+# that with less CPU than the optimising JIT and G1's background threads.
+BATCH_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+# Spark properties of a run started outside spark-submit, unless a preset or --set gives them:
+# no web UI (`--set spark.conf.spark.ui.enabled=true` brings it back), no console progress bar,
+# Python workers reused across tasks (each opens the models once) and the JVM options above.
+# Under spark-submit the cluster's own settings stand.
+LOCAL_BATCH_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.python.worker.reuse": "true",
+    "spark.driver.extraJavaOptions": BATCH_JAVA_OPTIONS,
+}
+
+
 def spark_session(settings: Settings):
-    """A SparkSession: local master and project Python unless spark-submit set them."""
+    """A SparkSession: local master, project Python and batch settings unless spark-submit set them."""
     if not under_spark_submit():
         require_java()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LAUNCHER_OPTS", BATCH_JAVA_OPTIONS)
         if settings.spark.master.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
@@ -71,7 +89,9 @@ def spark_session(settings: Settings):
     if not under_spark_submit():
         builder = builder.master(settings.spark.master)
         builder = builder.config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-        builder = builder.config("spark.ui.showConsoleProgress", "false")
+        for key, value in LOCAL_BATCH_CONF.items():
+            if key not in settings.spark.conf:
+                builder = builder.config(key, value)
     for key, value in settings.spark.conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -283,6 +303,8 @@ class CleanWarcJob(WarcJob):
             return {"skipped": "index.enabled is false"}
         if not settings.output.sentences:
             return {"skipped": "no sentence scores written (run with --sentences DIR or output.sentences)"}
+        from pipeline.index_stats import run_index_stats  # pyarrow.dataset (and pandas): driver only, when used
+
         started = time.process_time()
         try:
             result = run_index_stats(settings.output.sentences, settings.s3, settings.index)

@@ -234,8 +234,8 @@ class TreeSampler(threading.Thread):
                 continue
             proc = self.procs.get(pid)
             if proc is None:
-                proc = self.procs[pid] = _Proc(stat[0], stat[1], _role(pid, self.root))
-            elif proc.role == "other":  # a shell script (spark-submit) may exec java in place
+                proc = self.procs[pid] = _Proc(stat[0], stat[1])
+            if proc.role != "jvm":  # a fork may exec later (python -> spark-submit script -> java)
                 proc.role = _role(pid, self.root)
             proc.cpu_ticks = max(proc.cpu_ticks, stat[1])
             if proc.role in ("driver", "python_workers"):
