@@ -83,15 +83,16 @@ def floor(path: str) -> int:
 
 
 def lid_model_path() -> str:
-    from pipeline.models import default_lid_model_path
+    from warcplex.models import default_lid_model_path
 
     return default_lid_model_path()
 
 
 def english_kenlm() -> str:
-    from pipeline.models import load_registry
+    from warcplex.config import resolve_path
+    from warcplex.registry import load_registry
 
-    return load_registry(str(ROOT / "conf" / "models.yaml"))["en"]["path"]
+    return str(resolve_path(load_registry(str(ROOT / "conf" / "models.yaml"))["en"].path))
 
 
 def scaled_input(warc: Path, scale: int) -> Path:
@@ -119,11 +120,10 @@ def warc_folder(warc: Path) -> Path:
 
 
 def command(system: str, warc: Path, out: Path, fixed_cost: bool = False) -> list[str]:
-    warcplex = str(Path(sys.executable).parent / "warcplex")
     if system == "floor":
         return [sys.executable, __file__, "--floor-only", str(warc)]
     if system in ("default", "primary"):
-        cmd = [warcplex, "run", "--input", str(warc), "--output", str(out / "out"), "--config", "conf/local.yaml"]
+        cmd = [sys.executable, "-m", "warcplex.cli", "run", "--input", str(warc), "--output", str(out / "out"), "--config", "conf/local.yaml"]
         if fixed_cost:  # exactly what `make run` asks for
             cmd += ["--dropped", str(out / "out" / "dropped"), "--sentences", str(out / "out" / "sentences")]
         return cmd + (["--set", PRIMARY] if system == "primary" else [])
@@ -135,7 +135,9 @@ def command(system: str, warc: Path, out: Path, fixed_cost: bool = False) -> lis
 
 def run_once(system: str, warc: Path, fixed_cost: bool = False) -> dict:
     """One measured run: whole-tree usage, pages, and warcplex's own stage CPU."""
-    env = dict(os.environ, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
+    # PYTHONPATH: the driver and its Spark workers import warcplex from this checkout.
+    pythonpath = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, PYTHONPATH=pythonpath, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
                PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable),
                PYSPARK_DRIVER_PYTHON=os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable))
     with tempfile.TemporaryDirectory(prefix=f"bench-{system}-") as tmp:
