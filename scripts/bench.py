@@ -42,10 +42,9 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cputree import measure  # scripts/, this script's own directory
 
-from cputree import TreeUsage, measure  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_WARC = ROOT.parent / "shared" / "bench" / "warc" / "bench-dev.warc.gz"
 SAMPLE_WARC = ROOT / "data" / "sample" / "sample.warc.gz"
@@ -221,7 +220,7 @@ def print_table(name: str, summary: dict[str, dict]) -> None:
                   f"({s['workers_seen']:.0f} worker processes seen per run)")
 
 
-def fixed_cost(repeats: int) -> int:
+def fixed_cost(repeats: int, results: Path) -> int:
     print(f"fixed cost: `make run` on {SAMPLE_WARC.relative_to(ROOT)}, {repeats} runs, load {os.getloadavg()[0]:.1f}")
     runs = []
     for i in range(repeats):
@@ -235,8 +234,8 @@ def fixed_cost(repeats: int) -> int:
     print(f"  median: CPU {s['cpu_seconds']:.2f} s (whole tree, {s['method']}), wall {s['wall_seconds']:.1f} s; "
           + ", ".join(f"{k} {v:.2f}" for k, v in s["by_role"].items())
           + f"; Python-worker stage CPU {s['stages'].get('total', 0):.2f} s")
-    BUILD.mkdir(parents=True, exist_ok=True)
-    (BUILD / "fixed-cost.json").write_text(json.dumps({"runs": runs, "summary": s}, indent=2))
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps({"runs": runs, "summary": s}, indent=2))
     return 0
 
 
@@ -248,15 +247,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scaled-repeats", type=int, help="runs on the larger input (default: --repeats)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ",".join(SYSTEMS))
     parser.add_argument("--fixed-cost", action="store_true", help="measure `make run` (34 pages) instead")
+    parser.add_argument("--results", type=Path, help="where to write every run as JSON "
+                        "(default build/bench/results.json, or fixed-cost.json)")
     parser.add_argument("--floor-only", metavar="WARC", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.floor_only:
         print(json.dumps({"pages": floor(args.floor_only)}))
         return 0
+    args.warc = args.warc.resolve()  # relative to the caller's directory, not ROOT
+    args.results = args.results.resolve() if args.results else None
     os.chdir(ROOT)
-    sys.path.insert(0, str(ROOT))
     if args.fixed_cost:
-        return fixed_cost(args.repeats)
+        return fixed_cost(args.repeats, args.results or BUILD / "fixed-cost.json")
     systems = [s for s in args.systems.split(",") if s]
     unknown = set(systems) - set(SYSTEMS)
     if unknown or not systems:
@@ -290,9 +292,10 @@ def main(argv: list[str] | None = None) -> int:
         print_table(f"{name} ({warc.stat().st_size / 1e6:.1f} MB compressed)", summary)
         results["inputs"][name] = {"path": str(warc), "summary": summary, "runs": runs}
     print(f"\n  load average at the end: {'/'.join(f'{x:.1f}' for x in os.getloadavg())} on {CORES} cores")
-    BUILD.mkdir(parents=True, exist_ok=True)
-    (BUILD / "results.json").write_text(json.dumps(results, indent=2))
-    print(f"  all runs: {(BUILD / 'results.json').relative_to(ROOT)}")
+    target = args.results or BUILD / "results.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(results, indent=2))
+    print(f"  all runs: {target}")
     return 0
 
 

@@ -236,7 +236,9 @@ class TreeSampler(threading.Thread):
             if proc is None:
                 proc = self.procs[pid] = _Proc(stat[0], stat[1])
             if proc.role != "jvm":  # a fork may exec later (python -> spark-submit script -> java)
-                proc.role = _role(pid, self.root)
+                role = _role(pid, self.root)
+                if role != "other":  # a zombie's cmdline is empty: keep what it was
+                    proc.role = role
             proc.cpu_ticks = max(proc.cpu_ticks, stat[1])
             if proc.role in ("driver", "python_workers"):
                 proc.hwm_kb = max(proc.hwm_kb, _read_hwm_kb(pid))
