@@ -94,11 +94,11 @@ def english_kenlm() -> str:
     return str(resolve_path(load_registry(str(ROOT / "conf" / "models.yaml"))["en"].path))
 
 
-def scaled_input(warc: Path, scale: int) -> Path:
-    """``warc`` concatenated ``scale`` times (gzip members concatenate), built once under build/bench/."""
-    target = BUILD / f"{warc.name.removesuffix('.warc.gz')}-x{scale}.warc.gz"
+def scaled_input(warc: Path, scale: int, work: Path) -> Path:
+    """``warc`` concatenated ``scale`` times (gzip members concatenate), built once under ``work``."""
+    target = work / f"{warc.name.removesuffix('.warc.gz')}-x{scale}.warc.gz"
     if not target.exists() or target.stat().st_size != warc.stat().st_size * scale:
-        BUILD.mkdir(parents=True, exist_ok=True)
+        work.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".partial")
         with open(partial, "wb") as out:
             for _ in range(scale):
@@ -108,9 +108,9 @@ def scaled_input(warc: Path, scale: int) -> Path:
     return target
 
 
-def warc_folder(warc: Path) -> Path:
+def warc_folder(warc: Path, work: Path) -> Path:
     """A folder holding only ``warc`` (a symlink): datatrove reads folders, one task per file."""
-    folder = BUILD / "datatrove-in" / warc.name.removesuffix(".warc.gz")
+    folder = work / "datatrove-in" / warc.name.removesuffix(".warc.gz")
     folder.mkdir(parents=True, exist_ok=True)
     link = folder / warc.name
     if not link.exists():
@@ -118,7 +118,7 @@ def warc_folder(warc: Path) -> Path:
     return folder
 
 
-def command(system: str, warc: Path, out: Path, fixed_cost: bool = False) -> list[str]:
+def command(system: str, warc: Path, out: Path, work: Path, fixed_cost: bool = False) -> list[str]:
     if system == "floor":
         return [sys.executable, __file__, "--floor-only", str(warc)]
     if system in ("default", "primary"):
@@ -127,12 +127,12 @@ def command(system: str, warc: Path, out: Path, fixed_cost: bool = False) -> lis
             cmd += ["--dropped", str(out / "out" / "dropped"), "--sentences", str(out / "out" / "sentences")]
         return cmd + (["--set", PRIMARY] if system == "primary" else [])
     if system == "datatrove":
-        return [str(DATATROVE_PYTHON), str(ROOT / "scripts" / "bench_datatrove.py"), "--input", str(warc_folder(warc)),
-                "--output", str(out / "out"), "--lid", lid_model_path(), "--kenlm", english_kenlm()]
+        return [str(DATATROVE_PYTHON), str(ROOT / "scripts" / "bench_datatrove.py"),
+                "--input", str(warc_folder(warc, work)), "--output", str(out / "out"), "--lid", lid_model_path(), "--kenlm", english_kenlm()]
     raise ValueError(system)
 
 
-def run_once(system: str, warc: Path, fixed_cost: bool = False) -> dict:
+def run_once(system: str, warc: Path, work: Path, fixed_cost: bool = False) -> dict:
     """One measured run: whole-tree usage, pages, and warcplex's own stage CPU."""
     # PYTHONPATH: the driver and its Spark workers import warcplex from this checkout.
     pythonpath = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
@@ -141,7 +141,7 @@ def run_once(system: str, warc: Path, fixed_cost: bool = False) -> dict:
                PYSPARK_DRIVER_PYTHON=os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable))
     with tempfile.TemporaryDirectory(prefix=f"bench-{system}-") as tmp:
         out = Path(tmp)
-        cmd = command(system, warc, out, fixed_cost)
+        cmd = command(system, warc, out, work, fixed_cost)
         with open(out / "stdout", "wb") as stdout, open(out / "stderr", "wb") as stderr:
             usage = measure(cmd, env=env, cwd=str(ROOT), stdout=stdout, stderr=stderr)
         if usage.returncode != 0:
@@ -220,11 +220,11 @@ def print_table(name: str, summary: dict[str, dict]) -> None:
                   f"({s['workers_seen']:.0f} worker processes seen per run)")
 
 
-def fixed_cost(repeats: int, results: Path) -> int:
+def fixed_cost(repeats: int, work: Path, results: Path) -> int:
     print(f"fixed cost: `make run` on {SAMPLE_WARC.relative_to(ROOT)}, {repeats} runs, load {os.getloadavg()[0]:.1f}")
     runs = []
     for i in range(repeats):
-        run = run_once("default", SAMPLE_WARC, fixed_cost=True)
+        run = run_once("default", SAMPLE_WARC, work, fixed_cost=True)
         u = run["usage"]
         print(f"  run {i + 1}: {run['pages']} pages, CPU {u['cpu_seconds']:.2f} s, wall {u['wall_seconds']:.1f} s, "
               + ", ".join(f"{k} {v:.2f}" for k, v in u["by_role"].items()) + f", load {u['load_average']:.1f}",
@@ -247,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scaled-repeats", type=int, help="runs on the larger input (default: --repeats)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ",".join(SYSTEMS))
     parser.add_argument("--fixed-cost", action="store_true", help="measure `make run` (34 pages) instead")
+    parser.add_argument("--work", type=Path, default=BUILD, help="where the scaled input and datatrove's "
+                        "input folders go (default build/bench)")
     parser.add_argument("--results", type=Path, help="where to write every run as JSON "
                         "(default build/bench/results.json, or fixed-cost.json)")
     parser.add_argument("--floor-only", metavar="WARC", help=argparse.SUPPRESS)
@@ -256,9 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.warc = args.warc.resolve()  # relative to the caller's directory, not ROOT
     args.results = args.results.resolve() if args.results else None
+    args.work = args.work.resolve()
     os.chdir(ROOT)
     if args.fixed_cost:
-        return fixed_cost(args.repeats, args.results or BUILD / "fixed-cost.json")
+        return fixed_cost(args.repeats, args.work, args.results or args.work / "fixed-cost.json")
     systems = [s for s in args.systems.split(",") if s]
     unknown = set(systems) - set(SYSTEMS)
     if unknown or not systems:
@@ -272,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     inputs = [(args.warc.name, args.warc, args.repeats)]
     if args.scale > 1:
-        inputs.append((f"{args.warc.name} x{args.scale}", scaled_input(args.warc, args.scale),
+        inputs.append((f"{args.warc.name} x{args.scale}", scaled_input(args.warc, args.scale, args.work),
                        args.scaled_repeats or args.repeats))
     print(f"bench: {CORES} cores, load average {'/'.join(f'{x:.1f}' for x in os.getloadavg())} at start "
           f"(a shared machine inflates wall time, and CPU time somewhat); systems {','.join(systems)}")
@@ -282,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(repeats):
             order = systems[round_ % len(systems):] + systems[:round_ % len(systems)]
             for system in order:
-                run = run_once(system, warc)
+                run = run_once(system, warc, args.work)
                 u = run["usage"]
                 print(f"  [{name} round {round_ + 1}/{repeats}] {system}: {run['pages']} pages, CPU "
                       f"{u['cpu_seconds']:.1f} s, wall {u['wall_seconds']:.1f} s, "
@@ -292,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         print_table(f"{name} ({warc.stat().st_size / 1e6:.1f} MB compressed)", summary)
         results["inputs"][name] = {"path": str(warc), "summary": summary, "runs": runs}
     print(f"\n  load average at the end: {'/'.join(f'{x:.1f}' for x in os.getloadavg())} on {CORES} cores")
-    target = args.results or BUILD / "results.json"
+    target = args.results or args.work / "results.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(results, indent=2))
     print(f"  all runs: {target}")

@@ -76,14 +76,18 @@ def test_bench_script_runs_on_the_sample(tmp_path):
         systems.append("datatrove")
     results = tmp_path / "results.json"
     proc = subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--warc", str(ROOT / "data" / "sample" /
-                           "sample.warc.gz"), "--scale", "1", "--repeats", "1", "--systems", ",".join(systems),
-                           "--results", str(results)], capture_output=True, text=True, cwd=tmp_path)
+                           "sample.warc.gz"), "--scale", "2", "--repeats", "1", "--systems", ",".join(systems),
+                           "--work", str(tmp_path / "work"), "--results", str(results)],
+                          capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "pages/CPU-s" in proc.stdout and "load average" in proc.stdout
-    summary = json.loads(results.read_text())["inputs"]["sample.warc.gz"]["summary"]
-    assert set(summary) == set(systems)
+    inputs = json.loads(results.read_text())["inputs"]
+    summary, doubled = inputs["sample.warc.gz"]["summary"], inputs["sample.warc.gz x2"]["summary"]
+    assert set(summary) == set(doubled) == set(systems)
     for system in systems:
         assert summary[system]["pages"] > 0 and summary[system]["cpu_seconds"] > 0
+        # the concatenated copy is read whole and nothing deduplicates its repeated record ids
+        assert doubled[system]["pages"] == 2 * summary[system]["pages"]
     primary = summary["primary"]
     assert primary["by_role"].get("jvm", 0) > 0  # the JVM is counted, not only the Python workers
     assert primary["by_role"].get("python_workers", 0) > 0
@@ -96,7 +100,7 @@ SESSION = textwrap.dedent("""
     from warcplex.config import load_settings
     from warcplex.spark.session import spark_session
     settings = load_settings(None, ["spark.master=local[1]", "spark.conf.spark.ui.enabled=true"])
-    spark = spark_session(settings)
+    spark = spark_session(settings)  # a SparkSession on spark_context(), the job's own context
     sc = spark.sparkContext
     jvm_args = list(sc._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
     print(json.dumps({"conf": dict(sc.getConf().getAll()), "jvm_args": jvm_args,

@@ -21,7 +21,7 @@ from warcplex.config import ConfigError, Settings, load_settings
 from warcplex.reading.sources import InputError, resolve_inputs
 from warcplex.reading.warc import Split, plan_splits
 from warcplex.spark.runner import dump_json, run_split
-from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_session, under_spark_submit
+from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_context, under_spark_submit
 from warcplex.stats import Stats
 from warcplex.writing.output import OutputTarget
 
@@ -104,9 +104,8 @@ class WarcJob:
         started = time.time()
         for extension in self.extensions:
             extension.start(settings)
-        spark = spark_session(settings)
+        sc = spark_context(settings)
         try:
-            sc = spark.sparkContext
             # Files already shipped with spark-submit --files are found by name on executors.
             shipped = {os.path.basename(f) for f in sc.getConf().get("spark.files", "").split(",") if f}
             for path in files:
@@ -121,7 +120,7 @@ class WarcJob:
                        .map(lambda split: job.process_split(split, settings, output))
                        .collect())
         finally:
-            spark.stop()
+            sc.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
         for extension in self.extensions:
