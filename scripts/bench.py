@@ -156,6 +156,8 @@ def run_once(system: str, warc: Path, work: Path, fixed_cost: bool = False) -> d
             result["pages"] = reader["documents"]["total"]
             result["stages"] = {step["name"]: round(step["time_stats"]["total"], 2)
                                 for step in steps if step.get("time_stats")}
+            # documents the extractor's per-document wall-clock timeout dropped (more on a loaded machine)
+            result["extraction_timeouts"] = sum(step["stats"].get("timeout", 0) for step in steps)
         else:
             stats = json.loads((out / "out" / "stats.json").read_text())
             result["pages"] = stats["records"]["html"]
@@ -189,6 +191,7 @@ def summarise(runs: list[dict]) -> dict:
         "worker_peak_rss_mb": max((mb for r in runs for mb in r["usage"]["worker_peak_rss_mb"]), default=None),
         "workers_seen": median([len(r["usage"]["worker_peak_rss_mb"]) for r in runs]),
         "load_average": median([r["usage"]["load_average"] for r in runs]),
+        "extraction_timeouts": median([r.get("extraction_timeouts", 0) for r in runs]),
         "method": runs[0]["usage"]["method"],
         "rusage_cpu_seconds": median([r["usage"]["rusage_cpu_seconds"] for r in runs]),
     }
@@ -215,6 +218,8 @@ def print_table(name: str, summary: dict[str, dict]) -> None:
             top = sorted(s["stages"].items(), key=lambda kv: -kv[1])
             print(f"    stages (CPU s{', Python workers' if system != 'datatrove' else ', step time'}): "
                   + ", ".join(f"{k} {v:.1f}" for k, v in top if v >= 0.05))
+        if s["extraction_timeouts"]:
+            print(f"    documents dropped by the extractor's 1 s wall-clock timeout: {s['extraction_timeouts']:.0f}")
         if s["worker_peak_rss_mb"] is not None:
             print(f"    peak RSS per Python worker: max {s['worker_peak_rss_mb']:.0f} MiB "
                   f"({s['workers_seen']:.0f} worker processes seen per run)")
