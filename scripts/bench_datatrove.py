@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kenlm", required=True, help="local KenLM binary (English)")
     parser.add_argument("--threshold", type=float, default=316228.0, help="sentence perplexity cut-off")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=float, default=10.0,
+                        help="Trafilatura's per-document wall-clock limit (datatrove's default, 1 s, drops most "
+                             "pages on a loaded machine and restarts its extraction process each time)")
     args = parser.parse_args(argv)
     names = sorted(n for n in os.listdir(args.input) if n.endswith(".warc.gz")) if os.path.isdir(args.input) else []
     if not names:
@@ -104,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     executor = LocalPipelineExecutor(
         pipeline=[
             WarcReader(args.input, glob_pattern="*.warc.gz"),
-            Trafilatura(favour_precision=True),
+            Trafilatura(favour_precision=True, timeout=args.timeout),
             language_filter,
             KenLMSentenceFilter(args.kenlm, args.threshold),
             ParquetWriter(os.path.join(args.output, "data")),
