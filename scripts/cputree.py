@@ -4,9 +4,9 @@
 
 * the total, from a fresh cgroup the command is started in (cgroup v2 ``cpu.stat`` usage_usec,
   else a v1 ``cpuacct`` group; needs root): exact, whatever forks, daemonises or is reaped by
-  whom. Without a cgroup the total is ``getrusage(RUSAGE_CHILDREN)`` of this process, made
-  whole by becoming the child subreaper, so that orphans (a pyspark daemon whose JVM is gone,
-  workers whose daemon is gone) are reparented to us and reaped here, their CPU included;
+  whom. Without a cgroup the total is ``getrusage(RUSAGE_CHILDREN)`` of this process, which is
+  the child subreaper so that orphans are reparented to it and reaped here, or the sum of the
+  /proc samples below when that is larger (a Spark run's reaped rusage misses most of the JVM);
 * a breakdown by role (JVM, driver, Python workers, other), sampling ``/proc`` of the tree every
   ``interval`` seconds (a process that ends between two samples loses at most one interval);
 * the peak RSS (``VmHWM``) of every Python process but the driver, and the load average.
@@ -41,7 +41,7 @@ class TreeUsage:
     cpu_seconds: float
     """Whole-tree CPU (user + system): the cgroup's, else the reaped children's rusage."""
     method: str
-    """``cgroup2``, ``cgroup1-cpuacct`` or ``rusage+subreaper``."""
+    """``cgroup2``, ``cgroup1-cpuacct``, ``rusage+subreaper`` or ``proc-sampling``."""
     rusage_cpu_seconds: float
     """Reaped children's user + system CPU, a cross-check of ``cpu_seconds``."""
     by_role: dict[str, float] = field(default_factory=dict)
@@ -302,7 +302,10 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None =
         total, method = cgroup.usage_seconds(), cgroup.kind
         cgroup.remove()
     else:
-        total, method = rusage, "rusage+subreaper"
+        # Reaped rusage misses what no ancestor waited for (seen with Spark's JVM); the samples
+        # then give the better lower bound.
+        sampled = sum(sampler.by_role().values())
+        total, method = max(rusage, sampled), "rusage+subreaper" if rusage >= sampled else "proc-sampling"
     return TreeUsage(
         returncode=returncode, wall_seconds=round(wall, 3), cpu_seconds=round(total, 3), method=method,
         rusage_cpu_seconds=round(rusage, 3), by_role=sampler.by_role(),

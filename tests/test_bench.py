@@ -62,7 +62,7 @@ def test_tree_cpu_counts_children_and_orphans(tmp_path, monkeypatch, cgroups):
     assert usage.cpu_seconds >= 0.5  # 0.2 s parent + 0.3 s orphaned grandchild (+ interpreter start-ups)
     assert usage.rusage_cpu_seconds >= 0.5  # the orphan was reaped here, as subreaper
     if not cgroups:
-        assert usage.method == "rusage+subreaper"
+        assert usage.method in ("rusage+subreaper", "proc-sampling")
     assert usage.by_role.get("driver", 0) > 0
     assert not [group for _, root in roots for group in root.glob(f"cputree-{os.getpid()}-*")]  # removed
 
