@@ -34,9 +34,18 @@ test: setup setup-browser
 test-fast: setup
 	$(PY) -m pytest -q -m "not (spark or cluster or s3 or browser or slow)"
 
-# Throughput vs the physical floor and a peer-style pipeline on ../shared/bench (a script, not a test).
-bench: setup
-	$(PY) scripts/bench.py
+# Whole-process-tree CPU of the floor, warcplex and the datatrove peer on ../shared/bench
+# (a script, not a test; BENCH_ARGS e.g. "--repeats 5" or "--fixed-cost").
+DT_VENV  := build/datatrove-venv
+DT_STAMP := $(DT_VENV)/.installed-stamp
+
+$(DT_STAMP): scripts/bench-datatrove-requirements.txt
+	test -x $(DT_VENV)/bin/python || $(PYTHON) -m venv $(DT_VENV)
+	$(DT_VENV)/bin/python -m pip install --quiet -r scripts/bench-datatrove-requirements.txt
+	touch $(DT_STAMP)
+
+bench: setup $(DT_STAMP)
+	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 # Extraction quality of warcplex (real Spark runs) vs trafilatura, resiliparse, readability on ../shared/bench.
 bench-quality: setup

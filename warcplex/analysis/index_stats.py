@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from warcplex.config import IndexSettings, S3Settings
 from warcplex.writing.output import filesystem_for
@@ -50,6 +48,10 @@ def _sample_key(record_id: str) -> bytes:
 def load_scored_pages(sentences_uri: str, s3: S3Settings, sample_pages: int = 0,
                       languages: Iterable[str] | None = None) -> list[ScoredPage]:
     """Read the sentence side output; keep a deterministic sample of ``sample_pages`` pages (0 = all)."""
+    # pyarrow.dataset imports pandas: only a run that builds index statistics pays for it
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
     fs, root = filesystem_for(sentences_uri, s3)
     try:
         dataset = ds.dataset(root, filesystem=fs, format="parquet", partitioning="hive",

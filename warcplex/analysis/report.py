@@ -31,9 +31,10 @@ def _pyplot():
     return plt
 
 
-def _png(fig) -> str:
+def _png(fig, tight: bool = True) -> str:
+    """The figure as base64 PNG; ``tight`` crops to the drawn content (one more layout pass)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight" if tight else None)
     _pyplot().close(fig)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
@@ -76,7 +77,8 @@ def chart_perplexity(stats: dict[str, Any]) -> str | None:
         return None
     languages = sorted(hist, key=lambda l: -sum(sum(s.values()) for s in hist[l].values()))[:MAX_LANGUAGES]
     thresholds = run_thresholds(stats)
-    fig, axes = _pyplot().subplots(len(languages), 1, figsize=(8, 2.3 * len(languages)), squeeze=False)
+    height = 2.3 * len(languages)
+    fig, axes = _pyplot().subplots(len(languages), 1, figsize=(8, height), squeeze=False)
     for ax, lang in zip(axes[:, 0], languages):
         bins = sorted(set(hist[lang].get("kept", {})) | set(hist[lang].get("dropped", {})))
         lefts = [10 ** (b / 10) for b in bins]
@@ -90,10 +92,12 @@ def chart_perplexity(stats: dict[str, Any]) -> str | None:
         ax.set_xscale("log")
         ax.set_title(f"{lang}: sentence perplexity", fontsize=10)
         ax.set_ylabel("sentences")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("perplexity (log scale)")
-    fig.tight_layout()
-    return _png(fig)
+    # Fixed margins (in inches) instead of tight_layout and a tight crop: the driver draws the
+    # panels once, not three times.
+    fig.subplots_adjust(left=0.09, right=0.98, top=1 - 0.3 / height, bottom=0.5 / height, hspace=0.45)
+    return _png(fig, tight=False)
 
 
 def chart_language_share(stats: dict[str, Any]) -> str | None:

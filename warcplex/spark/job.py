@@ -27,7 +27,7 @@ from warcplex.registry import load_registry
 from warcplex.spark.dedup import duplicate_skip_sets
 from warcplex.spark.progress import Progress
 from warcplex.spark.runner import dump_json, run_split
-from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_session, under_spark_submit
+from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_context, under_spark_submit
 from warcplex.stats import Stats
 from warcplex.writing.outdir import OutputError, prepare_output
 from warcplex.writing.output import OutputTarget
@@ -132,9 +132,8 @@ class WarcJob:
         started = time.time()
         for extension in self.extensions:
             extension.start(settings)
-        spark = spark_session(settings)
+        sc = spark_context(settings)
         try:
-            sc = spark.sparkContext
             # Files already shipped with spark-submit --files are found by name on executors.
             shipped = {os.path.basename(f) for f in sc.getConf().get("spark.files", "").split(",") if f}
             for path in files:
@@ -160,7 +159,7 @@ class WarcJob:
             with Progress(sc, len(splits), pages):
                 results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
         finally:
-            spark.stop()
+            sc.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
         for extension in self.extensions:
