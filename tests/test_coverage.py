@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 
-from conftest import bench_file
+import yaml
+
+from conftest import ROOT, bench_file
 from warcplex.analysis.report import render
 from warcplex.config import load_settings
 from warcplex.reading.warc import Split
@@ -16,14 +18,18 @@ from warcplex.stats import Stats
 
 def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
     path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
-    settings = load_settings(None, ["index.enabled=false"])
+    # A registry with the English model only: the shard's Chinese and Russian pages go unscored.
+    shipped = yaml.safe_load((ROOT / "conf" / "models.yaml").read_text(encoding="utf-8"))["models"]
+    english = {**shipped["en"], "path": str(ROOT / shipped["en"]["path"])}
+    registry_file = tmp_path / "models.yaml"
+    registry_file.write_text(yaml.safe_dump({"models": {"en": english}}), encoding="utf-8")
+    settings = load_settings(None, ["index.enabled=false", f"perplexity.registry={registry_file}"])
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
     job = CleanWarcJob()
     stats = job.merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])
 
     counts = Stats.from_dict(result).counts
     coverage = stats["coverage"]
-    # the shard's pages are mostly Chinese and Russian, for which no KenLM model ships
     assert {"zh", "ru"} <= set(coverage)
     for lang in ("zh", "ru"):
         entry = coverage[lang]
