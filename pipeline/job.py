@@ -137,6 +137,10 @@ class WarcJob:
         """The work of one Spark task: return the split's stats dict."""
         raise NotImplementedError
 
+    def after_splits(self, spark, settings: Settings, output: str) -> dict[str, Any] | None:
+        """Hook run on the driver with Spark still up after all splits (the corpus stages); its stats."""
+        return None
+
     def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
         """Hook run on the driver after all splits: write run-level files, return their names."""
         return []
@@ -164,10 +168,13 @@ class WarcJob:
             results = (sc.parallelize(splits, max(1, len(splits)))
                        .map(lambda split: job.process_split(split, settings, output))
                        .collect())
+            corpus = self.after_splits(spark, settings, output)
         finally:
             spark.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
+        if corpus is not None:
+            stats["corpus"] = corpus
         if meter is not None:
             stats["carbon"]["codecarbon_measured"] = meter.stop()
         target = OutputTarget(output, settings.s3)
@@ -266,6 +273,11 @@ class CleanWarcJob(WarcJob):
 
     def process_split(self, split: Split, settings: Settings, output: str) -> dict[str, Any]:
         return run_split(split, settings, output, settings.output.dropped)
+
+    def after_splits(self, spark, settings: Settings, output: str) -> dict[str, Any] | None:
+        from pipeline.corpus.builder import run_corpus
+
+        return run_corpus(spark, settings, output)
 
     def finish(self, output: str, stats: dict[str, Any], settings: Settings) -> list[str]:
         target = OutputTarget(output, settings.s3)
