@@ -43,9 +43,14 @@ def words(text: Column) -> Column:
 
 
 def ngrams(tokens: Column, n: int) -> Column:
-    """Word n-grams as strings; a document shorter than ``n`` words is one n-gram (none when empty)."""
+    """Word n-grams as strings; a document shorter than ``n`` words is one n-gram (none when empty).
+
+    Built from ``n`` shifted slices zipped together, so each token array is read a fixed number
+    of times (a lambda that sliced ``tokens`` itself would re-evaluate it per n-gram: quadratic).
+    """
     count = F.greatest(F.size(tokens) - n + 1, F.lit(1))
-    grams = F.transform(F.sequence(F.lit(1), count), lambda i: F.array_join(F.slice(tokens, i, n), " "))
+    zipped = F.arrays_zip(*[F.slice(tokens, j + 1, count).alias(f"w{j}") for j in range(n)])
+    grams = F.transform(zipped, lambda s: F.concat_ws(" ", *[s[f"w{j}"] for j in range(n)]))
     return F.when(F.size(tokens) > 0, grams).otherwise(F.array().cast("array<string>"))
 
 
