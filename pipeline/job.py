@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline.carbon import carbon_report, start_codecarbon
 from pipeline.config import ConfigError, Settings, load_settings, resolve_path
+from pipeline.corpus.accounting import summary_lines as corpus_summary_lines
 from pipeline.index_stats import run_index_stats
 from pipeline.models import default_lid_model_path, load_registry
 from pipeline.output import OutputTarget
@@ -259,6 +260,7 @@ def summary_text(stats: dict[str, Any]) -> str:
                      f"query speed-up {index['queries']['speedup'] or 0:.2f}x")
     elif index.get("skipped"):
         lines.append(f"  index statistics skipped: {index['skipped']}")
+    lines += corpus_summary_lines(stats.get("corpus"))
     if stats.get("file_errors"):
         lines.append(f"  unreadable parts of {len(stats['file_errors'])} file(s), see stats.json file_errors")
     lines.append(f"  output: {run['output']} ({', '.join(run.get('files', []))})")

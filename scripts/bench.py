@@ -166,11 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     pages, seconds, cpu = timed(all_cores, "extract", args.warc)
     floor = row(f"1d floor: parse + resiliparse, {CORES} cores", pages, seconds, cpu)
 
-    pages, wall, stats = warcplex_run(args.warc)
-    warcplex = row(f"2  warcplex full pipeline, local[*], {CORES} cores", pages, wall, stats["cpu"]["total"],
-                   f"(wall incl. Spark start; CPU = Python workers; {stats['run']['splits']} splits)")
+    # Near dedup is off by default; it is on here so that every corpus stage's cost is printed.
+    pages, wall, stats = warcplex_run(args.warc, ("corpus.dedup.near=true",))
+    corpus_wall = stats.get("corpus", {}).get("wall_seconds", 0.0)
+    warcplex = row(f"2  warcplex full pipeline, local[*], {CORES} cores", pages, wall - corpus_wall,
+                   stats["cpu"]["total"], f"(wall incl. Spark start, excl. the corpus stages; CPU = Python workers; "
+                   f"{stats['run']['splits']} splits)")
     rss = stats.get("rss", {}).get("max_mb", {})
-    pages, wall, primary_stats = warcplex_run(args.warc, ("extract.cascade=[resiliparse,conservative]",))
+    pages, wall, primary_stats = warcplex_run(args.warc, ("extract.cascade=[resiliparse,conservative]",
+                                                          "corpus.enabled=false"))
     primary = row(f"2b warcplex primary path [resiliparse], {CORES} cores", pages, wall,
                   primary_stats["cpu"]["total"], "(--set extract.cascade=[resiliparse,conservative])")
 
@@ -193,6 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     cpu = stats.get("cpu", {})
     print("  warcplex CPU seconds by stage: "
           + ", ".join(f"{k} {v:.1f}" for k, v in sorted(cpu.items(), key=lambda kv: -kv[1])))
+    corpus = stats.get("corpus", {})
+    if corpus.get("stages"):
+        print(f"  corpus stages after run 2 (Spark wall time, local[*], {corpus['documents_in']} documents; "
+              f"{corpus['wall_seconds']:.1f} s in all incl. the input read and the final write):")
+        for name in corpus["order"]:
+            stage = corpus["stages"][name]
+            print(f"    {name:<15} {stage['wall_seconds']:6.1f} s  {1000 * stage['wall_seconds'] / max(1, stage['documents_in']):6.2f} ms/page")
     return 0
 
 

@@ -114,6 +114,11 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     stats = json.loads((out / "stats.json").read_text())
     assert stats["splits"]["processed"] == stats["run"]["splits"] == 2
     assert stats["outcome"]["kept"] == ds.dataset(sorted(out.glob("data/language=*/*.parquet"))).count_rows() > 0
+    # The corpus stages ran on the cluster after the splits, on the same data
+    corpus = stats["corpus"]
+    assert corpus["documents_in"] == stats["outcome"]["kept"]
+    assert corpus["order"] == ["exact_dedup", "repeated_lines", "quality"]
+    assert ds.dataset(out / "corpus", partitioning="hive").count_rows() == corpus["documents_out"] > 0
     # The tasks ran in an executor the worker launched for this application ...
     app = wait_for(lambda: [a for a in json_ui(master_ui)["completedapps"] if a["name"] == "warcplex"],
                    "the application in the master's list")[0]
