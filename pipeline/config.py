@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -226,6 +226,13 @@ class QualitySettings(_DocumentedSection):
     url_blocklist: str | None = None
     """A user-supplied file of hosts or registered domains, one a line (`#` comments); their documents are
     dropped with reason `url_blocklist`. Nothing is downloaded."""
+
+    @field_validator("url_blocklist")
+    @classmethod
+    def _blocklist_is_a_file(cls, path: str | None) -> str | None:
+        if path is not None and not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
+        return path
 
 
 class CorpusSettings(_DocumentedSection):

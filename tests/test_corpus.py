@@ -68,9 +68,9 @@ def nights(tmp_path_factory) -> dict:
         writer = WARCWriter(out, gzip=True)
         plan["later_copy"] = write_response(writer, later_uri, "2021-01-01T00:00:00Z", cc[2][1], cc[2][2])
         plan["earlier_copy"] = write_response(writer, earlier_uri, "2019-01-01T00:00:00Z", cc[5][1], cc[5][2])
-        # the same page under another URL a year later: one word of a long article changed
-        words = wiki_payload.split(b" the ", 3)
-        near = b" the ".join(words[:2]) + b" a " + b" the ".join(words[2:])
+        # the same article under another URL a year later with one word changed (about 5 of 270 shingles)
+        assert b"proceso de cambio" in wiki_payload
+        near = wiki_payload.replace(b"proceso de cambio", b"proceso de cambeo", 1)
         plan["near_copy"] = write_response(writer, wiki_headers["WARC-Target-URI"] + "?mirror=1",
                                            "2025-01-01T00:00:00Z", wiki_http, near)
     plan["later_uri"], plan["earlier_uri"], plan["wiki_uri"] = later_uri, earlier_uri, wiki_headers["WARC-Target-URI"]
@@ -233,3 +233,11 @@ def test_quality_filters_and_blocklist(spark, tmp_path):
     blocked = Quality(QualitySettings(url_blocklist=str(blocklist)), spark).apply(docs)
     assert {r.reason for r in blocked.dropped_docs.collect()} == {"url_blocklist"}
     assert blocked.docs.count() == 0
+
+
+def test_missing_blocklist_is_a_one_line_error(tmp_path, capsys):
+    status = cli_main(["run", "--input", str(bench_file(*CC)), "--output", str(tmp_path / "o"),
+                       "--set", f"corpus.quality.url_blocklist={tmp_path / 'missing.txt'}"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "corpus.quality.url_blocklist" in err and "no such file" in err
