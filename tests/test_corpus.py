@@ -241,3 +241,13 @@ def test_missing_blocklist_is_a_one_line_error(tmp_path, capsys):
     assert status == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "corpus.quality.url_blocklist" in err and "no such file" in err
+
+
+@pytest.mark.parametrize("host, domain", [
+    ("www.bbc.co.uk", "bbc.co.uk"), ("news.bbc.co.uk", "bbc.co.uk"), ("a.b.github.io", "b.github.io"),
+    ("WWW.Example.COM.", "example.com"), ("192.168.0.1", "192.168.0.1"), ("localhost", "localhost"), (None, None),
+])
+def test_registered_domain_from_the_bundled_suffix_list(host, domain):
+    from pipeline.corpus.lists import registered_domain
+
+    assert registered_domain(host) == domain
