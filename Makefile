@@ -1,4 +1,5 @@
-# warcplex: `make run` (set up + run the main job on the bundled sample), `make test` (set up + tests).
+# warcplex: `make run` (set up + run the main job on the bundled sample), `make test` (set up + the full
+# suite CI runs), `make test-fast` (pure Python tiers only, for daily work).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -10,7 +11,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 SAMPLE := data/sample/sample.warc.gz
 OUT    ?= out
 
-.PHONY: setup run test models dist clean chromium bench bench-quality
+.PHONY: setup setup-browser run test test-fast models dist clean bench bench-quality
 
 setup: $(STAMP)
 
@@ -26,8 +27,12 @@ run: setup
 		--sentences $(OUT)/sentences
 	@echo "Parquet: $(OUT)/data/language=*/  stats: $(OUT)/stats.json  summary: $(OUT)/summary.txt"
 
-test: setup chromium
+test: setup setup-browser
 	$(PY) -m pytest
+
+# No Spark, cluster, S3, browser or long runs (pytest markers, see pyproject.toml).
+test-fast: setup
+	$(PY) -m pytest -q -m "not (spark or cluster or s3 or browser or slow)"
 
 # Throughput vs the physical floor and a peer-style pipeline on ../shared/bench (a script, not a test).
 bench: setup
@@ -40,14 +45,14 @@ bench-quality: setup
 	$(PY) scripts/bench_corpus.py
 
 # Headless Chromium renders report.html in tests/test_report.py (Debian package; skipped when present).
-chromium:
+setup-browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 # Rebuild every KenLM model from registry corpora (needs apt build deps; see lm_models/README.md).
 models: setup
 	$(MAKE) -C lm_models all PYTHON=$(abspath $(PY))
 
-# dist/pipeline.zip for --py-files, dist/files/ + dist/files.txt (the model files) for --files.
+# dist/warcplex.zip for --py-files, dist/files/ + dist/files.txt (the model files) for --files.
 dist: setup
 	$(PY) scripts/make_dist.py $(if $(CONFIG),--config $(CONFIG))
 

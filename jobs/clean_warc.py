@@ -1,18 +1,12 @@
 """spark-submit entry point: ``spark-submit jobs/clean_warc.py --input ... --output ...``.
 
-Takes the same flags as ``warcplex run``. Ship the library with ``--py-files dist/pipeline.zip``
-(``make dist``); run from a checkout, it imports ``pipeline`` from the checkout.
+Takes the same flags as ``warcplex run``. Ship the library with ``--py-files dist/warcplex.zip``
+(``make dist``), or install the package on the cluster's Python.
 """
 
-import os
 import sys
 
-try:
-    import pipeline  # noqa: F401  (from --py-files or an installed package)
-except ImportError:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from pipeline.job import CleanWarcJob
+from warcplex.cli import spark_submit_main
 
 if __name__ == "__main__":
-    sys.exit(CleanWarcJob().main())
+    sys.exit(spark_submit_main())

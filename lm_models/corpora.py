@@ -7,7 +7,7 @@ pinned to a version so that a rebuild sees the same text. For each language this
     work/<lang>/heldout.txt   ~2% of the sentences (chosen by hash), never trained on
     work/<lang>/sources.json  per-source package, version, licence and sentence counts
 
-Every line is passed through ``pipeline.normalize.normalize_for_lm`` so that training
+Every line is passed through ``warcplex.steps.normalize.normalize_for_lm`` so that training
 and scoring see the same tokens.
 
     python lm_models/corpora.py en de fr es
@@ -35,9 +35,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))
 
-from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: E402
+from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
 
 WORK = HERE / "work"
 DEBS = WORK / "debs"

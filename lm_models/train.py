@@ -23,9 +23,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))
 
-from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm  # noqa: E402
+from warcplex.steps.normalize import NORMALIZATION_VERSION
+from warcplex.steps.perplexity import perplexity as scored_perplexity
+from warcplex.steps.perplexity import perplexity_of
 
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
@@ -95,10 +96,8 @@ def model_path(lang: str) -> Path:
 
 
 def perplexity(model, sentence: str) -> float:
-    """The scorer's formula: 10 ** (-log10 P(sentence) / (tokens + 1))."""
-    norm = normalize_for_lm(sentence)
-    n = len(norm.split())
-    return 10 ** (-model.score(norm, bos=True, eos=True) / (n + 1))
+    """The scorer's perplexity of ``sentence`` (warcplex.steps.perplexity)."""
+    return scored_perplexity(model, sentence)[0]
 
 
 def sha256(path: Path) -> str:
@@ -134,7 +133,7 @@ def evaluate(model, lines: list[str]) -> dict:
     for line in lines:
         tokens = line.split()
         lp = model.score(line, bos=True, eos=True)
-        ppl.append(10 ** (-lp / (len(tokens) + 1)))
+        ppl.append(perplexity_of(lp, len(tokens)))
         total_lp += lp
         total_tok += len(tokens) + 1
         oov += sum(1 for t in tokens if t not in model)
@@ -198,7 +197,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False) ->
         "vocab_size": counts.get(1),
         "ngram_counts": {str(k): v for k, v in sorted(counts.items())},
         "normalization_version": NORMALIZATION_VERSION,
-        "normalization": "pipeline.normalize.normalize_for_lm",
+        "normalization": "warcplex.steps.normalize.normalize_for_lm",
         "training": {"sentences": meta["train_sentences"], "tokens": meta["train_tokens"],
                      "seed": meta["seed"], "filters": meta["filters"]},
         "heldout": {"rule": meta["heldout_rule"], **ev,

@@ -29,13 +29,12 @@ from multiprocessing import Pool
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: E402
+from fastwarc.warc import ArchiveIterator, WarcRecordType  # noqa: E402  (after SPARK_LOCAL_IP)
 
-from pipeline.config import InputSettings, load_settings  # noqa: E402
-from pipeline.warc import plan_splits  # noqa: E402
+from warcplex.config import InputSettings, load_settings  # noqa: E402
+from warcplex.reading.warc import plan_splits  # noqa: E402
 
 DEFAULT_WARC = ROOT.parent / "shared" / "bench" / "warc" / "bench-dev.warc.gz"
 CORES = os.cpu_count() or 1
@@ -89,12 +88,13 @@ def peer_pipeline(path: str, sample: int) -> tuple[int, int]:
     """trafilatura -> fastText LID -> KenLM per sentence on the first ``sample`` pages."""
     import trafilatura
 
-    from pipeline import models
-    from pipeline.normalize import lm_tokens
+    from warcplex import models
+    from warcplex.registry import load_registry
+    from warcplex.steps.normalize import lm_tokens
 
     lid = models.fasttext_model(models.default_lid_model_path())
-    registry = models.load_registry("conf/models.yaml")
-    lm = models.kenlm_model(registry["en"]["path"])
+    registry = load_registry("conf/models.yaml")
+    lm = models.kenlm_model(registry["en"].path)
     pages = sentences = 0
     for payload, _ in html_payloads(path):
         if pages >= sample:
@@ -113,7 +113,7 @@ def peer_pipeline(path: str, sample: int) -> tuple[int, int]:
 
 
 def warcplex_run(path: str, overrides: tuple[str, ...] = ()) -> tuple[int, float, dict]:
-    from pipeline.cli import main as cli_main
+    from warcplex.cli import main as cli_main
 
     with tempfile.TemporaryDirectory(prefix="warcplex-bench-") as tmp:
         out = os.path.join(tmp, "out")

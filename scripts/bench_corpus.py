@@ -33,7 +33,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 # (label, --set overrides) of the repeated-line thresholds compared; the first is the default.
 VARIANTS = [

@@ -8,7 +8,7 @@ same WARC, same decoding) and scores everything with the bench's score.py. Print
 ROUGE-5 F1, bag-of-words precision/recall/F1, the snippet F of the multilingual set and pages per
 CPU second (warcplex: pages / summed task CPU seconds; peers: pages / CPU seconds of one process),
 then ROUGE-5 F1 per dataset; once on every dev page and once on the held-out pages only (the 30%
-the block classifier was not fitted on, listed in pipeline/blocks_heldout_ids.txt).
+the block classifier was not fitted on, listed in warcplex/steps/blocks/blocks_heldout_ids.txt).
 
 usage: scripts/bench_quality.py [--bench ../shared/bench] [--work out/bench-quality] [--runs 3,4,peers]
 """
@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 # (label, --set overrides) of the warcplex runs; the default configuration is conf/local.yaml.
 WARCPLEX_RUNS = [
@@ -56,7 +55,7 @@ def bench_pages(warc: Path, index: Path):
     """Yield (bench_id, decoded html) for every response record of the bench WARC."""
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from pipeline.stages import decode_html
+    from warcplex.reading.decode import decode_html
 
     by_record = {r["response_record_id"]: r["bench_id"] for r in csv.DictReader(open(index), delimiter="\t")}
     with open(warc, "rb") as fh:
@@ -141,7 +140,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-quality")
     parser.add_argument("--config", default="conf/local.yaml")
     parser.add_argument("--set", action="append", default=[], help="extra override for every warcplex run")
-    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "pipeline" / "blocks_heldout_ids.txt",
+    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "warcplex" / "steps" / "blocks" / "blocks_heldout_ids.txt",
                         help="also score only these ids: the pages the block classifier was not fitted on")
     parser.add_argument("--runs", help="comma-separated subset of runs by number (1-based) or `peers`")
     args = parser.parse_args()

@@ -1,12 +1,12 @@
-"""Build what a cluster needs: ``dist/pipeline.zip`` for ``--py-files`` and the model files for ``--files``.
+"""Build what a cluster needs: ``dist/warcplex.zip`` for ``--py-files`` and the model files for ``--files``.
 
     python scripts/make_dist.py [--config conf/cluster.yaml] [--set key=value ...] [--dist dist]
 
-Writes ``dist/pipeline.zip`` (the ``pipeline`` package), copies every model file the job
-opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``pipeline.job.model_files``)
+Writes ``dist/warcplex.zip`` (the ``warcplex`` package), copies every model file the job
+opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``warcplex.spark.session.model_files``)
 into ``dist/files/`` and writes their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
-among the files Spark shipped (``pipeline.models.locate``), so file names must be unique.
+among the files Spark shipped (``warcplex.models.locate``), so file names must be unique.
 """
 
 from __future__ import annotations
@@ -17,15 +17,13 @@ import sys
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.config import PROJECT_ROOT, ConfigError, load_settings  # noqa: E402
-from pipeline.job import UsageError, model_files  # noqa: E402
+from warcplex.config import PROJECT_ROOT, ConfigError, load_settings
+from warcplex.spark.session import UsageError, model_files
 
 
 def build_zip(destination: Path) -> int:
-    """Zip the ``pipeline`` package (sources only, fixed timestamps so the zip is reproducible)."""
-    sources = sorted([*(PROJECT_ROOT / "pipeline").rglob("*.py"), *(PROJECT_ROOT / "pipeline").rglob("*.json")])
+    """Zip the ``warcplex`` package (sources only, fixed timestamps so the zip is reproducible)."""
+    sources = sorted([*(PROJECT_ROOT / "warcplex").rglob("*.py"), *(PROJECT_ROOT / "warcplex").rglob("*.json")])
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for source in sources:
             info = zipfile.ZipInfo(str(source.relative_to(PROJECT_ROOT)), date_time=(2020, 1, 1, 0, 0, 0))
@@ -57,14 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     if shipped.exists():
         shutil.rmtree(shipped)
     shipped.mkdir(parents=True)
-    count = build_zip(dist / "pipeline.zip")
+    count = build_zip(dist / "warcplex.zip")
     copies = []
     for source in files:
         copy = shipped / Path(source).name
         shutil.copy2(source, copy)
         copies.append(str(copy))
     (dist / "files.txt").write_text(",".join(copies) + "\n", encoding="utf-8")
-    print(f"{dist / 'pipeline.zip'}: {count} modules")
+    print(f"{dist / 'warcplex.zip'}: {count} modules")
     for copy in copies:
         print(f"{copy}: {Path(copy).stat().st_size} bytes")
     print(f"{dist / 'files.txt'}: --files list")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the block classifier of pipeline/blocks.py on the bench dev pages (deterministic).
+"""Fit the block classifier of warcplex/steps/blocks/ on the bench dev pages (deterministic).
 
 Only ../shared/bench/data full-text dev pages are used. Pages split by a hash of their id:
 70% train, 30% held out (never seen by the fit nor the threshold choice). A block is labelled
@@ -10,7 +10,7 @@ ensemble over each block's stage-one probability (out of fold) among its neighbo
 Blocks are weighted by the square root of their word count (ROUGE counts words). The decision
 threshold is the one with the best mean ROUGE-5 F1 on the training pages, and the held-out
 ROUGE-5 F1 (the bench scorer's) is printed next to resiliparse's main-content text on the same
-pages. Writes pipeline/blocks_model.json and the held-out ids.
+pages. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache pages.pkl] [--trees 200] [--context-trees 100]
 """
@@ -23,21 +23,22 @@ import hashlib
 import importlib.util
 import json
 import pickle
-import sys
 from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from warcplex import models
+from warcplex.config import ExtractSettings
+from warcplex.reading.decode import decode_html
+from warcplex.registry import load_registry
+from warcplex.steps.blocks.features import HASH_DIM, context_features, dense_names, featurize
+from warcplex.steps.blocks.model import MODEL_PATH, BlockModel
+from warcplex.steps.blocks.parse import parse_blocks
+from warcplex.steps.extractors import ResiliparseExtractor
 
-from pipeline import models  # noqa: E402
-from pipeline.blocks import (HASH_DIM, MODEL_PATH, BlockModel, context_features, dense_names,  # noqa: E402
-                             featurize, parse_blocks, primary_text)
-from pipeline.config import ExtractSettings  # noqa: E402
-from pipeline.stages import decode_html  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 REGISTRY = "conf/models.yaml"
 THRESHOLDS = [round(t, 2) for t in np.arange(0.2, 0.81, 0.05)]
@@ -62,9 +63,9 @@ def page_data(item: tuple[str, str, Path, Path]) -> dict | None:
     html = decode_html(gzip.decompress(html_path.read_bytes()))
     truth = truth_path.read_text(encoding="utf-8", errors="replace")
     blocks = parse_blocks(html)
-    primary = primary_text(html, ExtractSettings())
-    entry = models.load_registry(REGISTRY).get("en") if (ROOT / REGISTRY).exists() else None
-    lm = models.kenlm_model(entry["path"]) if entry else None
+    primary = ResiliparseExtractor(ExtractSettings(), main_content=True).plain_text(html)
+    entry = load_registry(REGISTRY).get("en") if (ROOT / REGISTRY).exists() else None
+    lm = models.kenlm_model(entry.path) if entry else None
     if not blocks:
         return dict(id=page_id, dataset=dataset, truth=truth, primary=primary, texts=[], X=None, hashed=[], y=[])
     X, hashed = featurize(blocks, primary, lm)
@@ -128,7 +129,7 @@ def export_trees(booster) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
-    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "pipeline" / "blocks_heldout_ids.txt")
+    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "warcplex" / "steps" / "blocks" / "blocks_heldout_ids.txt")
     parser.add_argument("--model", type=Path, default=MODEL_PATH)
     parser.add_argument("--C", type=float, default=0.5, help="inverse L2 regularisation strength")
     parser.add_argument("--trees", type=int, default=200, help="boosting iterations of stage one")
@@ -199,7 +200,7 @@ def main() -> None:
                                                      early_stopping=False, random_state=0)
     context_booster.fit(context, y, sample_weight=np.sqrt(words))
     data = {
-        "about": "pipeline/blocks.py block classifier, fitted by scripts/train_blocks.py on bench dev pages "
+        "about": "warcplex/steps/blocks block classifier, fitted by scripts/train_blocks.py on bench dev pages "
                  "(md5(id) % 10 < 7)",
         "train_pages": len(train), "train_blocks": int(X.shape[0]), "threshold": 0.5,
         "hash_dim": HASH_DIM, "dense_names": dense_names(),

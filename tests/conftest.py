@@ -14,6 +14,34 @@ SAMPLE_WARC = ROOT / "data" / "sample" / "sample.warc.gz"
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+# A tiny hand-written KenLM model (ARPA) and two sentences whose scores are computed by hand.
+TINY_ARPA = """\\data\\
+ngram 1=6
+ngram 2=4
+
+\\1-grams:
+-1.0\t<unk>\t0
+-99\t<s>\t-0.5
+-1.0\t</s>\t0
+-0.5\tthe\t-0.3
+-0.7\tcat\t-0.2
+-0.8\tsat\t-0.1
+
+\\2-grams:
+-0.2\t<s> the
+-0.3\tthe cat
+-0.25\tcat sat
+-0.1\tsat </s>
+
+\\end\\
+"""
+
+# log10 P by hand: "the cat sat" = P(the|<s>) P(cat|the) P(sat|cat) P(</s>|sat) = -0.2 -0.3 -0.25 -0.1
+GOOD, GOOD_LOG10, GOOD_WORDS = "The cat sat", -0.85, 3
+# "cat , the" ("," is <unk>) backs off at every step:
+# (bo(<s>) + P(cat)) + (bo(cat) + P(<unk>)) + (bo(<unk>) + P(the)) + (bo(the) + P(</s>))
+BAD, BAD_LOG10, BAD_WORDS = "Cat, the", (-0.5 - 0.7) + (-0.2 - 1.0) + (0 - 0.5) + (-0.3 - 1.0), 3
+
 
 def bench_file(*parts: str) -> Path:
     """A file under ../shared/bench, or skip the test with the reason."""

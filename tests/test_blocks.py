@@ -10,12 +10,15 @@ from collections import Counter
 import numpy as np
 from conftest import bench_file
 
-from pipeline.blocks import (BlocksExtractor, block_element, block_model, dense_names, dom_path, featurize,
-                             parse_blocks, parse_tree, word_count)
-from pipeline.config import load_settings
-from pipeline.process import PageCleaner
-from pipeline.stages import ConservativeExtractor, decode_html
-from pipeline.warc import Page
+from warcplex.config import load_settings
+from warcplex.models import block_model
+from warcplex.reading.decode import decode_html
+from warcplex.reading.warc import Page
+from warcplex.steps.blocks.features import dense_names, featurize, word_count
+from warcplex.steps.blocks.parse import block_element, dom_path, parse_blocks, parse_tree
+from warcplex.steps.blocks.step import BlocksExtractor
+from warcplex.steps.extractors import ConservativeExtractor
+from warcplex.steps.loop import StepLoop
 
 HTML = """<html><head><title>T</title><script>var x = "no";</script></head><body>
 <div id="top-nav"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></div>
@@ -109,5 +112,5 @@ def test_default_cascade_starts_with_the_block_stage():
     settings = load_settings(None, ["perplexity.enabled=false", "langid.enabled=false"])
     assert settings.extract.cascade[0] == "blocks"
     page_id, html, _ = heldout_pages(1)[0]
-    cleaned = PageCleaner(settings).clean(Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8"))
+    cleaned = StepLoop(settings).process(Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8"))
     assert (cleaned.outcome, cleaned.extractor, cleaned.fallback_reason) == ("kept", "blocks", None)

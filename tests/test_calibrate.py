@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from conftest import bench_file
-from pipeline.calibrate import is_main_sentence, rouge_n_f1, snippet_f, snippet_label
-from pipeline.cli import main as cli_main
-from pipeline.config import PROJECT_ROOT, resolve_path
+from warcplex.analysis.calibrate import is_main_sentence, rouge_n_f1, snippet_f, snippet_label
+from warcplex.cli import main as cli_main
+from warcplex.config import PROJECT_ROOT, resolve_path
 
 
 def load_bench_scorer():
@@ -60,6 +60,7 @@ def registry_copy(tmp_path):
     return path
 
 
+@pytest.mark.slow
 def test_calibrate_writes_distributions_plot_and_thresholds(tmp_path, registry_copy):
     data = bench_file("data")
     manifest = [json.loads(line) for line in (data / "manifest.jsonl").read_text().splitlines()]

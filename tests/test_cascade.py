@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_settings
-from pipeline.process import PageCleaner
-from pipeline.warc import Page
+from warcplex.config import load_settings
+from warcplex.steps.loop import StepLoop
+from warcplex.reading.warc import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTICLE = ("<html><body><nav><a href='/'>Home</a></nav><article>"
@@ -22,8 +22,8 @@ def page(html: str, record_id: str = "<urn:uuid:test>") -> Page:
     return Page(record_id, "http://example.org/", "2024-01-01T00:00:00Z", html.encode("utf-8"), "utf-8")
 
 
-def cleaner(*overrides: str) -> PageCleaner:
-    return PageCleaner(load_settings(None, ["langid.enabled=false", *overrides]))
+def cleaner(*overrides: str) -> StepLoop:
+    return StepLoop(load_settings(None, ["langid.enabled=false", *overrides]))
 
 
 def pathological_html() -> str:
@@ -33,32 +33,32 @@ def pathological_html() -> str:
 
 
 def test_primary_output_is_used_without_fallback():
-    cleaned = cleaner("perplexity.enabled=false", "extract.cascade=[resiliparse, conservative]").clean(page(ARTICLE))
+    cleaned = cleaner("perplexity.enabled=false", "extract.cascade=[resiliparse, conservative]").process(page(ARTICLE))
     assert (cleaned.outcome, cleaned.extractor, cleaned.fallback_reason) == ("kept", "resiliparse", None)
-    assert "stone bridge" in cleaned.text and "Home" not in cleaned.text
+    assert "stone bridge" in cleaned.clean_text and "Home" not in cleaned.clean_text
 
 
 def test_empty_primary_falls_back_with_reason():
     c = cleaner("perplexity.enabled=false", "extract.cascade=[resiliparse, conservative]")
-    cleaned = c.clean(page(NAV_ONLY))
+    cleaned = c.process(page(NAV_ONLY))
     assert (cleaned.outcome, cleaned.extractor, cleaned.fallback_reason) == \
         ("kept", "conservative", "resiliparse_empty")
-    assert cleaned.text == "Home About us and more"
-    assert c.extractors[0].stats.to_dict()["stage"]["resiliparse"]["empty"] == 1
+    assert cleaned.clean_text == "Home About us and more"
+    assert c.step("resiliparse").stats.to_dict()["stage"]["resiliparse"]["empty"] == 1
 
 
 def test_error_falls_back_to_next_stage(tmp_path):
     broken = tmp_path / "blocks_model.json"
     broken.write_text('{"dense_names": ["other"], "hash_dim": 1}')
     c = cleaner("perplexity.enabled=false", "extract.cascade=[blocks, resiliparse]", f"extract.blocks_model={broken}")
-    cleaned = c.clean(page(ARTICLE))
+    cleaned = c.process(page(ARTICLE))
     assert (cleaned.outcome, cleaned.extractor, cleaned.fallback_reason) == ("kept", "resiliparse", "blocks_error")
-    assert c.extractors[0].stats.to_dict()["stage"]["blocks"]["error"]["ValueError"] == 1
-    assert "stone bridge" in cleaned.text
+    assert c.step("blocks").stats.to_dict()["stage"]["blocks"]["error"]["ValueError"] == 1
+    assert "stone bridge" in cleaned.clean_text
 
 
 def test_every_stage_empty_is_counted_as_empty_extraction():
-    cleaned = cleaner("perplexity.enabled=false", "extract.cascade=[resiliparse]").clean(page(NAV_ONLY))
+    cleaned = cleaner("perplexity.enabled=false", "extract.cascade=[resiliparse]").process(page(NAV_ONLY))
     assert (cleaned.outcome, cleaned.extractor, cleaned.fallback_reason) == \
         ("empty_extraction", None, "resiliparse_empty")
 
@@ -68,11 +68,11 @@ def test_filter_removing_too_much_falls_back_to_unfiltered_conservative():
         pytest.skip("conf/models.yaml (the English KenLM model) is not built yet")
     c = cleaner("perplexity.threshold=1.5", "extract.max_removed_share=0.5",
                 "extract.cascade=[resiliparse, trafilatura, conservative]", "langid.enabled=true")
-    cleaned = c.clean(page(ARTICLE))
+    cleaned = c.process(page(ARTICLE))
     assert cleaned.outcome == "kept" and cleaned.extractor == "conservative"
     assert cleaned.fallback_reason.startswith("resiliparse_filtered_")
-    assert all(s.kept and s.perplexity is None for para in cleaned.sentences for s in para)
-    assert "stone bridge" in cleaned.text
+    assert all(s.kept and s.perplexity is None for s in cleaned.sentences)
+    assert "stone bridge" in cleaned.clean_text
 
 
 def test_time_guard_skips_a_pathological_page_to_the_next_stage():
@@ -80,7 +80,7 @@ def test_time_guard_skips_a_pathological_page_to_the_next_stage():
     results = list(c.run([page(pathological_html(), "<urn:uuid:slow>"), page(ARTICLE, "<urn:uuid:fine>")]))
     slow, fine = results
     assert (slow.outcome, slow.extractor, slow.fallback_reason) == ("kept", "conservative", "readability_timeout")
-    assert c.extractors[0].stats.to_dict()["stage"]["readability"]["error"]["timeout"] == 1
+    assert c.step("readability").stats.to_dict()["stage"]["readability"]["error"]["timeout"] == 1
     # the next page gets a fresh time limit and the normal path
     assert (fine.outcome, fine.extractor, fine.fallback_reason) == ("kept", "readability", None)
 

@@ -1,7 +1,7 @@
 """spark-submit to a real Spark standalone cluster (one master, one worker, on 127.0.0.1).
 
 The daemons are started with the ``sbin/spark-daemon.sh`` the pyspark wheel ships and stopped
-by PID. The job is shipped the way a real cluster gets it: ``make dist``'s ``pipeline.zip``
+by PID. The job is shipped the way a real cluster gets it: ``make dist``'s ``warcplex.zip``
 with ``--py-files`` and the model files with ``--files``.
 """
 
@@ -22,7 +22,9 @@ import pyarrow.dataset as ds
 import pytest
 import pyspark
 
-from pipeline.config import PROJECT_ROOT
+from warcplex.config import PROJECT_ROOT
+
+pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
@@ -96,7 +98,7 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
                    check=True, capture_output=True)
     out = tmp / "out"
     submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master_url,
-              "--py-files", str(dist / "pipeline.zip"), "--files", (dist / "files.txt").read_text().strip(),
+              "--py-files", str(dist / "warcplex.zip"), "--files", (dist / "files.txt").read_text().strip(),
               "--conf", f"spark.pyspark.python={sys.executable}",
               "--conf", "spark.executor.memory=512m", "--conf", "spark.executor.cores=1",
               str(PROJECT_ROOT / "jobs" / "clean_warc.py"),
@@ -104,7 +106,7 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
               "--set", "spark.conf.spark.executor.memory=512m", "--set", "spark.conf.spark.executor.cores=1",
               "--set", "spark.conf.spark.executor.memoryOverhead=384m",
               "--set", "input.splits_per_shard=2", "--set", "input.min_split_bytes=1"]
-    # The checkout's pipeline must not leak into the driver: it imports from pipeline.zip.
+    # The checkout must not leak into the driver through PYTHONPATH: it imports from warcplex.zip.
     submit_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     submit_env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     result = subprocess.run(submit, env=submit_env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
@@ -136,15 +138,15 @@ def test_a_registry_shipped_with_its_models_finds_them_by_name(tmp_path):
     registry = PROJECT_ROOT / "conf" / "models.yaml"
     if not registry.exists():
         pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
-    from pipeline.models import load_registry
+    from warcplex.registry import load_registry
 
     entries = load_registry(str(registry))
     shipped = tmp_path / "sparkfiles"
     shipped.mkdir()
     shutil.copy(registry, shipped / "models.yaml")
     language, entry = next(iter(entries.items()))
-    shutil.copy(entry["path"] if os.path.isabs(entry["path"]) else PROJECT_ROOT / entry["path"],
-                shipped / Path(entry["path"]).name)
+    shutil.copy(entry.path if os.path.isabs(entry.path) else PROJECT_ROOT / entry.path,
+                shipped / Path(entry.path).name)
     moved = load_registry(str(shipped / "models.yaml"))
-    assert moved[language]["path"] == str(shipped / Path(entry["path"]).name)
-    assert entries[language]["path"] == entry["path"]  # the project's registry keeps its own paths
+    assert moved[language].path == str(shipped / Path(entry.path).name)
+    assert entries[language].path == entry.path  # the project's registry keeps its own paths

@@ -18,8 +18,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from conftest import bench_file
-from pipeline.cli import main as cli_main
-from pipeline.config import PROJECT_ROOT
+from warcplex.cli import main as cli_main
+from warcplex.config import PROJECT_ROOT
 
 CC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 WIKI = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
@@ -199,8 +199,8 @@ def known_docs(spark, *texts: str):
 def test_quality_signals_on_known_text(spark):
     from stop_words import get_stop_words
 
-    from pipeline.config import QualitySettings
-    from pipeline.corpus.stages import Quality
+    from warcplex.config import QualitySettings
+    from warcplex.corpus.stages import Quality
 
     result = Quality(QualitySettings(ngram_words=2), spark).apply(known_docs(spark, KNOWN))
     row = result.docs.first().asDict()
@@ -220,8 +220,8 @@ def test_quality_signals_on_known_text(spark):
 
 
 def test_quality_filters_and_blocklist(spark, tmp_path):
-    from pipeline.config import QualitySettings
-    from pipeline.corpus.stages import Quality
+    from warcplex.config import QualitySettings
+    from warcplex.corpus.stages import Quality
 
     blocklist = tmp_path / "blocked.txt"
     blocklist.write_text("# spam hosts\nexample.co.uk\n")
@@ -248,6 +248,6 @@ def test_missing_blocklist_is_a_one_line_error(tmp_path, capsys):
     ("WWW.Example.COM.", "example.com"), ("192.168.0.1", "192.168.0.1"), ("localhost", "localhost"), (None, None),
 ])
 def test_registered_domain_from_the_bundled_suffix_list(host, domain):
-    from pipeline.corpus.lists import registered_domain
+    from warcplex.corpus.lists import registered_domain
 
     assert registered_domain(host) == domain

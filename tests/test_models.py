@@ -9,10 +9,12 @@ import sys
 
 import pytest
 
-from pipeline.config import PROJECT_ROOT
-from pipeline.models import kenlm_model, load_registry
-from pipeline.normalize import NORMALIZATION_VERSION, normalize_for_lm
-from pipeline.stages import SentenceSplitter, perplexity
+from warcplex.config import PROJECT_ROOT
+from warcplex.models import kenlm_model
+from warcplex.registry import load_registry
+from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
+from warcplex.steps.perplexity import perplexity
+from warcplex.steps.sentences import SentenceSplitter
 
 REGISTRY = "conf/models.yaml"
 
@@ -39,13 +41,13 @@ def registry() -> dict:
 
 def test_every_model_has_a_card_matching_its_binary(registry):
     for lang, entry in registry.items():
-        binary = PROJECT_ROOT / entry["path"]
+        binary = PROJECT_ROOT / entry.path
         card = json.loads((binary.parent / "card.json").read_text())
         assert card["sha256"] == hashlib.sha256(binary.read_bytes()).hexdigest(), lang
         assert card["bytes"] == binary.stat().st_size
         assert card["normalization_version"] == NORMALIZATION_VERSION
         assert (binary.parent / "README.md").read_text().strip()
-    total = sum((PROJECT_ROOT / e["path"]).stat().st_size for e in registry.values())
+    total = sum((PROJECT_ROOT / e.path).stat().st_size for e in registry.values())
     assert total <= 40 * 1024 * 1024
 
 
@@ -67,7 +69,7 @@ def test_training_lines_are_the_scorer_normalisation():
 def test_clean_prose_scores_far_below_boilerplate(registry, lang):
     if lang not in registry:
         pytest.skip(f"no {lang} model in the registry")
-    model = kenlm_model(registry[lang]["path"])
+    model = kenlm_model(registry[lang].path)
     clean, _ = perplexity(model, CLEAN[lang])
     # The English model is trained on edited prose; the others on software documentation
     # (see their model cards), which separates less sharply.

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from pipeline import stages
-from pipeline.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm
+from warcplex.steps import perplexity as perplexity_step
+from warcplex.steps.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -33,7 +33,7 @@ def test_normalisation_is_idempotent():
 
 
 def test_the_scorer_uses_the_shared_tokenizer():
-    assert stages.lm_tokens is lm_tokens
+    assert perplexity_step.lm_tokens is lm_tokens
 
 
 TRAINING_CODE = [ROOT / "lm_models" / "train.py", ROOT / "lm_models" / "corpora.py"]
@@ -44,9 +44,10 @@ def test_training_code_imports_the_shared_normalisation(path):
     if not path.exists():
         pytest.skip(f"{path} not present yet")
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.module == "pipeline.normalize" for alias in node.names}
-    assert "normalize_for_lm" in imported
+    imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    # The normalisation itself, or the scorer's perplexity, which applies it.
+    assert imported & {("warcplex.steps.normalize", "normalize_for_lm"), ("warcplex.steps.perplexity", "perplexity")}
     defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     assert not defined & {"normalize_for_lm", "lm_tokens"}, "training code must not redefine the normalisation"
 

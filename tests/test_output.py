@@ -9,10 +9,10 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import SAMPLE_WARC
-from pipeline.config import S3Settings, load_settings
-from pipeline.output import OutputTarget, SplitWriter
-from pipeline.process import run_split
-from pipeline.warc import Split
+from warcplex.config import S3Settings, load_settings
+from warcplex.writing.output import OutputTarget, SplitWriter
+from warcplex.spark.runner import run_split
+from warcplex.reading.warc import Split
 
 SCHEMA = pa.schema([("id", pa.string()), ("n", pa.int32())])
 

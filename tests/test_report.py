@@ -10,11 +10,13 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from pipeline.cli import main as cli_main
-from pipeline.config import PROJECT_ROOT, IndexSettings, S3Settings
-from pipeline.index_stats import _analyzer, compare_raw_clean, load_scored_pages
-from pipeline.sweep import sweep
+from warcplex.cli import main as cli_main
+from warcplex.config import PROJECT_ROOT, IndexSettings, S3Settings
+from warcplex.analysis.index_stats import _analyzer, compare_raw_clean, load_scored_pages
+from warcplex.analysis.sweep import sweep
 from conftest import bench_file
+
+pytestmark = [pytest.mark.spark]
 
 WARC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 
@@ -125,6 +127,7 @@ window.addEventListener('load', () => {
 </script>"""
 
 
+@pytest.mark.browser
 def test_report_renders_in_headless_chromium(run_output, tmp_path):
     out, _ = run_output
     chromium = _chromium()

@@ -13,13 +13,14 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import BENCH, ROOT
-from pipeline.cli import main as cli_main
-from pipeline.output import DATASET_DIR
-from pipeline.stats import Stats
-from pipeline.warc import Split
+from warcplex.cli import main as cli_main
+from warcplex.writing.output import DATASET_DIR
+from warcplex.stats import Stats
+from warcplex.reading.warc import Split
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_fuzz_corpus  # noqa: E402
+import make_fuzz_corpus
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 # Damage that loses bytes the reader must report per file.
 REPORTED_KINDS = {"truncated_member", "truncated_file", "garbage_between", "not_warc"}
@@ -126,10 +127,10 @@ def test_50mb_page_extracts_in_bounded_memory(corpus, tmp_path):
     big = corpus_dir / next(m["file"] for m in manifest if m["kind"] == "big_page")
     result = run_python(f"""
 import json
-from pipeline.config import load_settings
-from pipeline.process import run_split
-from pipeline.warc import Split
-from pipeline.workers import peak_rss_mb, rss_mb
+from warcplex.config import load_settings
+from warcplex.spark.runner import run_split
+from warcplex.reading.warc import Split
+from warcplex.spark.workers import peak_rss_mb, rss_mb
 settings = load_settings(None, ["input.max_html_bytes=67108864"])
 stats = run_split(Split({str(big)!r}, 0, 1), settings, {str(tmp_path / 'out')!r})
 print(json.dumps({{"stats": stats, "peak": peak_rss_mb(), "after": rss_mb()}}))
@@ -145,10 +146,10 @@ def test_long_run_memory_does_not_grow(cc_genuine_warc, tmp_path):
     need_spark_and_models()
     result = run_python(f"""
 import json
-from pipeline.config import load_settings
-from pipeline.process import run_split
-from pipeline.warc import Split
-from pipeline.workers import rss_mb
+from warcplex.config import load_settings
+from warcplex.spark.runner import run_split
+from warcplex.reading.warc import Split
+from warcplex.spark.workers import rss_mb
 settings = load_settings(None, ["output.resume=false"])
 rss, pages = [], 0
 for i in range(24):

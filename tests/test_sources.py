@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from pipeline.config import S3Settings
-from pipeline.sources import InputError, is_manifest, open_stream, resolve_inputs, split_s3_uri
+from warcplex.config import S3Settings
+from warcplex.reading.sources import InputError, is_manifest, open_stream, resolve_inputs, split_s3_uri
 
 S3 = S3Settings()
 

@@ -11,10 +11,12 @@ import pyarrow.dataset as ds
 import pytest
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from pipeline.cli import main as cli_main
-from pipeline.config import PROJECT_ROOT
-from pipeline.stats import Stats
+from warcplex.cli import main as cli_main
+from warcplex.config import PROJECT_ROOT
+from warcplex.stats import Stats
 from conftest import BENCH
+
+pytestmark = [pytest.mark.spark]
 
 REAL_WARCS = ["warc/cc-genuine/CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz",
               "warc/cc-genuine/CC-MAIN-2024-22.whirlwind.warc.gz",

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import kenlm
 import pytest
 
-from conftest import ROOT
-from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
-from pipeline.normalize import normalize_for_lm
-from pipeline.stages import (ConservativeExtractor, LanguageIdentifier, PerplexityFilter, ResiliparseExtractor,
-                             SentenceSplitter, decode_html, log10_bin, median, perplexity)
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import make_sample_warc  # noqa: E402
-from sample_texts import ARTICLES  # noqa: E402
+from conftest import BAD, BAD_LOG10, BAD_WORDS, GOOD, GOOD_LOG10, GOOD_WORDS, TINY_ARPA
+from warcplex.config import ExtractSettings, LangIdSettings, PerplexitySettings
+from warcplex.steps.normalize import normalize_for_lm
+from warcplex.document import Document, Language, Sentence
+from warcplex.reading.decode import decode_html
+from warcplex.reading.warc import Page
+from warcplex.steps.extractors import ConservativeExtractor, ResiliparseExtractor
+from warcplex.steps.langid import LanguageIdentifier
+from warcplex.steps.perplexity import PerplexityFilter, log10_bin, median, perplexity
+from warcplex.steps.sentences import SentenceSplitter
+import make_sample_warc
+from sample_texts import ARTICLES
 
-sys.path.pop(0)
 
 
 def article(slug: str) -> tuple[int, tuple]:
@@ -127,32 +129,6 @@ def test_unknown_language_splits_with_the_default_rules():
 # --- perplexity ---------------------------------------------------------------------------
 
 # A bigram model small enough to compute by hand (log10 probabilities, backoffs).
-TINY_ARPA = """\\data\\
-ngram 1=6
-ngram 2=4
-
-\\1-grams:
--1.0\t<unk>\t0
--99\t<s>\t-0.5
--1.0\t</s>\t0
--0.5\tthe\t-0.3
--0.7\tcat\t-0.2
--0.8\tsat\t-0.1
-
-\\2-grams:
--0.2\t<s> the
--0.3\tthe cat
--0.25\tcat sat
--0.1\tsat </s>
-
-\\end\\
-"""
-
-# log10 P by hand: "the cat sat" = P(the|<s>) P(cat|the) P(sat|cat) P(</s>|sat) = -0.2 -0.3 -0.25 -0.1
-GOOD, GOOD_LOG10, GOOD_WORDS = "The cat sat", -0.85, 3
-# "cat , the" ("," is <unk>) backs off at every step:
-# (bo(<s>) + P(cat)) + (bo(cat) + P(<unk>)) + (bo(<unk>) + P(the)) + (bo(the) + P(</s>))
-BAD, BAD_LOG10, BAD_WORDS = "Cat, the", (-0.5 - 0.7) + (-0.2 - 1.0) + (0 - 0.5) + (-0.3 - 1.0), 3
 
 
 @pytest.fixture
@@ -170,6 +146,14 @@ def registry(tmp_path, model_path, **entry) -> str:
     return str(reg)
 
 
+def score(stage: PerplexityFilter, paragraphs: list[list[str]], language: str) -> list[list[Sentence]]:
+    """The filter step run on a document of ``paragraphs`` in ``language``; its sentences by paragraph."""
+    doc = Document(Page("<urn:test>", "http://example.org/", "", b"", None), language=Language(language, 1.0),
+                   sentences=[Sentence(text, i) for i, para in enumerate(paragraphs) for text in para])
+    assert stage(doc) is doc
+    return doc.paragraphs()
+
+
 def test_perplexity_formula_against_hand_computation_and_kenlm(tiny_model):
     model = kenlm.Model(str(tiny_model))
     for sentence, log10_prob, words in ((GOOD, GOOD_LOG10, GOOD_WORDS), (BAD, BAD_LOG10, BAD_WORDS)):
@@ -184,7 +168,7 @@ def test_filter_drops_above_threshold_keeps_below_and_records_scores(tmp_path, t
     bad_ppl = 10 ** (-BAD_LOG10 / 4)
     stage = PerplexityFilter(PerplexitySettings(registry=registry(tmp_path, tiny_model, threshold=10)))
     assert stage.has_model("en") and not stage.has_model("de")
-    [[good, bad], [good2]] = stage.filter([[GOOD, BAD], [GOOD]], "en")
+    [[good, bad], [good2]] = score(stage, [[GOOD, BAD], [GOOD]], "en")
     assert good.kept and good.perplexity == pytest.approx(good_ppl, rel=1e-5) and good.reason is None
     assert not bad.kept and bad.perplexity == pytest.approx(bad_ppl, rel=1e-5)
     assert bad.reason == "perplexity>10"
@@ -194,9 +178,9 @@ def test_filter_drops_above_threshold_keeps_below_and_records_scores(tmp_path, t
 def test_threshold_override_and_min_tokens(tmp_path, tiny_model):
     reg = registry(tmp_path, tiny_model, threshold=10)
     strict = PerplexityFilter(PerplexitySettings(registry=reg, threshold=1.5))
-    assert [s.kept for s in strict.filter([[GOOD, BAD]], "en")[0]] == [False, False]
+    assert [s.kept for s in score(strict, [[GOOD, BAD]], "en")[0]] == [False, False]
     lenient_short = PerplexityFilter(PerplexitySettings(registry=reg, threshold=1.5, min_tokens=4))
-    scored = lenient_short.filter([[GOOD, BAD]], "en")[0]
+    scored = score(lenient_short, [[GOOD, BAD]], "en")[0]
     assert [s.kept for s in scored] == [True, True] and all(s.perplexity for s in scored)
 
 
@@ -205,8 +189,8 @@ def test_percentile_mode_uses_the_registry_percentiles(tmp_path, tiny_model):
     p50 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=50))
     p90 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=90))
     assert p50.threshold("en") == 5.0 and p90.threshold("en") == 20.0
-    assert [s.kept for s in p50.filter([[GOOD, BAD]], "en")[0]] == [True, False]
-    assert [s.kept for s in p90.filter([[GOOD, BAD]], "en")[0]] == [True, True]
+    assert [s.kept for s in score(p50, [[GOOD, BAD]], "en")[0]] == [True, False]
+    assert [s.kept for s in score(p90, [[GOOD, BAD]], "en")[0]] == [True, True]
     p75 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=75))
     with pytest.raises(ValueError, match="no percentiles.75"):
         p75.threshold("en")
@@ -214,7 +198,7 @@ def test_percentile_mode_uses_the_registry_percentiles(tmp_path, tiny_model):
 
 def test_unknown_language_passes_unscored_and_is_counted(tmp_path, tiny_model):
     stage = PerplexityFilter(PerplexitySettings(registry=registry(tmp_path, tiny_model, threshold=1.5)))
-    result = stage.filter([[BAD, GOOD], [BAD]], "sw")
+    result = score(stage, [[BAD, GOOD], [BAD]], "sw")
     assert all(s.kept and s.perplexity is None for para in result for s in para)
     assert stage.stats.counts["stage.perplexity.unscored_language_pages"] == 1
     disabled = PerplexityFilter(PerplexitySettings(enabled=False, registry=registry(tmp_path, tiny_model, threshold=1)))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -12,10 +11,10 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.warcwriter import WARCWriter
 
-from conftest import ROOT, SAMPLE_WARC, WARC_DIR, bench_file
-from pipeline.config import InputSettings, S3Settings
-from pipeline.stats import Stats
-from pipeline.warc import Split, _is_member_start, iter_pages, plan_splits
+from conftest import SAMPLE_WARC, WARC_DIR, bench_file
+from warcplex.config import InputSettings, S3Settings
+from warcplex.stats import Stats
+from warcplex.reading.warc import Split, _is_member_start, iter_pages, plan_splits
 
 S3 = S3Settings()
 
@@ -40,11 +39,8 @@ def skipped(stats: Stats) -> float:
 
 
 def test_sample_script_reproduces_the_committed_sample_byte_for_byte(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import make_sample_warc
-    finally:
-        sys.path.pop(0)
+    import make_sample_warc
+
     out = tmp_path / "sample.warc.gz"
     make_sample_warc.build(out)
     assert out.read_bytes() == SAMPLE_WARC.read_bytes()

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""Generate a corpus of damaged WARC files from the real WARCs in ../shared/bench/warc/.
+
+    python tests/make_fuzz_corpus.py OUT_DIR [--count 240] [--seed 7] [--seeds DIR]
+
+Deterministic for a given ``--seed``. Each file takes a few real records (one gzip member
+per record, as Common Crawl writes them) and damages them in one way: truncated gzip
+members, garbage between members, wrong Content-Length, missing or duplicated WARC headers,
+HTTP headers without a body, binary payloads labelled text/html, deeply nested HTML, lying
+charsets, empty and non-WARC files, plus one 50 MB page (stored compressed). ``manifest.json``
+lists every file with its damage and ``intact``: how many of its records were written
+undamaged and must be read back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import re
+import sys
+import uuid
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "warc"
+BIG_PAGE_BYTES = 50 * 1024 * 1024
+NESTING_DEPTH = 100_000
+
+# Text written for this corpus (no third-party text) for the charset cases.
+FRENCH = ("Les élèves ont présenté leur projet à la fête de l’école : « Ça marche ! » dit la maîtresse. "
+          "Le café était déjà froid, mais personne ne s’en plaignait — c’était un beau début d’été.")
+GERMAN = "Größere Städte haben über fünfzig Brücken; die Straßenbahn fährt täglich um 6 Uhr ab."
+JAPANESE = ("今日は天気がとても良いので、公園を散歩しました。桜の花がきれいに咲いていて、"
+            "たくさんの人が写真を撮っていました。明日は雨が降るそうです。")
+
+
+@dataclass
+class Record:
+    """One WARC record split into its header lines and its content block."""
+
+    version: bytes
+    headers: list[tuple[bytes, bytes]]
+    block: bytes
+
+    def header(self, name: bytes) -> bytes | None:
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+    def to_bytes(self, content_length: int | None = None) -> bytes:
+        length = len(self.block) if content_length is None else content_length
+        lines = [self.version]
+        lines += [k + b": " + (str(length).encode() if k.lower() == b"content-length" else v)
+                  for k, v in self.headers]
+        return b"\r\n".join(lines) + b"\r\n\r\n" + self.block + b"\r\n\r\n"
+
+
+def parse_record(raw: bytes) -> Record | None:
+    head, sep, rest = raw.partition(b"\r\n\r\n")
+    if not sep:
+        return None
+    lines = head.split(b"\r\n")
+    headers = []
+    for line in lines[1:]:
+        key, colon, value = line.partition(b":")
+        if colon:
+            headers.append((key.strip(), value.strip()))
+    length = next((int(v) for k, v in headers if k.lower() == b"content-length"), None)
+    if length is None:
+        return None
+    return Record(lines[0], headers, rest[:length])
+
+
+def load_records(seed_dir: Path, per_file: int = 60) -> list[Record]:
+    """Records of the seed WARCs, one per gzip member (the first ``per_file`` of each file)."""
+    records = []
+    files = sorted(seed_dir.glob("*/*.warc.gz")) + sorted(seed_dir.glob("*.warc.gz"))
+    for path in files:
+        if path.name.endswith((".wat.gz", ".wet.gz")):
+            continue
+        with open(path, "rb") as fh:
+            data = fh.read(4 * 1024 * 1024)  # the head of big shards is plenty
+        taken = 0
+        while data and taken < per_file:
+            inflater = zlib.decompressobj(31)
+            try:
+                raw = inflater.decompress(data)
+            except zlib.error:
+                break
+            if not inflater.eof:
+                break
+            data = inflater.unused_data
+            record = parse_record(raw)
+            if record is not None:
+                records.append(record)
+                taken += 1
+    if not records:
+        raise SystemExit(f"make_fuzz_corpus: error: no WARC records found under {seed_dir}")
+    return records
+
+
+def responses(records: list[Record]) -> list[Record]:
+    return [r for r in records if r.header(b"WARC-Type") == b"response" and b"text/html" in r.block[:2000].lower()]
+
+
+def member(data: bytes) -> bytes:
+    return gzip.compress(data, compresslevel=6, mtime=0)
+
+
+def new_record(url: str, http_head: bytes, body: bytes, rng: random.Random) -> Record:
+    record_id = b"<urn:uuid:" + str(uuid.UUID(int=rng.getrandbits(128))).encode() + b">"
+    return Record(b"WARC/1.0", [(b"WARC-Type", b"response"), (b"WARC-Date", b"2024-05-17T23:31:27Z"),
+                                (b"WARC-Record-ID", record_id), (b"WARC-Target-URI", url.encode()),
+                                (b"Content-Type", b"application/http; msgtype=response"),
+                                (b"Content-Length", b"0")], http_head + body)
+
+
+def http_head(content_type: str, extra: str = "") -> bytes:
+    return (f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n{extra}\r\n").encode("latin-1")
+
+
+class Corpus:
+    """Builds the damaged files; each builder returns (bytes, intact record count, note)."""
+
+    def __init__(self, records: list[Record], rng: random.Random) -> None:
+        self.records = records
+        self.pages = responses(records)
+        self.rng = rng
+
+    def pick(self, low: int = 3, high: int = 10) -> list[Record]:
+        return [self.rng.choice(self.records) for _ in range(self.rng.randint(low, high))]
+
+    def gz(self, records: list[Record]) -> list[bytes]:
+        return [member(r.to_bytes()) for r in records]
+
+    def intact(self) -> tuple[bytes, int, str]:
+        recs = self.pick()
+        return b"".join(self.gz(recs)), len(recs), "undamaged control"
+
+    def truncated_member(self) -> tuple[bytes, int, str]:
+        recs = self.pick(4, 10)
+        members = self.gz(recs)
+        i = self.rng.randrange(len(members))
+        cut = self.rng.randint(10, max(11, len(members[i]) - 10))
+        members[i] = members[i][:cut]
+        return b"".join(members), len(recs) - 1, f"member {i} of {len(recs)} cut at byte {cut}"
+
+    def truncated_file(self) -> tuple[bytes, int, str]:
+        recs = self.pick(3, 8)
+        data = b"".join(self.gz(recs))
+        last = len(member(recs[-1].to_bytes()))
+        cut = len(data) - self.rng.randint(1, last - 1)
+        return data[:cut], len(recs) - 1, f"file cut at byte {cut} of {len(data)}"
+
+    def garbage_between(self) -> tuple[bytes, int, str]:
+        recs = self.pick(4, 10)
+        members = self.gz(recs)
+        i = self.rng.randrange(1, len(members))
+        kind = self.rng.choice(["random", "text", "gzip_magic", "warc_line"])
+        size = self.rng.randint(1, 5000)
+        garbage = {"random": lambda: self.rng.randbytes(size),
+                   "text": lambda: b"<html>not a record</html>\n" * (size // 26 + 1),
+                   "gzip_magic": lambda: b"\x1f\x8b\x08\x00" + self.rng.randbytes(size),
+                   "warc_line": lambda: b"WARC/1.0\r\nWARC-Type: response\r\n" + self.rng.randbytes(size)}[kind]()
+        members.insert(i, garbage)
+        return b"".join(members), len(recs), f"{len(garbage)} bytes of {kind} garbage before member {i}"
+
+    def wrong_content_length(self) -> tuple[bytes, int, str]:
+        recs = self.pick(3, 8)
+        i = self.rng.randrange(len(recs))
+        true = len(recs[i].block)
+        wrong = self.rng.choice([0, max(0, true - self.rng.randint(1, 400)), true + self.rng.randint(1, 400),
+                                 true * 10 + 12345, 2 ** 40])
+        members = self.gz(recs)
+        members[i] = member(recs[i].to_bytes(content_length=wrong))
+        return b"".join(members), len(recs) - 1, f"record {i} Content-Length {wrong} (true {true})"
+
+    def _edit_headers(self, remove: bool) -> tuple[bytes, int, str]:
+        recs = self.pick(3, 8)
+        i = self.rng.randrange(len(recs))
+        rec = recs[i]
+        names = [k for k, _ in rec.headers]
+        name = self.rng.choice(names)
+        if remove:
+            headers = [(k, v) for k, v in rec.headers if k != name]
+            note = f"record {i} lost {name.decode()}"
+        else:
+            value = rec.header(name) or b""
+            dup = self.rng.choice([value, b"x" + value[::-1], b""])
+            pos = self.rng.randrange(len(rec.headers) + 1)
+            headers = rec.headers[:pos] + [(name, dup)] + rec.headers[pos:]
+            note = f"record {i} has {name.decode()} twice"
+        damaged = Record(rec.version, headers, rec.block)
+        members = self.gz(recs)
+        members[i] = member(damaged.to_bytes())
+        return b"".join(members), len(recs) - 1, note
+
+    def missing_header(self) -> tuple[bytes, int, str]:
+        return self._edit_headers(remove=True)
+
+    def duplicated_header(self) -> tuple[bytes, int, str]:
+        return self._edit_headers(remove=False)
+
+    def http_headers_no_body(self) -> tuple[bytes, int, str]:
+        recs = self.pick(2, 6)
+        extra = self.rng.choice(["", "Content-Length: 5000\r\n", "Transfer-Encoding: chunked\r\n"])
+        bare = new_record("http://fuzz.example/no-body", http_head("text/html; charset=utf-8", extra), b"", self.rng)
+        recs.insert(self.rng.randrange(len(recs) + 1), bare)
+        return b"".join(self.gz(recs)), len(recs), f"HTTP headers without body ({extra.strip() or 'no length'})"
+
+    def binary_as_html(self) -> tuple[bytes, int, str]:
+        recs = self.pick(2, 6)
+        kind = self.rng.choice(["random", "png", "gzip", "nul", "pdf"])
+        size = self.rng.randint(100, 200_000)
+        body = {"random": lambda: self.rng.randbytes(size),
+                "png": lambda: b"\x89PNG\r\n\x1a\n" + self.rng.randbytes(size),
+                "gzip": lambda: gzip.compress(self.rng.choice(self.pages).block[-20000:], mtime=0),
+                "nul": lambda: b"\x00" * size,
+                "pdf": lambda: b"%PDF-1.7\n" + self.rng.randbytes(size)}[kind]()
+        bad = new_record(f"http://fuzz.example/{kind}", http_head("text/html"), body, self.rng)
+        recs.insert(self.rng.randrange(len(recs) + 1), bad)
+        return b"".join(self.gz(recs)), len(recs), f"{len(body)} bytes of {kind} labelled text/html"
+
+    def nested_html(self) -> tuple[bytes, int, str]:
+        depth = self.rng.choice([NESTING_DEPTH, NESTING_DEPTH // 10, 5000])
+        tag = self.rng.choice(["div", "span", "b", "table"])
+        body = (b"<!doctype html><html><body>" + f"<{tag}>".encode() * depth
+                + b"<p>Deep text at the bottom of the nesting.</p>" + f"</{tag}>".encode() * self.rng.randint(0, depth)
+                + b"</body></html>")
+        page = new_record("http://fuzz.example/nested", http_head("text/html; charset=utf-8"), body, self.rng)
+        recs = self.pick(1, 3) + [page]
+        return b"".join(self.gz(recs)), len(recs), f"{depth} nested <{tag}>"
+
+    def lying_charset(self) -> tuple[bytes, int, str]:
+        encoding, text = self.rng.choice([("cp1252", FRENCH), ("cp1252", GERMAN), ("shift_jis", JAPANESE),
+                                          ("euc_jp", JAPANESE), ("latin-1", GERMAN)])
+        declared = self.rng.choice(["utf-8", "UTF-8", "utf8"])
+        paras = "".join(f"<p>{text}</p>\n" for _ in range(self.rng.randint(1, 30)))
+        html = (f'<html><head><meta charset="{declared}"><title>{text[:20]}</title></head>'
+                f"<body><article>{paras}</article></body></html>").encode(encoding)
+        page = new_record(f"http://fuzz.example/{encoding}", http_head(f"text/html; charset={declared}"), html,
+                          self.rng)
+        recs = self.pick(1, 4)
+        recs.insert(self.rng.randrange(len(recs) + 1), page)
+        return b"".join(self.gz(recs)), len(recs), f"declared {declared}, really {encoding}"
+
+    def uncompressed_damaged(self) -> tuple[bytes, int, str]:
+        recs = self.pick(3, 8)
+        raw = b"".join(r.to_bytes() for r in recs)
+        cut = len(raw) - self.rng.randint(1, len(recs[-1].to_bytes()) - 1)
+        return raw[:cut], len(recs) - 1, f"uncompressed WARC cut at byte {cut}"
+
+    def empty(self) -> tuple[bytes, int, str]:
+        kind = self.rng.choice(["zero", "gzip_empty", "newlines", "warc_version_only"])
+        data = {"zero": b"", "gzip_empty": gzip.compress(b"", mtime=0), "newlines": b"\r\n" * 10,
+                "warc_version_only": member(b"WARC/1.0\r\n\r\n")}[kind]
+        return data, 0, f"empty ({kind})"
+
+    def not_warc(self) -> tuple[bytes, int, str]:
+        kind = self.rng.choice(["random", "html", "json", "gzip_text", "png", "zip"])
+        size = self.rng.randint(10, 50_000)
+        data = {"random": lambda: self.rng.randbytes(size),
+                "html": lambda: self.rng.choice(self.pages).block,
+                "json": lambda: b"\n".join(json.dumps({"i": i, "url": f"http://x/{i}"}).encode()
+                                           for i in range(size // 30)),
+                "gzip_text": lambda: gzip.compress(b"just some text, not a WARC\n" * (size // 27 + 1), mtime=0),
+                "png": lambda: b"\x89PNG\r\n\x1a\n" + self.rng.randbytes(size),
+                "zip": lambda: b"PK\x03\x04" + self.rng.randbytes(size)}[kind]()
+        return data, 0, f"not a WARC ({kind})"
+
+    def big_page(self) -> tuple[bytes, int, str]:
+        """A 50 MB HTML page (inline data like real huge pages, plus real text), gzip-compressed."""
+        text_pages = [p for p in self.pages if len(p.block) > 5000][:20] or self.pages[:20]
+        body_text = b"".join(re.sub(rb"(?s)^.*?\r\n\r\n", b"", p.block) for p in text_pages)
+        head = b"<!doctype html><html><head><title>Big page</title></head><body><article>"
+        tail = b"</article></body></html>"
+        chunk = b"<script>var data = [" + b",".join(b'{"id": %d, "v": "%s"}' % (i, b"x" * (i % 50))
+                                                    for i in range(2000)) + b"];</script>\n"
+        filler_size = BIG_PAGE_BYTES - len(head) - len(tail) - len(body_text)
+        filler = (chunk * (filler_size // len(chunk) + 1))[:filler_size]
+        split = len(filler) // 2
+        split = filler.rfind(b"</script>\n", 0, split) + len(b"</script>\n")
+        html = head + filler[:split] + body_text + filler[split:] + tail
+        page = new_record("http://fuzz.example/big", http_head("text/html; charset=utf-8"), html, self.rng)
+        recs = [self.rng.choice(self.pages), page, self.rng.choice(self.pages)]
+        return b"".join(self.gz(recs)), len(recs), f"{len(html)} byte HTML page"
+
+
+KINDS = ["intact", "truncated_member", "truncated_file", "garbage_between", "wrong_content_length",
+         "missing_header", "duplicated_header", "http_headers_no_body", "binary_as_html", "nested_html",
+         "lying_charset", "uncompressed_damaged", "empty", "not_warc"]
+
+
+def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DEFAULT_SEEDS,
+             big_page: bool = True) -> list[dict]:
+    """Write ``count`` damaged files (plus the big page) and ``manifest.json``; return the manifest."""
+    rng = random.Random(seed)
+    corpus = Corpus(load_records(seed_dir), rng)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plan = [KINDS[i % len(KINDS)] for i in range(count)]
+    if big_page:
+        plan.append("big_page")
+    manifest = []
+    for i, kind in enumerate(plan):
+        data, intact, note = getattr(corpus, kind)()
+        suffix = ".warc" if kind == "uncompressed_damaged" else ".bin" if kind == "not_warc" else ".warc.gz"
+        name = f"fuzz-{i:04d}-{kind}{suffix}"
+        (out_dir / name).write_bytes(data)
+        manifest.append({"file": name, "kind": kind, "intact": intact, "note": note, "bytes": len(data)})
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--count", type=int, default=240, help="damaged files besides the 50 MB page")
+    parser.add_argument("--seed", type=int, default=7, help="RNG seed (the corpus is deterministic)")
+    parser.add_argument("--seeds", type=Path, default=DEFAULT_SEEDS, help="directory of real WARCs")
+    parser.add_argument("--no-big-page", action="store_true", help="leave out the 50 MB page")
+    args = parser.parse_args(argv)
+    if not args.seeds.is_dir():
+        print(f"make_fuzz_corpus: error: seed directory {args.seeds} not found", file=sys.stderr)
+        return 2
+    manifest = generate(args.out_dir, args.count, args.seed, args.seeds, not args.no_big_page)
+    total = sum(m["bytes"] for m in manifest)
+    print(f"{len(manifest)} files, {total / 1e6:.1f} MB in {args.out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The step interface: the loop built from ``pipeline.steps``, and a step added in one file plus one config line."""
+
+from __future__ import annotations
+
+import pyarrow.dataset as ds
+import pytest
+
+from conftest import SAMPLE_WARC
+from warcplex.config import ConfigError, load_settings
+from warcplex.document import Document
+from warcplex.reading.warc import Page, Split
+from warcplex.spark.runner import run_split
+from warcplex.steps.base import Filter
+from warcplex.steps.cascade import Cascade, filtered_too_much
+from warcplex.steps.loop import StepLoop, build_steps, step_class
+from warcplex.steps.min_words import MinWords
+
+WITH_MIN_WORDS = ["pipeline.steps=[decode, cascade, langid, sentences, perplexity, min_words]",
+                  "pipeline.options={min_words: {min_words: 120}}"]
+
+
+def test_the_default_pipeline_is_the_configured_step_list():
+    steps = build_steps(load_settings(None))
+    assert [s.name for s in steps] == ["decode", "cascade"]
+    cascade = steps[1]
+    assert isinstance(cascade, Cascade) and cascade.fallback is filtered_too_much
+    assert [s.name for s in cascade.then] == ["langid", "sentences", "perplexity"]
+    assert [s.name for s in cascade.extractors] == load_settings(None).extract.cascade
+
+
+def test_an_unknown_step_is_a_config_error():
+    with pytest.raises(ConfigError, match="no step 'nonesuch'"):
+        step_class("nonesuch")
+    assert step_class("min_words") is MinWords
+
+
+def test_min_words_step_runs_in_the_real_loop_over_the_sample_warc(tmp_path):
+    """One config line adds the step: run_split over the bundled WARC drops the short pages with their reason."""
+    baseline = run_split(Split(str(SAMPLE_WARC), 0, 1), load_settings(None), str(tmp_path / "base"))
+    stats = run_split(Split(str(SAMPLE_WARC), 0, 1), load_settings(None, WITH_MIN_WORDS), str(tmp_path / "out"))
+    dropped = stats["outcome"]["too_few_words"]
+    assert dropped > 0
+    assert stats["outcome"]["kept"] + dropped == baseline["outcome"]["kept"]
+    rows = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    assert len(rows) == stats["outcome"]["kept"]
+    assert all(len(row["text"].split()) >= 120 for row in rows)
+    assert stats["cpu"]["min_words"] >= 0
+
+
+def test_a_filter_step_counts_its_drop_reason_on_the_document():
+    class NoNumbers(Filter):
+        name = "no_numbers"
+
+        def filter(self, doc: Document) -> bool | tuple[bool, str]:
+            return not any(c.isdigit() for c in doc.text), "has_numbers"
+
+    step = NoNumbers()
+    page = Page("<urn:x>", "http://example.org/", "", b"", None)
+    assert step(Document(page, text="no digits here")) is not None
+    doc = Document(page, text="room 101")
+    assert step(doc) is None and doc.outcome == "has_numbers"
+    assert "cpu.no_numbers" in step.stats.counts
+
+
+def test_the_loop_reports_where_each_page_ended():
+    loop = StepLoop(load_settings(None, ["langid.enabled=false", "perplexity.enabled=false",
+                                         "extract.cascade=[resiliparse]"]))
+    page = Page("<urn:x>", "http://example.org/", "", b"<html><body><nav>x</nav></body></html>", "utf-8")
+    doc = loop.process(page)
+    assert doc.outcome == "empty_extraction" and doc.fallback_reason == "resiliparse_empty"

@@ -1,0 +1,115 @@
+"""``warcplex sweep``: re-filter a finished run's scored sentences at other thresholds.
+
+Nothing is re-extracted or re-scored: the run's sentence side output (``output.sentences``)
+already holds every sentence with its perplexity. For each threshold the kept text of the
+same pages is counted and indexed with tantivy, giving seed 002's Table 2 (index size
+against threshold). A sentence is kept at threshold T when it is unscored (no model for its
+language, or the conservative extraction), shorter than ``perplexity.min_tokens``, or its
+perplexity is at most T. The cascade's fallback decisions are the run's: a page keeps the
+extraction the run chose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from warcplex.config import S3Settings
+from warcplex.analysis.index_stats import ScoredPage, index_size, load_scored_pages
+from warcplex.document import Sentence
+from warcplex.registry import keeps
+from warcplex.writing.output import OutputTarget
+from warcplex.spark.runner import dump_json
+
+
+def _row(label: str, pages: list[ScoredPage], keep, raw_index_bytes: int | None) -> dict[str, Any]:
+    texts = [page.text(keep) for page in pages]
+    total = sum(len(page.sentences) for page in pages)
+    kept = sum(1 for page in pages for s in page.sentences if keep is None or keep(s))
+    stats = index_size(texts)
+    return {
+        "threshold": label,
+        "pages_non_empty": sum(1 for t in texts if t),
+        "sentences_kept": kept,
+        "sentences_share": kept / total if total else None,
+        **stats,
+        "index_share": stats["index_bytes"] / raw_index_bytes if raw_index_bytes else 1.0,
+    }
+
+
+def sweep(pages: list[ScoredPage], thresholds: list[float], min_tokens: int) -> list[dict[str, Any]]:
+    """One row per threshold, framed by the unfiltered text (``raw``) and the run's own decisions (``run``)."""
+    raw = _row("raw", pages, None, None)
+    rows = [raw]
+    for threshold in thresholds:
+        def keep(s: Sentence, limit: float = threshold) -> bool:
+            return keeps(s.perplexity, s.n_tokens, limit, min_tokens)
+        rows.append(_row(f"{threshold:g}", pages, keep, raw["index_bytes"]))
+    rows.append(_row("run", pages, lambda s: s.kept, raw["index_bytes"]))
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """The sweep as a Markdown table (the form of seed 002's Table 2)."""
+    header = ("| threshold | pages | sentences kept | text MB | tokens | vocabulary | postings | index MB | index % |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines = [header]
+    for r in rows:
+        share = f"{100 * r['sentences_share']:.1f}%" if r["sentences_share"] is not None else "-"
+        lines.append(f"| {r['threshold']} | {r['pages_non_empty']} | {r['sentences_kept']} ({share}) "
+                     f"| {r['bytes_text'] / 1e6:.2f} | {r['tokens']} | {r['vocabulary']} | {r['postings']} "
+                     f"| {r['index_bytes'] / 1e6:.2f} | {100 * r['index_share']:.1f}% |")
+    return "\n".join(lines)
+
+
+def parse_thresholds(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"--thresholds {text!r}: expected comma-separated numbers, e.g. 500,1000,2000") from None
+    if not values or any(v <= 0 for v in values):
+        raise ValueError(f"--thresholds {text!r}: expected positive numbers, e.g. 500,1000,2000")
+    return sorted(set(values))
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser("sweep", help="re-filter a run's scored sentences at other thresholds (Table 2)",
+                                 description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", required=True, help="output directory of a finished `warcplex run`")
+    parser.add_argument("--thresholds", required=True, help="comma-separated perplexity thresholds, e.g. 500,1000,2000")
+    parser.add_argument("--sentences", help="sentence side output (default: the run's output.sentences)")
+    parser.add_argument("--languages", help="comma-separated languages to include (default: all)")
+    parser.add_argument("--sample-pages", type=int, default=0, help="a deterministic sample of pages (default: all)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        thresholds = parse_thresholds(args.thresholds)
+        target = OutputTarget(args.output, S3Settings())
+        raw_stats = target.read_bytes("stats.json")
+        if raw_stats is None:
+            raise ValueError(f"{args.output}/stats.json not found (is it the output of `warcplex run`?)")
+        config = json.loads(raw_stats)["run"]["config"]
+        s3 = S3Settings.model_validate(config["s3"])
+        sentences = args.sentences or config["output"].get("sentences")
+        if not sentences:
+            raise ValueError("the run wrote no sentence scores: rerun with --sentences DIR "
+                             "(or --set output.sentences=DIR), or pass --sentences")
+        languages = [v.strip() for v in args.languages.split(",")] if args.languages else None
+        pages = load_scored_pages(sentences, s3, args.sample_pages, languages)
+        if not pages:
+            raise ValueError(f"no scored pages under {sentences}")
+    except ValueError as exc:
+        print(f"warcplex: error: {exc}", file=sys.stderr)
+        return 2
+    rows = sweep(pages, thresholds, int(config["perplexity"].get("min_tokens", 1)))
+    result = {"pages": len(pages), "sentences": sentences, "languages": languages, "engine": "tantivy",
+              "min_tokens": config["perplexity"].get("min_tokens", 1), "rows": rows}
+    target.write_bytes("sweep.json", dump_json(result).encode("utf-8"))
+    print(f"{len(pages)} pages from {sentences}")
+    print(format_table(rows))
+    print(f"written: {args.output}/sweep.json (`warcplex report {args.output}` adds it to report.html)")
+    return 0

@@ -1,0 +1,25 @@
+"""The corpus stages composed into ``warcplex run`` and ``warcplex nightly`` as a job extension."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from warcplex.config import Settings
+from warcplex.spark.job import JobExtension
+
+
+class CorpusStages(JobExtension):
+    """Runs :class:`~warcplex.corpus.builder.CorpusBuilder` after the splits; adds ``stats.corpus``."""
+
+    def __init__(self) -> None:
+        self.result: dict[str, Any] | None = None
+
+    def with_spark(self, spark, settings: Settings, output: str) -> None:
+        from warcplex.corpus.builder import run_corpus  # pyspark.sql only once Spark is up
+
+        self.result = run_corpus(spark, settings, output)
+
+    def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
+        if self.result is not None:
+            stats["corpus"] = self.result
+            self.result = None

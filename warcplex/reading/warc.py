@@ -1,0 +1,300 @@
+"""WARC reading: shard splits and the stream of HTML pages, with every record accounted for.
+
+A split is a byte range of one shard. A local gzipped WARC is cut at gzip member boundaries
+(Common Crawl writes one member per record), so several tasks read one big shard in parallel;
+a remote or uncompressed shard is one split. A record belongs to the split its first byte
+falls in. FastWARC parses the records; a damaged gzip member or a broken header is counted,
+and reading resumes at the next member that starts a WARC record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Iterator
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+from warcplex.config import InputSettings, S3Settings
+from warcplex.reading.sources import is_remote, open_stream
+from warcplex.stats import Stats
+
+GZIP_MAGIC = b"\x1f\x8b\x08"
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/x-server-parsed-html"})
+_SCAN_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Split:
+    """A byte range ``[start, end)`` of a shard; ``end`` None means to the end of the shard."""
+
+    uri: str
+    index: int
+    count: int
+    start: int = 0
+    end: int | None = None
+
+    @property
+    def split_id(self) -> str:
+        """Deterministic id used in output file names and completion markers."""
+        digest = hashlib.sha1(self.uri.encode("utf-8")).hexdigest()[:8]
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(self.uri.rstrip("/")))[:80]
+        return f"{stem}-{digest}-{self.index:03d}of{self.count:03d}"
+
+
+@dataclass
+class Page:
+    """An HTML response record, with the payload still undecoded."""
+
+    record_id: str
+    url: str
+    warc_date: str
+    html: bytes
+    http_charset: str | None
+
+
+def _is_member_start(data: bytes) -> bool:
+    """True when ``data`` starts a gzip member whose content starts a WARC record."""
+    try:
+        head = zlib.decompressobj(31).decompress(data, 16)
+    except zlib.error:
+        return False
+    return head.startswith(b"WARC/")
+
+
+def next_member_offset(fh, offset: int, limit: int | None = None) -> int | None:
+    """The first offset >= ``offset`` where a gzip member holding a WARC record starts."""
+    pos = offset
+    while limit is None or pos < limit:
+        fh.seek(pos)
+        chunk = fh.read(_SCAN_CHUNK + 4096)
+        if len(chunk) < len(GZIP_MAGIC):
+            return None
+        search_from = 0
+        while True:
+            hit = chunk.find(GZIP_MAGIC, search_from)
+            if hit < 0 or hit >= _SCAN_CHUNK:
+                break
+            if limit is not None and pos + hit >= limit:
+                return None
+            fh.seek(pos + hit)
+            if _is_member_start(fh.read(4096)):
+                return pos + hit
+            search_from = hit + 1
+        if len(chunk) <= _SCAN_CHUNK:
+            return None
+        pos += _SCAN_CHUNK
+    return None
+
+
+def plan_splits(uri: str, settings: InputSettings, default_parallelism: int) -> list[Split]:
+    """Cut one shard into splits at gzip member boundaries (local gzip files only)."""
+    wanted = settings.splits_per_shard or default_parallelism
+    if is_remote(uri) or wanted <= 1:
+        return [Split(uri, 0, 1)]
+    try:
+        size = os.path.getsize(uri)
+        with open(uri, "rb") as fh:
+            if fh.read(3) != GZIP_MAGIC:
+                return [Split(uri, 0, 1)]
+            wanted = max(1, min(wanted, size // settings.min_split_bytes))
+            bounds = [0]
+            for i in range(1, wanted):
+                found = next_member_offset(fh, max(size * i // wanted, bounds[-1] + 1), size)
+                if found is not None and found > bounds[-1]:
+                    bounds.append(found)
+    except OSError:
+        return [Split(uri, 0, 1)]  # the reader reports the error with its record counts
+    ends: list[int | None] = [*bounds[1:], None]
+    return [Split(uri, i, len(bounds), start, end) for i, (start, end) in enumerate(zip(bounds, ends))]
+
+
+def _html_type(record) -> str | None:
+    """The payload's MIME type: WARC-Identified-Payload-Type when present, else HTTP Content-Type."""
+    identified = (record.headers.get("WARC-Identified-Payload-Type") or "").strip().lower()
+    if identified:
+        return identified.split(";")[0].strip()
+    if record.is_http and record.http_content_type:
+        return record.http_content_type.split(";")[0].strip().lower()
+    return None
+
+
+def _http_status(record) -> int | None:
+    status_line = record.http_headers.status_line if record.http_headers is not None else ""
+    match = re.match(r"\S+\s+(\d{3})", status_line or "")
+    return int(match.group(1)) if match else None
+
+
+def _clean_uri(uri: str | None) -> str:
+    uri = (uri or "").strip()
+    return uri[1:-1] if uri.startswith("<") and uri.endswith(">") else uri
+
+
+def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Stats) -> Iterator[Page]:
+    """Yield the HTML response pages of a split; count every other record under ``skip.*``.
+
+    Counters: ``records.read`` (all records parsed), ``records.html`` (pages yielded),
+    ``skip.<reason>`` and ``read_errors.<kind>``; a shard that fails to open or parse gets
+    a ``file_errors`` entry.
+    """
+    start = split.start
+    resumable = not is_remote(split.uri)
+    while True:
+        last_pos, last_length = start, 0
+        read_before = stats.counts["records.read"]
+        try:
+            with open_stream(split.uri, s3) as stream:
+                if start:
+                    stream.seek(start)
+                iterator = ArchiveIterator(stream, parse_http=True, quirks_mode=True,
+                                           max_content_length=None, min_content_length=None)
+                for record in iterator:
+                    pos = record.stream_pos
+                    if pos < start:  # offsets relative to where reading began
+                        pos += start
+                    if split.end is not None and pos >= split.end:
+                        return
+                    last_pos, last_length = pos, record.content_length
+                    stats.add("records.read")
+                    page = _page_from_record(record, settings, stats)
+                    if page is not None:
+                        stats.add("records.html")
+                        yield page
+            if not resumable:
+                return
+            found = _check_end(split, start, last_pos, last_length, read_before, stats)
+            if found is None:
+                return
+            stats.add("read_errors.resynced")
+            start = found
+            continue
+        except (OSError, ValueError, UnicodeError) as exc:
+            kind = "gzip" if "ecompress" in str(exc) or "gzip" in str(exc).lower() else "parse"
+            stats.add(f"read_errors.{kind}")
+            stats.file_errors.setdefault(split.uri, f"{type(exc).__name__}: {exc} (near byte {last_pos})")
+            if not resumable:
+                return
+            try:
+                with open(split.uri, "rb") as fh:
+                    found = next_member_offset(fh, last_pos + 1, split.end)
+            except OSError:
+                return
+            if found is None:
+                return
+            stats.add("read_errors.resynced")
+            start = found
+
+
+def _check_end(split: Split, start: int, last_pos: int, last_length: int, read_before: float,
+               stats: Stats) -> int | None:
+    """After a local read ends cleanly: report what FastWARC passed over silently.
+
+    An empty or non-WARC file, and a last gzip member or uncompressed record cut short, get a
+    ``file_errors`` entry. A record whose Content-Length ran past its gzip member swallows the
+    records after it; the offset of the next member that starts a WARC record is returned to
+    resume there (None when there is nothing left).
+    """
+    def error(kind: str, message: str) -> None:
+        stats.add(f"read_errors.{kind}")
+        stats.file_errors.setdefault(split.uri, message)
+
+    try:
+        size = os.path.getsize(split.uri)
+        end = size if split.end is None else min(split.end, size)
+        if stats.counts["records.read"] == read_before:
+            if start == 0 and size == 0:
+                error("empty_file", "empty file")
+            elif start == 0:
+                error("not_warc", "no WARC record found (not a WARC file?)")
+            return None
+        with open(split.uri, "rb") as fh:
+            fh.seek(last_pos)
+            head = fh.read(4096)
+            if head.startswith(b"WARC/") and last_pos + last_length > size:
+                error("truncated", f"the last record (byte {last_pos}) is cut short")
+            if not _is_member_start(head):
+                return None  # uncompressed, or a whole-file gzip stream: FastWARC saw it all
+            fh.seek(last_pos)
+            inflater = zlib.decompressobj(31)
+            consumed = 0
+            while not inflater.eof:
+                chunk = fh.read(_SCAN_CHUNK)
+                if not chunk:
+                    error("truncated", f"last gzip member (byte {last_pos}) is cut short")
+                    return None
+                inflater.decompress(chunk, 1)  # output is discarded; max_length keeps memory flat
+                while inflater.unconsumed_tail and not inflater.eof:
+                    inflater.decompress(inflater.unconsumed_tail, 1 << 20)
+                consumed += len(chunk)
+            member_end = last_pos + consumed - len(inflater.unused_data)
+            if member_end >= end:
+                return None
+            found = next_member_offset(fh, member_end, end)
+    except (OSError, zlib.error):
+        return None
+    if found is None:
+        error("trailing_bytes", f"{end - member_end} bytes after the last record (byte {member_end}) "
+                                "are not a WARC record (truncated?)")
+    else:
+        error("swallowed", f"the record at byte {last_pos} ran past its gzip member (wrong Content-Length?)")
+    return found
+
+
+_BINARY_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00")
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f\x1b")
+
+
+def looks_binary(payload: bytes, sniff: int = 4096) -> bool:
+    """True for a payload that is not text whatever its label: a known binary signature, or
+    more than 5% control bytes in its head (UTF-16 with a BOM is text)."""
+    head = payload[:sniff].lstrip()
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    if head.startswith(_BINARY_MAGIC):
+        return True
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
+    return controls > 0.05 * len(head)
+
+
+def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | None:
+    if record.record_type != WarcRecordType.response:
+        stats.add(f"skip.not_response.{_record_type_name(record.record_type)}")
+        return None
+    if not record.is_http:
+        stats.add("skip.not_http")
+        return None
+    mime = _html_type(record)
+    if mime not in HTML_TYPES:
+        stats.add("skip.not_html")
+        return None
+    status = _http_status(record)
+    if status is not None and status != 200:
+        stats.add(f"skip.http_status.{status // 100}xx")
+        return None
+    if record.content_length > settings.max_html_bytes + 65536:
+        stats.add("skip.too_large")
+        return None
+    html = record.reader.read(settings.max_html_bytes + 1)
+    if len(html) > settings.max_html_bytes:
+        stats.add("skip.too_large")
+        return None
+    if not html.strip():
+        stats.add("skip.empty_payload")
+        return None
+    if looks_binary(html):
+        stats.add("skip.binary_payload")
+        return None
+    return Page(
+        record_id=record.record_id or "",
+        url=_clean_uri(record.headers.get("WARC-Target-URI")),
+        warc_date=(record.headers.get("WARC-Date") or "").strip(),
+        html=html,
+        http_charset=record.http_charset,
+    )
+
+
+def _record_type_name(record_type) -> str:
+    return str(record_type).rsplit(".", 1)[-1]

@@ -1,0 +1,123 @@
+"""One split, start to finish: pages -> the steps -> Parquet files, stats and a marker.
+
+:class:`~warcplex.steps.loop.StepLoop` runs the steps over a generator of pages;
+:func:`run_split` is the unit of work a Spark task runs (and what tests and plain-Python
+runs call directly).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from warcplex import models
+from warcplex.config import Settings
+from warcplex.document import Document
+from warcplex.spark import workers
+from warcplex.stats import Stats, timed
+from warcplex.steps.loop import StepLoop
+from warcplex.steps.perplexity import log10_bin
+from warcplex.reading.warc import Split, iter_pages
+from warcplex.writing.output import OutputTarget, SplitWriter
+from warcplex.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
+
+def _count_page(stats: Stats, cleaned: Document) -> None:
+    lang = cleaned.language_code
+    stats.add(f"outcome.{cleaned.outcome}")
+    stats.add(f"lang.{lang}.pages")
+    stats.add("bytes.html", len(cleaned.page.html))
+    if cleaned.fallback_reason:
+        stats.add(f"fallback.{cleaned.fallback_reason.split('_filtered_')[0]}")
+    if cleaned.outcome != "kept":
+        return
+    clean_text = cleaned.clean_text
+    n_sent = len(cleaned.sentences)
+    n_kept = sum(1 for s in cleaned.sentences if s.kept)
+    raw_bytes = len(cleaned.text.encode("utf-8"))
+    clean_bytes = len(clean_text.encode("utf-8"))
+    stats.add(f"extractor.{cleaned.extractor}")
+    for key, value in (("pages_kept", 1), ("sentences", n_sent), ("sentences_kept", n_kept),
+                       ("bytes_raw", raw_bytes), ("bytes_clean", clean_bytes)):
+        stats.add(f"lang.{lang}.{key}", value)
+    stats.add("bytes.text_raw", raw_bytes)
+    stats.add("bytes.text_clean", clean_bytes)
+    stats.add("sentences.total", n_sent)
+    stats.add("sentences.kept", n_kept)
+    for sentence in cleaned.sentences:
+        if sentence.perplexity is None:
+            stats.add("sentences.unscored")
+            continue
+        side = "kept" if sentence.kept else "dropped"
+        stats.add(f"ppl_hist.{lang}.{side}.{log10_bin(sentence.perplexity)}")
+        if not sentence.kept:
+            stats.add(f"removal_reasons.{sentence.reason}")
+
+
+def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None) -> dict:
+    """Process one split and commit its files; return its stats (also stored in its marker).
+
+    A split whose marker exists is skipped (its stored stats are returned) unless
+    ``output.resume`` is off.
+    """
+    target = OutputTarget(output, settings.s3)
+    if settings.output.resume:
+        done = target.read_marker(split.split_id)
+        if done is not None:
+            done.setdefault("splits", {})["resumed"] = 1
+            return done
+    wall_start, cpu_start = time.time(), time.process_time()
+    loads_before = models.LOADS.copy()
+    stats = Stats()
+    loop = StepLoop(settings)
+    pages_writer = SplitWriter(target, split.split_id, PAGE_SCHEMA, settings.output.compression)
+    dropped_writer = (SplitWriter(OutputTarget(dropped, settings.s3), split.split_id, DROPPED_SCHEMA,
+                                  settings.output.compression, dataset="") if dropped else None)
+    sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
+                                    SENTENCE_SCHEMA, settings.output.compression, dataset="")
+                        if settings.output.sentences else None)
+    pages = iter_pages(split, settings.input, settings.s3, stats)
+    for cleaned in loop.run(pages):
+        _count_page(stats, cleaned)
+        if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):
+            with timed(stats, "cpu.write"):
+                for row in sentence_rows(cleaned):
+                    sentences_writer.add(cleaned.language_code, row)
+        if cleaned.outcome != "kept":
+            continue
+        with timed(stats, "cpu.write"):
+            language = cleaned.language_code
+            pages_writer.add(language, page_row(cleaned, split.uri))
+            if dropped_writer is not None:
+                for row in dropped_rows(cleaned):
+                    dropped_writer.add(language, row)
+    with timed(stats, "cpu.write"):
+        pages_writer.commit()
+        if dropped_writer is not None:
+            dropped_writer.commit()
+        if sentences_writer is not None:
+            sentences_writer.commit()
+    for step in loop.all_steps:
+        stats.merge(step.stats)
+    stats.add("cpu.total", time.process_time() - cpu_start)
+    stats.add("wall.tasks", time.time() - wall_start)
+    stats.add("splits.processed")
+    for name, count in (models.LOADS - loads_before).items():
+        stats.add(f"model_loads.pid{os.getpid()}.{name.replace('.', '_')}", count)
+    _check_worker_memory(stats, settings.extract.worker_max_rss_mb)
+    result = stats.to_dict()
+    target.write_marker(split.split_id, result)
+    return result
+
+
+def _check_worker_memory(stats: Stats, ceiling_mb: int) -> None:
+    """Record this worker's peak RSS; past the ceiling, retire the worker after this task."""
+    stats.set_max(f"rss.max_mb.pid{os.getpid()}", round(workers.peak_rss_mb(), 1))
+    if ceiling_mb and workers.rss_mb() > ceiling_mb:
+        stats.add("workers.over_rss_ceiling")
+        if workers.retire_after_task():
+            stats.add("workers.retired")
+
+
+def dump_json(data: dict) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,125 @@
+"""The block classifier's weights: a logistic regression over the features, a gradient-boosted
+tree ensemble combining the dense features with the regression's score, and a second ensemble
+that revises each block's probability in the light of its neighbours'. The weights
+(``blocks_model.json``) are fitted by ``scripts/train_blocks.py`` on bench dev pages only;
+:func:`warcplex.models.block_model` loads them once per worker.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pkgutil
+from pathlib import Path
+
+import numpy as np
+
+from warcplex.steps.blocks.features import HASH_DIM, context_features, dense_names
+
+MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
+
+
+class TreeEnsemble:
+    """Gradient-boosted trees (sklearn HistGradientBoosting, exported by scripts/train_blocks.py)
+    evaluated with numpy, every tree at once, one level per step."""
+
+    def __init__(self, trees: dict) -> None:
+        self.baseline = float(trees["baseline"])
+        self.depth = int(trees["depth"])
+        self.feature, self.cut, self.value = _complete_trees(trees, self.depth)
+
+    def raw(self, D: np.ndarray) -> np.ndarray:
+        """The ensemble's log-odds for each row of ``D`` (float64)."""
+        n_trees, width = self.feature.shape
+        tree_start = np.arange(n_trees, dtype=np.intp) * width
+        row_start = np.arange(len(D), dtype=np.intp)[:, None] * D.shape[1]
+        values, feature, cut = np.ascontiguousarray(D).ravel(), self.feature.ravel(), self.cut.ravel()
+        node = np.zeros((len(D), n_trees), dtype=np.intp)
+        at = np.empty_like(node)
+        for _ in range(self.depth):
+            np.add(tree_start, node, out=at)
+            column = feature.take(at)
+            column += row_start
+            node *= 2
+            node += 1
+            node += values.take(column) > cut.take(at)
+        leaf = node - width  # positions after the `width` inner nodes are the leaves
+        return self.baseline + self.value[np.arange(n_trees), leaf].sum(axis=1)
+
+
+def _sigmoid(raw: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-raw))
+
+
+class BlockModel:
+    """The fitted classifier in two stages. Stage one: a logistic regression over dense and hashed
+    features, whose score joins the dense features of a tree ensemble. Stage two: a tree ensemble
+    over each block's stage-one probability in the context of its neighbours and page
+    (:func:`context_features`)."""
+
+    def __init__(self, data: dict) -> None:
+        if data.get("dense_names") != dense_names() or data.get("hash_dim") != HASH_DIM:
+            raise ValueError("blocks model does not match the feature set; rerun scripts/train_blocks.py")
+        self.dense = np.asarray(data["dense"], dtype=np.float32)
+        self.hashed = np.asarray(data["hashed"], dtype=np.float32)
+        self.threshold = float(data["threshold"])
+        self.trees = TreeEnsemble(data["trees"])
+        self.context_trees = TreeEnsemble(data["context_trees"]) if data.get("context_trees") else None
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "BlockModel":
+        """The weights at ``path``; by default the packaged ``blocks_model.json`` (also from a zip)."""
+        if path is None:
+            raw = pkgutil.get_data(__package__, MODEL_PATH.name)
+            return cls(json.loads(raw.decode("utf-8")))
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """The logistic regression's log-odds per block."""
+        lengths = np.fromiter(map(len, hashed), dtype=np.intp, count=len(hashed))
+        flat = np.fromiter(itertools.chain.from_iterable(hashed), dtype=np.intp, count=int(lengths.sum()))
+        rows = np.repeat(np.arange(len(hashed)), lengths)
+        return X @ self.dense + np.bincount(rows, weights=self.hashed[flat], minlength=len(hashed)).astype(np.float32)
+
+    def first_stage(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """Stage-one probability that each block is main content."""
+        return _sigmoid(self.trees.raw(np.hstack([X, self.linear(X, hashed)[:, None]]).astype(np.float64)))
+
+    def scores(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """Probability that each block is main content."""
+        prob = self.first_stage(X, hashed)
+        if self.context_trees is None:
+            return prob
+        return _sigmoid(self.context_trees.raw(context_features(prob, X)))
+
+
+def _complete_trees(trees: dict, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Re-lay fitted trees as complete binary trees of ``depth`` levels (children of k at 2k+1, 2k+2).
+
+    A leaf above the last level becomes a split that always goes left (cut +inf), so every
+    path has ``depth`` steps and no child index has to be looked up. Returns per tree the
+    split feature and cut of the ``2**depth - 1`` inner nodes and the values of the ``2**depth``
+    leaves.
+    """
+    inner, leaves = 2 ** depth - 1, 2 ** depth
+    feature = np.zeros((len(trees["feature"]), inner), dtype=np.intp)
+    cut = np.full((len(trees["feature"]), inner), np.inf)
+    value = np.zeros((len(trees["feature"]), leaves))
+    for t, (feat, thr, left, right, val) in enumerate(zip(trees["feature"], trees["threshold"], trees["left"],
+                                                          trees["right"], trees["value"])):
+        pending = [(0, 0, 0)]  # (fitted node, complete-tree position, level)
+        while pending:
+            fitted, position, level = pending.pop()
+            is_leaf = left[fitted] == fitted
+            if level == depth:
+                value[t, position - inner] = val[fitted]
+                continue
+            if is_leaf:
+                pending.append((fitted, 2 * position + 1, level + 1))
+                pending.append((fitted, 2 * position + 2, level + 1))  # never reached (cut is +inf)
+            else:
+                feature[t, position], cut[t, position] = feat[fitted], thr[fitted]
+                pending.append((left[fitted], 2 * position + 1, level + 1))
+                pending.append((right[fitted], 2 * position + 2, level + 1))
+    return feature, cut, value
+

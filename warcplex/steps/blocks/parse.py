@@ -1,0 +1,187 @@
+"""Block parsing for the ``blocks`` stage: decoded HTML -> text blocks in document order.
+
+The page is simplified into a sequence of text blocks (each contiguous run of text owned by a
+block-level element: p, h1-h6, li, td, pre, blockquote, a div with direct text, ...), read from
+the HTML parser's events without building a tree. A block's ``element`` is the preorder index of
+its element (:func:`block_element` finds it in :func:`parse_tree`, :func:`dom_path` gives its
+XPath), so every decision maps back to the original DOM.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark nobr q "
+                   "s samp small span strike strong sub sup time tt u var wbr".split())
+# Subtrees never read. Not `form` (whole pages are often wrapped in one) nor `noscript` (the HTML
+# parser nests the rest of the page inside one whose end tag it ignores): their text goes to the
+# classifier like any other.
+SKIP = frozenset("script style template head title meta link iframe svg canvas object embed select "
+                 "option button input textarea nav math".split())
+_TOKEN_SPLIT = re.compile(r"[^a-z]+")
+
+
+@dataclass
+class Block:
+    """A contiguous run of text owned by one block-level element."""
+
+    text: str
+    element: int  # preorder index of the owning element in the document (see :func:`dom_path`)
+    tag: str
+    ancestors: tuple[str, ...]  # tag names of the enclosing block-level elements, nearest first
+    attr_tokens: tuple[str, ...]  # class/id tokens of the element and ancestors, prefixed by level
+    link_chars: int
+    depth: int
+
+
+_ATTR_CACHE: dict[str, tuple[str, ...]] = {}
+
+
+def _attr_tokens(attrib) -> tuple[str, ...]:
+    """Lower-cased words (2+ letters) of an element's class and id."""
+    raw = f"{attrib.get('class') or ''} {attrib.get('id') or ''}"
+    tokens = _ATTR_CACHE.get(raw)
+    if tokens is None:
+        if len(_ATTR_CACHE) > 50_000:
+            _ATTR_CACHE.clear()
+        tokens = _ATTR_CACHE[raw] = tuple(t for t in _TOKEN_SPLIT.split(raw.lower()) if len(t) > 1)
+    return tokens
+
+
+class _Owner:
+    """A block-level element on the parser's stack, collecting its runs of text."""
+
+    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parts", "link", "_attrs")
+
+    def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int) -> None:
+        self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
+        self.parts: list[str] = []
+        self.link = 0
+        self._attrs: tuple[str, ...] | None = None
+
+    @property
+    def attrs(self) -> tuple[str, ...]:
+        """Class/id tokens of the element and its ancestors, prefixed by level (computed once)."""
+        if self._attrs is None:
+            self._attrs = tuple(f"{level}:{t}" for level, tokens in enumerate(self.levels) for t in tokens)
+        return self._attrs
+
+
+class _BlockTarget:
+    """lxml parser target: SAX events of the HTML parser -> blocks, without building a tree.
+
+    Text belongs to the nearest enclosing block-level element (anything but inline tags and
+    ``br``); a block-level child ends the current run of its parent's text, and the text after
+    the child starts a new run of the same parent. Subtrees of ``SKIP`` tags are ignored; only
+    the ``body`` is read.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.element = -1
+        self.skip = 0
+        self.owners: list[_Owner] = []
+        self.stack: list[tuple[str, _Owner | None, bool]] = []  # (tag, owner it opened, inside a link)
+
+    def _flush(self, owner: _Owner) -> None:
+        if owner.parts:
+            text = " ".join("".join(owner.parts).split())
+            if text:
+                self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
+                                         min(owner.link, len(text)), owner.depth))
+            owner.parts.clear()
+            owner.link = 0
+
+    def start(self, tag, attrib) -> None:
+        self.element += 1
+        if self.skip:
+            self.skip += 1
+            return
+        if tag in SKIP:
+            self.skip = 1
+            return
+        in_link = bool(self.stack) and self.stack[-1][2]
+        if not self.owners:
+            if tag == "body":
+                self.owners.append(_Owner(self.element, tag, (), (), 0))
+                self.stack.append((tag, self.owners[-1], False))
+            else:
+                self.stack.append((tag, None, False))
+            return
+        owner = self.owners[-1]
+        if tag in INLINE:
+            self.stack.append((tag, None, in_link or tag == "a"))
+        elif tag == "br":
+            owner.parts.append(" ")
+            self.stack.append((tag, None, in_link))
+        else:
+            self._flush(owner)
+            child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
+                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1)
+            self.owners.append(child)
+            self.stack.append((tag, child, False))
+
+    def end(self, tag) -> None:
+        if self.skip:
+            self.skip -= 1
+            return
+        stack = self.stack
+        if not stack or (stack[-1][0] != tag and all(t != tag for t, _, _ in stack)):
+            return  # an end tag the parser never opened
+        while stack:
+            name, opened, _ = stack.pop()
+            if opened is not None:
+                self._flush(opened)
+                self.owners.pop()
+            if name == tag:
+                return
+
+    def data(self, text: str) -> None:
+        if self.skip or not self.owners:
+            return
+        owner = self.owners[-1]
+        owner.parts.append(text)
+        if self.stack[-1][2]:
+            owner.link += len(text)
+
+    def close(self) -> list[Block]:
+        while self.owners:
+            self._flush(self.owners.pop())
+        return self.blocks
+
+
+def _html_parser(target=None):
+    from lxml import etree
+
+    return etree.HTMLParser(target=target, encoding="utf-8", remove_comments=True, remove_pis=True)
+
+
+def parse_blocks(html: str) -> list[Block]:
+    """Simplify decoded HTML into text blocks in document order."""
+    from lxml import etree
+
+    target = _BlockTarget()
+    try:
+        return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
+    except etree.XMLSyntaxError:  # nothing the parser could read
+        return target.close()
+
+
+def parse_tree(html: str):
+    """``html`` parsed into an lxml tree exactly as :func:`parse_blocks` reads it (its root element)."""
+    from lxml import etree
+
+    return etree.fromstring(html.encode("utf-8", "replace"), _html_parser())
+
+
+def block_element(root, block: Block):
+    """The element of :func:`parse_tree`'s ``root`` that owns ``block``."""
+    return next(itertools.islice((e for e in root.iter() if isinstance(e.tag, str)), block.element, None))
+
+
+def dom_path(html: str, block: Block) -> str:
+    """The XPath of the block's element in ``html``."""
+    root = parse_tree(html)
+    return root.getroottree().getpath(block_element(root, block))

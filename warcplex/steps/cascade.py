@@ -1,0 +1,89 @@
+"""Step ``cascade``: extraction stages tried in ``extract.cascade`` order, each judged by the steps after it.
+
+For each stage the cascade runs the stage, then the rest of ``pipeline.steps`` (language ID,
+sentences, the filter, ...) on its text, and keeps the result unless :func:`filtered_too_much`
+(its fallback rule) says the filter removed too much. A stage that raises, times out or
+returns nothing passes the page to the next stage; the last stage's result is kept as it is.
+A step after the cascade that drops the page ends it (no fallback).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from warcplex.config import ExtractSettings, Settings
+from warcplex.document import Document
+from warcplex.steps import guards
+from warcplex.steps.base import Step
+from warcplex.steps.extractors import Extractor, build_extractor
+
+FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
+
+
+def filtered_too_much(doc: Document, settings: ExtractSettings) -> str | None:
+    """The fallback rule: the filter removed more than ``extract.max_removed_share`` of the sentences."""
+    total = len(doc.sentences)
+    removed = sum(1 for s in doc.sentences if not s.kept)
+    if total and removed / total > settings.max_removed_share:
+        return f"filtered_{removed}of{total}"
+    return None
+
+
+class Cascade(Step):
+    """The extraction cascade (SORE's fallback): ``extractors``, each followed by ``then``."""
+
+    name = "cascade"
+
+    def __init__(self, extractors: list[Extractor], then: list[Step], settings: ExtractSettings,
+                 fallback: FallbackRule = filtered_too_much) -> None:
+        super().__init__(settings)
+        self.extractors = extractors
+        self.then = then
+        self.fallback = fallback
+
+    @classmethod
+    def build(cls, settings: Settings, then: list[Step]) -> "Cascade":
+        return cls([build_extractor(name, settings) for name in settings.extract.cascade], then, settings.extract)
+
+    @property
+    def steps(self) -> list[Step]:
+        """Every step the cascade runs (whose counters the split's stats take in)."""
+        return [*self.extractors, *self.then]
+
+    def __call__(self, doc: Document) -> Document | None:
+        return self.run(doc)  # each stage and step times itself
+
+    def run(self, doc: Document) -> Document | None:
+        first_reason: str | None = None
+        guard_failure: str | None = None
+        last_stage = len(self.extractors) - 1
+        for position, extractor in enumerate(self.extractors):
+            try:
+                extractor(doc)
+            except guards.GUARD_INTERRUPTS as exc:  # too slow or too big: the next stage gets a fresh limit
+                guard_failure = guards.guard_kind(exc)
+                extractor.count(f"error.{guard_failure}")
+                first_reason = first_reason or f"{extractor.name}_{guard_failure}"
+                guards.restart()
+                continue
+            except Exception as exc:
+                extractor.count(f"error.{type(exc).__name__}")
+                first_reason = first_reason or f"{extractor.name}_error"
+                continue
+            guards.restart()  # the time limit holds per stage: the steps after it get their own
+            if len(doc.text.strip()) < max(1, self.settings.min_text_chars):
+                extractor.count("empty")
+                first_reason = first_reason or f"{extractor.name}_empty"
+                continue
+            doc.fallback_reason = first_reason
+            for step in self.then:
+                if step(doc) is None:
+                    return None
+            reason = self.fallback(doc, self.settings) if position < last_stage else None
+            if reason:
+                extractor.count("filtered_too_much")
+                first_reason = first_reason or f"{extractor.name}_{reason}"
+                continue
+            return doc
+        doc.text, doc.sentences, doc.extractor, doc.fallback_reason = "", [], None, first_reason
+        return self.drop(doc, f"error.{guard_failure}" if guard_failure else "empty_extraction")

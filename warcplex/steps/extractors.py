@@ -1,0 +1,144 @@
+"""The extraction steps: decoded HTML -> plain text with paragraphs on lines.
+
+Each extractor is a :class:`~warcplex.steps.base.Step` whose ``extract(html) -> str`` does
+the work; the cascade (:mod:`warcplex.steps.cascade`) tries them in ``extract.cascade`` order.
+:class:`ResiliparseExtractor` holds the resiliparse options and the depth guard for every
+caller (the ``blocks`` stage uses its main-content text as a feature).
+"""
+
+from __future__ import annotations
+
+import re
+
+from warcplex.config import ExtractSettings, Settings
+from warcplex.document import Document
+from warcplex.steps.base import Step
+
+
+class Extractor(Step):
+    """Turns decoded HTML into plain text with paragraphs separated by newlines."""
+
+    unfiltered = False  # True: its text passes the perplexity filter unscored
+
+    def extract(self, html: str) -> str:
+        raise NotImplementedError
+
+    def run(self, doc: Document) -> Document:
+        doc.text = self.extract(doc.html)
+        doc.extractor = self.name
+        doc.unfiltered = self.unfiltered
+        return doc
+
+
+class PageTooDeep(ValueError):
+    """The page's elements nest deeper than ``extract.max_main_content_depth``."""
+
+
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
+# Void elements and elements whose end tag is commonly omitted do not deepen the estimate.
+_FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
+                       "p li dt dd tr td th option thead tbody tfoot colgroup rp rt".split())
+
+
+def nesting_depth(html: str, stop_above: int) -> int:
+    """Estimated element nesting depth of ``html`` from its tags; stops once above ``stop_above``."""
+    if html.count("<") <= stop_above:
+        return 0  # cannot nest deeper than it has tags
+    depth = deepest = 0
+    for closing, name in _TAG.findall(html):
+        if name.lower() in _FLAT_TAGS:
+            continue
+        if closing:
+            if depth:
+                depth -= 1
+        else:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_above:
+                    break
+    return deepest
+
+
+class ResiliparseExtractor(Extractor):
+    name = "resiliparse"
+
+    def __init__(self, settings: ExtractSettings, main_content: bool | None = None) -> None:
+        super().__init__()
+        self.main_content = settings.main_content if main_content is None else main_content
+        self.max_depth = settings.max_main_content_depth
+        self.options = dict(list_bullets=settings.list_bullets, comments=settings.comments,
+                            links=settings.links, alt_texts=settings.alt_texts)
+
+    def check_depth(self, html: str) -> None:
+        """Raise :class:`PageTooDeep` where main-content mode would crawl (the depth guard)."""
+        if self.main_content and nesting_depth(html, self.max_depth) > self.max_depth:
+            raise PageTooDeep(f"nested deeper than {self.max_depth} elements")
+
+    def plain_text(self, html: str) -> str:
+        """resiliparse's text of ``html`` with this extractor's options (no depth guard)."""
+        from resiliparse.extract.html2text import extract_plain_text
+        from resiliparse.parse.html import HTMLTree
+
+        tree = HTMLTree.parse(html)
+        return extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
+                                  noscript=False, form_fields=False, **self.options)
+
+    def extract(self, html: str) -> str:
+        """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""
+        self.check_depth(html)
+        return self.plain_text(html)
+
+
+class ConservativeExtractor(ResiliparseExtractor):
+    """All visible text, no main-content heuristics: SORE's conservative revert."""
+
+    name = "conservative"
+    unfiltered = True
+
+    def __init__(self, settings: ExtractSettings) -> None:
+        super().__init__(settings, main_content=False)
+
+
+class TrafilaturaExtractor(Extractor):
+    name = "trafilatura"
+
+    def extract(self, html: str) -> str:
+        import trafilatura
+
+        return trafilatura.extract(html, include_comments=False, include_tables=True,
+                                   favor_recall=True, deduplicate=False) or ""
+
+
+class ReadabilityExtractor(Extractor):
+    """readability-lxml picks the article node; html-text renders it with paragraph breaks."""
+
+    name = "readability"
+
+    def extract(self, html: str) -> str:
+        import html_text
+        from readability import Document as ReadabilityDocument
+
+        summary = ReadabilityDocument(html).summary(html_partial=True)
+        return html_text.extract_text(summary, guess_layout=True)
+
+
+# --- language ID --------------------------------------------------------------------------
+
+
+def build_extractor(name: str, settings: Settings) -> Extractor:
+    """The extraction stage called ``name`` (an ``extract.cascade`` entry)."""
+    extract = settings.extract
+    if name == "resiliparse":
+        return ResiliparseExtractor(extract)
+    if name == "trafilatura":
+        return TrafilaturaExtractor()
+    if name == "readability":
+        return ReadabilityExtractor()
+    if name == "conservative":
+        return ConservativeExtractor(extract)
+    if name == "blocks":
+        from warcplex.steps.blocks.step import BlocksExtractor
+
+        return BlocksExtractor(extract, settings.perplexity)
+    raise ValueError(f"unknown extraction stage {name!r}")

@@ -1,0 +1,68 @@
+"""The rows warcplex writes: the page corpus, the dropped sentences and the sentence side output."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+
+from warcplex.document import Document
+from warcplex.steps.normalize import lm_tokens
+from warcplex.steps.perplexity import median
+
+
+def _schema(**fields: pa.DataType) -> pa.Schema:
+    return pa.schema(list(fields.items()))
+
+
+PAGE_SCHEMA = _schema(
+    warc_record_id=pa.string(), url=pa.string(), warc_date=pa.string(), warc_filename=pa.string(),
+    language_score=pa.float32(), text=pa.string(), n_sentences=pa.int32(), n_sentences_kept=pa.int32(),
+    perplexity_median=pa.float32(), extractor=pa.string(), fallback_reason=pa.string(),
+    html_bytes=pa.int64(), text_bytes_raw=pa.int64(), text_bytes_clean=pa.int64())
+
+# Side output (`output.dropped`) of every dropped sentence with its score and reason.
+DROPPED_SCHEMA = _schema(warc_record_id=pa.string(), url=pa.string(), sentence=pa.string(), perplexity=pa.float32(),
+                         reason=pa.string(), extractor=pa.string())
+
+# Side output (`output.sentences`) of every sentence of every page that reached the filter,
+# scored or not: what `warcplex sweep` re-filters and the index statistics are built from.
+SENTENCE_SCHEMA = _schema(warc_record_id=pa.string(), paragraph=pa.int32(), position=pa.int32(),
+                          sentence=pa.string(), n_tokens=pa.int32(), perplexity=pa.float32(), kept=pa.bool_())
+
+
+def page_row(cleaned: Document, shard: str) -> dict:
+    scores = [s.perplexity for s in cleaned.sentences if s.perplexity is not None]
+    text = cleaned.clean_text
+    return {
+        "warc_record_id": cleaned.page.record_id,
+        "url": cleaned.page.url,
+        "warc_date": cleaned.page.warc_date,
+        "warc_filename": shard,
+        "language_score": cleaned.language.score if cleaned.language else 0.0,
+        "text": text,
+        "n_sentences": len(cleaned.sentences),
+        "n_sentences_kept": sum(1 for s in cleaned.sentences if s.kept),
+        "perplexity_median": median(scores),
+        "extractor": cleaned.extractor,
+        "fallback_reason": cleaned.fallback_reason,
+        "html_bytes": len(cleaned.page.html),
+        "text_bytes_raw": len(cleaned.text.encode("utf-8")),
+        "text_bytes_clean": len(text.encode("utf-8")),
+    }
+
+
+def dropped_rows(cleaned: Document) -> Iterator[dict]:
+    for sentence in cleaned.sentences:
+        if not sentence.kept:
+            yield {"warc_record_id": cleaned.page.record_id, "url": cleaned.page.url,
+                   "sentence": sentence.text, "perplexity": sentence.perplexity,
+                   "reason": sentence.reason, "extractor": cleaned.extractor}
+
+
+def sentence_rows(cleaned: Document) -> Iterator[dict]:
+    for position, sentence in enumerate(cleaned.sentences):
+        n_tokens = sentence.n_tokens if sentence.n_tokens is not None else len(lm_tokens(sentence.text))
+        yield {"warc_record_id": cleaned.page.record_id, "paragraph": sentence.paragraph, "position": position,
+               "sentence": sentence.text, "n_tokens": n_tokens,
+               "perplexity": sentence.perplexity, "kept": sentence.kept}
