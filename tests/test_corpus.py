@@ -251,3 +251,25 @@ def test_registered_domain_from_the_bundled_suffix_list(host, domain):
     from warcplex.corpus.lists import registered_domain
 
     assert registered_domain(host) == domain
+
+
+def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_letters(spark):
+    from pyspark.sql import functions as F
+
+    from warcplex.config import RepeatedLinesSettings
+    from warcplex.corpus.stages import RepeatedLines
+
+    texts = [f"Story number {i} is unique.\nAdvertisement\n1992\nAdvertisement" for i in range(5)]
+    docs = known_docs(spark, *texts).withColumn("lines_removed", F.lit(0))
+    result = RepeatedLines(RepeatedLinesSettings(max_docs_domain=3, max_docs_global=0)).apply(docs)
+    kept = {r.warc_record_id: r for r in result.docs.collect()}
+    assert len(kept) == 5
+    for i in range(5):
+        assert kept[f"<urn:uuid:{i}>"].text == f"Story number {i} is unique.\n1992"
+        assert kept[f"<urn:uuid:{i}>"].lines_removed == 2  # both copies of the line in the document
+    removed = result.dropped_lines.collect()
+    assert {(r.line, r.reason, r.docs_domain) for r in removed} == {("Advertisement", "repeated_line", 5)}
+    assert len(removed) == 10
+    # five documents are not more than five: nothing goes with a threshold of 5
+    loose = RepeatedLines(RepeatedLinesSettings(max_docs_domain=5, max_docs_global=0)).apply(docs)
+    assert loose.dropped_lines.count() == 0

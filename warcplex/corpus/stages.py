@@ -75,8 +75,8 @@ class ExactDedup(CorpusStage):
 class RepeatedLines(CorpusStage):
     """cc_net: remove every line whose normalised hash is in too many distinct documents.
 
-    Counted per registered domain (site boilerplate) and corpus-wide; a document left with no
-    line is dropped as ``all_lines_repeated``.
+    Counted per registered domain (site boilerplate) and corpus-wide; lines without a letter are
+    never removed; a document left with no line is dropped as ``all_lines_repeated``.
     """
 
     name = "repeated_lines"
@@ -95,7 +95,9 @@ class RepeatedLines(CorpusStage):
             condition = condition | rule
         if self.settings.min_chars:
             condition = condition & (F.length("_norm") >= self.settings.min_chars)
-        return condition
+        # A line without a letter (a number, a date, punctuation) is data, not boilerplate: table
+        # cells and list numbers would otherwise collide once digits are normalised to 0.
+        return condition & F.col("_norm").rlike(r"\p{L}")
 
     def apply(self, docs: DataFrame) -> StageOutput:
         exploded = (docs.select("warc_record_id", "url", "language", "registered_domain",
