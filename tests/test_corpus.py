@@ -259,13 +259,14 @@ def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_lett
     from warcplex.config import RepeatedLinesSettings
     from warcplex.corpus.stages import RepeatedLines
 
-    texts = [f"Story number {i} is unique.\nAdvertisement\n1992\nAdvertisement" for i in range(5)]
+    names = ["alpha", "beta", "gamma", "delta", "epsilon"]  # not numbers: digits are normalised to 0
+    texts = [f"The story of {name}.\nAdvertisement\n1992\nAdvertisement" for name in names]
     docs = known_docs(spark, *texts).withColumn("lines_removed", F.lit(0))
     result = RepeatedLines(RepeatedLinesSettings(max_docs_domain=3, max_docs_global=0)).apply(docs)
     kept = {r.warc_record_id: r for r in result.docs.collect()}
     assert len(kept) == 5
     for i in range(5):
-        assert kept[f"<urn:uuid:{i}>"].text == f"Story number {i} is unique.\n1992"
+        assert kept[f"<urn:uuid:{i}>"].text == f"The story of {names[i]}.\n1992"
         assert kept[f"<urn:uuid:{i}>"].lines_removed == 2  # both copies of the line in the document
     removed = result.dropped_lines.collect()
     assert {(r.line, r.reason, r.docs_domain) for r in removed} == {("Advertisement", "repeated_line", 5)}
