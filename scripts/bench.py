@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     pages, seconds, cpu = timed(all_cores, "extract", args.warc)
     floor = row(f"1d floor: parse + resiliparse, {CORES} cores", pages, seconds, cpu)
 
-    # Near dedup is off by default; it is on here so that every corpus stage's cost is printed.
-    pages, wall, stats = warcplex_run(args.warc, ("corpus.dedup.near=true",))
+    # Repeated lines and near dedup are off by default; on here so that every corpus stage's cost is printed.
+    pages, wall, stats = warcplex_run(args.warc, ("corpus.dedup.near=true", "corpus.repeated_lines.enabled=true"))
     corpus_wall = stats.get("corpus", {}).get("wall_seconds", 0.0)
     warcplex = row(f"2  warcplex full pipeline, local[*], {CORES} cores", pages, wall - corpus_wall,
                    stats["cpu"]["total"], f"(wall incl. Spark start, excl. the corpus stages; CPU = Python workers; "

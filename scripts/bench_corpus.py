@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = [
     ("default (domain > 3, corpus > 20)", []),
 ]
-BASE = ["index.enabled=false", "corpus.dedup.exact=false", "corpus.dedup.near=false", "corpus.quality.signals=false"]
+BASE = ["index.enabled=false", "corpus.repeated_lines.enabled=true", "corpus.dedup.exact=false",
+        "corpus.dedup.near=false", "corpus.quality.signals=false"]
 WORD = re.compile(r"\w+")
 
 

@@ -80,7 +80,8 @@ def nights(tmp_path_factory) -> dict:
 def run(inputs: list[Path], out: Path, *extra: str) -> dict:
     status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
                        "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[2]",
-                       "--set", "index.enabled=false", "--set", "corpus.dedup.near=true", *extra])
+                       "--set", "index.enabled=false", "--set", "corpus.dedup.near=true",
+                       "--set", "corpus.repeated_lines.enabled=true", *extra])
     assert status == 0
     return json.loads((out / "stats.json").read_text())
 

@@ -158,8 +158,9 @@ class _DocumentedSection(_Section):
 class RepeatedLinesSettings(_DocumentedSection):
     """cc_net-style removal of lines (paragraphs) repeated across documents."""
 
-    enabled: bool = True
-    """Remove lines whose normalised hash occurs in too many distinct documents."""
+    enabled: bool = False
+    """Remove lines whose normalised hash occurs in too many distinct documents (off by default: on the bench's
+    pages, already cleaned by the block classifier, most of what it removed was main text; see the README)."""
     max_docs_domain: int = Field(default=3, ge=0)
     """A line found in more than this many documents of one registered domain is removed (0: no per-domain rule)."""
     max_docs_global: int = Field(default=20, ge=0)
