@@ -47,9 +47,11 @@ $(DT_STAMP): scripts/bench-datatrove-requirements.txt
 bench: setup $(DT_STAMP)
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 
-# Extraction quality of warcplex (real Spark runs) vs trafilatura, resiliparse, readability on ../shared/bench.
+# Extraction quality of warcplex (real Spark runs) vs trafilatura, resiliparse, readability on ../shared/bench,
+# then what the corpus stage's repeated-line removal does to ROUGE-5 and to boilerplate (bench dev, wcxb, sites).
 bench-quality: setup
 	$(PY) scripts/bench_quality.py
+	$(PY) scripts/bench_corpus.py
 
 # Headless Chromium renders report.html in tests/test_report.py (Debian package; skipped when present).
 setup-browser:

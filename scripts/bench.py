@@ -166,6 +166,8 @@ def run_once(system: str, warc: Path, work: Path, fixed_cost: bool = False) -> d
             result["stages"] = stats.get("cpu", {})
             result["rss_reported_mb"] = stats.get("rss", {}).get("max_mb", {})
             result["splits"] = stats["run"]["splits"]
+            corpus = stats.get("corpus") or {}  # the corpus stages run on the driver after the splits
+            result["corpus_wall"] = {name: corpus["stages"][name]["wall_seconds"] for name in corpus.get("order", [])}
     return result
 
 
@@ -180,6 +182,7 @@ def summarise(runs: list[dict]) -> dict:
     pages = runs[0]["pages"]
     roles = sorted({role for r in runs for role in r["usage"]["by_role"]})
     stages = sorted({key for r in runs for key in r.get("stages", {})})
+    corpus = list(runs[0].get("corpus_wall", {}))
     return {
         "runs": len(runs),
         "pages": pages,
@@ -190,6 +193,7 @@ def summarise(runs: list[dict]) -> dict:
         "pages_per_second": median([r["pages"] / w for r, w in zip(runs, wall)]),
         "by_role": {role: median([r["usage"]["by_role"].get(role, 0.0) for r in runs]) for role in roles},
         "stages": {key: median([r.get("stages", {}).get(key, 0.0) for r in runs]) for key in stages},
+        "corpus_wall": {key: median([r.get("corpus_wall", {}).get(key, 0.0) for r in runs]) for key in corpus},
         "worker_peak_rss_mb": max((mb for r in runs for mb in r["usage"]["worker_peak_rss_mb"]), default=None),
         "workers_seen": median([len(r["usage"]["worker_peak_rss_mb"]) for r in runs]),
         "load_average": median([r["usage"]["load_average"] for r in runs]),
@@ -220,6 +224,9 @@ def print_table(name: str, summary: dict[str, dict]) -> None:
             top = sorted(s["stages"].items(), key=lambda kv: -kv[1])
             print(f"    stages (CPU s{', Python workers' if system != 'datatrove' else ', step time'}): "
                   + ", ".join(f"{k} {v:.1f}" for k, v in top if v >= 0.05))
+        if s.get("corpus_wall"):
+            print("    corpus stages (Spark wall time on the driver, ms/page): "
+                  + ", ".join(f"{k} {1000 * v / max(1, s['pages']):.2f}" for k, v in s["corpus_wall"].items()))
         if s["extraction_timeouts"]:
             print(f"    documents dropped by the extractor's 1 s wall-clock timeout: {s['extraction_timeouts']:.0f}")
         if s["worker_peak_rss_mb"] is not None:

@@ -109,13 +109,18 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     # The checkout must not leak into the driver through PYTHONPATH: it imports from warcplex.zip.
     submit_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     submit_env["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    result = subprocess.run(submit, env=submit_env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(submit, env=submit_env, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900)
     errors = [line for line in result.stderr.splitlines() if " INFO " not in line]
     assert result.returncode == 0, result.stdout[-2000:] + "\n".join(errors[-60:])
 
     stats = json.loads((out / "stats.json").read_text())
     assert stats["splits"]["processed"] == stats["run"]["splits"] == 2
     assert stats["outcome"]["kept"] == ds.dataset(sorted(out.glob("data/language=*/*.parquet"))).count_rows() > 0
+    # The corpus stages ran on the cluster after the splits, on the same data
+    corpus = stats["corpus"]
+    assert corpus["documents_in"] == stats["outcome"]["kept"]
+    assert corpus["order"] == ["exact_dedup", "quality"]  # the defaults
+    assert ds.dataset(out / "corpus", partitioning="hive").count_rows() == corpus["documents_out"] > 0
     # The tasks ran in an executor the worker launched for this application ...
     app = wait_for(lambda: [a for a in json_ui(master_ui)["completedapps"] if a["name"] == "warcplex"],
                    "the application in the master's list")[0]

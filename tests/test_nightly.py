@@ -40,7 +40,7 @@ def parquet_digests(output: Path) -> dict[str, str]:
 
 
 def record_ids(output: Path) -> list[str]:
-    return [rid for p in sorted(output.rglob("*.parquet")) if "_tmp" not in p.parts
+    return [rid for p in sorted((output / "data").rglob("*.parquet")) if "_tmp" not in p.parts
             for rid in pq.read_table(p, columns=["warc_record_id"]).column(0).to_pylist()]
 
 

@@ -11,14 +11,15 @@ import sys
 
 from warcplex.analysis import calibrate, report, sweep
 from warcplex.analysis.extensions import run_extensions
+from warcplex.corpus.extension import CorpusStages
 from warcplex.spark import nightly
 from warcplex.spark.job import CleanWarcJob, run_cli
 from warcplex.spark.session import OneLineParser
 
 
 def clean_warc_job() -> CleanWarcJob:
-    """The cleaning job with the run-level analysis composed after it."""
-    return CleanWarcJob(run_extensions())
+    """The cleaning job, its corpus stages, and the run-level analysis composed after it."""
+    return CleanWarcJob([CorpusStages(), *run_extensions()])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -170,6 +170,106 @@ class CarbonSettings(_Section):
     codecarbon_country: str = "USA"
 
 
+class _DocumentedSection(_Section):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class RepeatedLinesSettings(_DocumentedSection):
+    """cc_net-style removal of lines (paragraphs) repeated across documents."""
+
+    enabled: bool = False
+    """Remove lines whose normalised hash occurs in too many distinct documents (off by default: on the bench's
+    pages, already cleaned by the block classifier, most of what it removed was main text; see the README)."""
+    max_docs_domain: int = Field(default=3, ge=0)
+    """A line found in more than this many documents of one registered domain is removed (0: no per-domain rule)."""
+    max_docs_global: int = Field(default=20, ge=0)
+    """A line found in more than this many documents of the whole corpus is removed (0: no corpus-wide rule)."""
+    min_chars: int = Field(default=0, ge=0)
+    """Lines whose normalised form is shorter than this are never removed (0: every line counts)."""
+
+
+class DedupSettings(_DocumentedSection):
+    """Document deduplication: exact (normalised text hash) and near (MinHash LSH with Spark joins)."""
+
+    exact: bool = True
+    """Drop documents whose normalised text equals an earlier document's (reason `exact_duplicate`)."""
+    near: bool = False
+    """Drop documents whose estimated Jaccard similarity to an earlier one reaches `near_threshold`."""
+    near_threshold: float = Field(default=0.8, gt=0, le=1)
+    """Estimated Jaccard similarity of word shingles (share of equal MinHash values) for a near duplicate."""
+    shingle_words: int = Field(default=5, ge=1)
+    """Words per shingle (a document shorter than this is one shingle)."""
+    bands: int = Field(default=20, ge=1)
+    """LSH bands; a pair is compared when one band of `rows_per_band` MinHash values is equal."""
+    rows_per_band: int = Field(default=5, ge=1)
+    """MinHash values per band (bands x rows_per_band hash functions in all)."""
+    max_rounds: int = Field(default=20, ge=1)
+    """Rounds of minimum-label propagation that join near-duplicate pairs into clusters."""
+
+
+class QualitySettings(_DocumentedSection):
+    """Gopher/C4-style quality signals (always written as columns) and optional filters on them."""
+
+    signals: bool = True
+    """Compute the quality columns of the corpus stage output."""
+    filters: bool = False
+    """Drop documents that fail a rule below (reason `quality.<rule>`); off by default."""
+    min_words: int = Field(default=50, ge=0)
+    """Gopher: fewer words fail `min_words`."""
+    max_words: int = Field(default=100_000, ge=1)
+    """Gopher: more words fail `max_words`."""
+    min_mean_word_length: float = Field(default=3.0, ge=0)
+    """Gopher: a shorter mean word length (characters) fails `mean_word_length`."""
+    max_mean_word_length: float = Field(default=10.0, ge=0)
+    """Gopher: a longer mean word length fails `mean_word_length`."""
+    max_symbol_word_ratio: float = Field(default=0.1, ge=0)
+    """Gopher: more `#` and ellipses per word fail `symbol_word_ratio`."""
+    max_bullet_lines: float = Field(default=0.9, ge=0, le=1)
+    """Gopher: a larger share of lines starting with a bullet fails `bullet_lines`."""
+    max_ellipsis_lines: float = Field(default=0.3, ge=0, le=1)
+    """Gopher: a larger share of lines ending in an ellipsis fails `ellipsis_lines`."""
+    max_duplicate_lines: float = Field(default=0.3, ge=0, le=1)
+    """Gopher: a larger share of lines repeated inside the document fails `duplicate_lines`."""
+    max_duplicate_ngrams: float = Field(default=0.3, ge=0, le=1)
+    """A larger share of repeated word n-grams (`ngram_words`) inside the document fails `duplicate_ngrams`."""
+    ngram_words: int = Field(default=5, ge=1)
+    """Words per n-gram of the duplicate n-gram share."""
+    min_stop_words: int = Field(default=2, ge=0)
+    """Gopher: fewer stop words (the language's list from the stop-words package) fail `stop_words`; languages
+    without a list are not checked."""
+    min_punctuation_lines: float = Field(default=0.0, ge=0, le=1)
+    """C4-like: a smaller share of lines ending in terminal punctuation fails `punctuation_lines` (0: off)."""
+    drop_perplexity_tail: bool = False
+    """cc_net: drop documents in their language's perplexity `tail` bucket (reason `quality.perplexity_tail`)."""
+    perplexity_percentiles: tuple[float, float] = (33.3, 66.7)
+    """Percentiles of the run's document perplexity per language that separate head / middle / tail (cc_net thirds)."""
+    url_blocklist: str | None = None
+    """A user-supplied file of hosts or registered domains, one a line (`#` comments); their documents are
+    dropped with reason `url_blocklist`. Nothing is downloaded."""
+
+    @field_validator("url_blocklist")
+    @classmethod
+    def _blocklist_is_a_file(cls, path: str | None) -> str | None:
+        if path is not None and not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
+        return path
+
+
+class CorpusSettings(_DocumentedSection):
+    """Corpus-level Spark stages run after the per-split cleaning; they write OUTPUT/corpus/."""
+
+    enabled: bool = True
+    """Run the corpus stages (each has its own switch below)."""
+    repeated_lines: RepeatedLinesSettings = Field(default_factory=RepeatedLinesSettings)
+    """Repeated-line (boilerplate) removal."""
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    """Exact and near-duplicate document removal."""
+    quality: QualitySettings = Field(default_factory=QualitySettings)
+    """Quality signals, filters and the URL block list."""
+    files_per_language: int = Field(default=1, ge=1)
+    """Parquet files per language in OUTPUT/corpus/ (documents are spread by a hash of their record id)."""
+
+
 class PipelineSettings(_Section):
     # The per-page steps in order (warcplex/steps/<name>.py, or package.module:Class).
     # `cascade` tries each `extract.cascade` stage and runs the steps after it on that
@@ -190,6 +290,7 @@ class Settings(_Section):
     output: OutputSettings = Field(default_factory=OutputSettings)
     carbon: CarbonSettings = Field(default_factory=CarbonSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings)
 
 
 def _apply_override(tree: dict[str, Any], assignment: str) -> None:

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from warcplex.config import PerplexitySettings, S3Settings
+from warcplex.corpus.accounting import report_table
 from warcplex.registry import RegistryError, load_registry
 from warcplex.writing.output import OutputTarget
 from warcplex.stats import Stats
@@ -256,6 +257,13 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
                   if index.get("skipped") else "")
     sections.append("<h2>Size before and after</h2>" + _img(chart_sizes(stats), "sizes")
                     + _table(["", "raw", "cleaned", "cleaned / raw"], size_rows) + index_note)
+    corpus_rows = report_table(stats.get("corpus"))
+    if corpus_rows:
+        sections.append("<h2>Corpus stages (OUTPUT/corpus/)</h2>" + _table(
+            ["stage", "documents in", "documents out", "text bytes in", "text bytes out", "lines removed",
+             "documents dropped"], [[row[0], *map(_fmt, row[1:6]), row[6]] for row in corpus_rows]))
+    elif stats.get("corpus", {}).get("skipped"):
+        sections.append(f"<h2>Corpus stages</h2><p class='none'>{html.escape(stats['corpus']['skipped'])}</p>")
     if sweep:
         sweep_rows = [[r["threshold"], _fmt(r["sentences_kept"]), _fmt(r["bytes_text"]), _fmt(r["postings"]),
                        _fmt(r["index_bytes"]), f"{100 * r['index_share']:.1f}%"] for r in sweep.get("rows", [])]

@@ -1,0 +1,1 @@
+"""Corpus-level Spark stages that run after the per-split cleaning."""

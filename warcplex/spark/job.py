@@ -19,6 +19,7 @@ import warnings
 from typing import Any, Sequence
 
 from warcplex.config import ConfigError, Settings, load_settings
+from warcplex.corpus.accounting import summary_lines as corpus_summary_lines
 from warcplex.identity import Shard
 from warcplex.reading.sources import InputError, resolve_shards
 from warcplex.reading.warc import ShardReadError, Split, is_wat, plan_splits
@@ -46,6 +47,9 @@ class JobExtension:
 
     def start(self, settings: Settings) -> None:
         """Before the Spark job starts."""
+
+    def with_spark(self, sc, settings: Settings, output: str) -> None:
+        """After the splits, on the driver with the SparkContext still up (the corpus stages)."""
 
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
         """After the splits are merged, before stats.json is written: add sections to ``stats``."""
@@ -158,6 +162,8 @@ class WarcJob:
 
             with Progress(sc, len(splits), pages):
                 results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
+            for extension in self.extensions:
+                extension.with_spark(sc, settings, output)
         finally:
             sc.stop()
         wall = time.time() - started
@@ -344,6 +350,7 @@ def summary_text(stats: dict[str, Any]) -> str:
                      f"query speed-up {index['queries']['speedup'] or 0:.2f}x")
     elif index.get("skipped"):
         lines.append(f"  index statistics skipped: {index['skipped']}")
+    lines += corpus_summary_lines(stats.get("corpus"))
     failed = run.get("splits_failed", 0)
     if failed:
         lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "

@@ -1,0 +1,277 @@
+"""The corpus stages through local Spark on real WARC records: repeated lines, exact and near
+duplicates with their keeper, two nights without duplicates, a rerun that is skipped, and the
+quality signals on known text."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import uuid
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from conftest import bench_file
+from warcplex.cli import main as cli_main
+from warcplex.config import PROJECT_ROOT
+
+CC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+WIKI = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
+SITE = ("warc", "other-real", "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz")
+
+
+def responses(path: Path) -> list[tuple[dict, bytes, bytes]]:
+    """(WARC headers, HTTP header block, payload) of every response record."""
+    found = []
+    with open(path, "rb") as fh:
+        for record in ArchiveIterator(fh):
+            if record.rec_type != "response":
+                continue
+            headers = dict(record.rec_headers.headers)
+            http = record.http_headers
+            found.append((headers, http, record.content_stream().read()))
+    return found
+
+
+def write_response(writer: WARCWriter, uri: str, date: str, http: StatusAndHeaders, payload: bytes) -> str:
+    record_id = f"<urn:uuid:{uuid.uuid4()}>"
+    headers = StatusAndHeaders(http.statusline, [(k, v) for k, v in http.headers if k.lower() not in
+                                                 ("content-length", "transfer-encoding", "content-encoding")],
+                               protocol=http.protocol)
+    record = writer.create_warc_record(uri, "response", payload=io.BytesIO(payload), http_headers=headers,
+                                       warc_headers_dict={"WARC-Record-ID": record_id, "WARC-Date": date})
+    writer.write_record(record)
+    return record_id
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory) -> dict:
+    """Two shards built from real records: night 1 holds the originals (the 29 ClueWeb09 pages are one
+    shop site), night 2 copies of night-1 pages (exact, one dated earlier) and a near copy."""
+    folder = tmp_path_factory.mktemp("warcs")
+    cc, wiki, site = (responses(bench_file(*parts)) for parts in (CC, WIKI, SITE))
+    plan: dict = {"night1": folder / "night1.warc.gz", "night2": folder / "night2.warc.gz", "ids": {}}
+    with open(plan["night1"], "wb") as out:
+        writer = WARCWriter(out, gzip=True)
+        for headers, http, payload in cc + wiki + site:
+            rid = write_response(writer, headers["WARC-Target-URI"], headers["WARC-Date"], http, payload)
+            plan["ids"][headers["WARC-Target-URI"]] = rid
+    later_uri, earlier_uri = cc[2][0]["WARC-Target-URI"], cc[5][0]["WARC-Target-URI"]
+    wiki_headers, wiki_http, wiki_payload = wiki[0]
+    with open(plan["night2"], "wb") as out:
+        writer = WARCWriter(out, gzip=True)
+        plan["later_copy"] = write_response(writer, later_uri, "2021-01-01T00:00:00Z", cc[2][1], cc[2][2])
+        plan["earlier_copy"] = write_response(writer, earlier_uri, "2019-01-01T00:00:00Z", cc[5][1], cc[5][2])
+        # the same article under another URL a year later with one word changed (about 5 of 270 shingles)
+        assert b"proceso de cambio" in wiki_payload
+        near = wiki_payload.replace(b"proceso de cambio", b"proceso de cambeo", 1)
+        plan["near_copy"] = write_response(writer, wiki_headers["WARC-Target-URI"] + "?mirror=1",
+                                           "2025-01-01T00:00:00Z", wiki_http, near)
+    plan["later_uri"], plan["earlier_uri"], plan["wiki_uri"] = later_uri, earlier_uri, wiki_headers["WARC-Target-URI"]
+    return plan
+
+
+def run(inputs: list[Path], out: Path, *extra: str) -> dict:
+    status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
+                       "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[2]",
+                       "--set", "index.enabled=false", "--set", "corpus.dedup.near=true",
+                       "--set", "corpus.repeated_lines.enabled=true", *extra])
+    assert status == 0
+    return json.loads((out / "stats.json").read_text())
+
+
+def rows(path: Path) -> list[dict]:
+    return ds.dataset(path, partitioning="hive").to_table().to_pylist() if path.exists() else []
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def built(nights, tmp_path_factory) -> dict:
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    out = tmp_path_factory.mktemp("corpus") / "out"
+    first = run([nights["night1"]], out)
+    night1 = {"stats": first, "corpus": rows(out / "corpus"), "lines": rows(out / "corpus_dropped" / "lines"),
+              "documents": rows(out / "corpus_dropped" / "documents")}
+    second = run([nights["night1"], nights["night2"]], out)
+    night2 = {"stats": second, "corpus": rows(out / "corpus"), "documents": rows(out / "corpus_dropped" / "documents"),
+              "data": rows(out / "data"), "digests": digests(out / "corpus")}
+    third = run([nights["night1"], nights["night2"]], out)
+    rerun = {"stats": third, "digests": digests(out / "corpus")}
+    return {"night1": night1, "night2": night2, "rerun": rerun, "out": out}
+
+
+def test_repeated_lines_removed_with_reason(built):
+    night1 = built["night1"]
+    removed = night1["lines"]
+    assert removed and {r["reason"] for r in removed} == {"repeated_line"}
+    # the shop's template lines ("アイテム詳細情報", item details) repeat on its pages
+    assert {r["registered_domain"] for r in removed} == {"uraharajuku.st"}
+    assert all(r["docs_domain"] > 3 or r["docs_global"] > 20 for r in removed)
+    removed_texts = {r["line"] for r in removed}
+    assert not any(line in removed_texts for r in night1["corpus"] for line in r["text"].split("\n"))
+    stage = night1["stats"]["corpus"]["stages"]["repeated_lines"]
+    assert stage["lines_removed"] == len(removed)
+    assert sum(r["lines_removed"] for r in night1["corpus"]) == len(removed) - sum(
+        1 for r in removed if r["warc_record_id"] in {d["warc_record_id"] for d in night1["documents"]})
+
+
+def test_duplicates_dropped_with_pointer_to_keeper(built, nights):
+    night2 = built["night2"]
+    dropped = {r["warc_record_id"]: r for r in night2["documents"]}
+    ids = nights["ids"]
+    # a later copy points to the night-1 original; an earlier copy becomes the keeper
+    assert dropped[nights["later_copy"]]["reason"] == "exact_duplicate"
+    assert dropped[nights["later_copy"]]["duplicate_of"] == ids[nights["later_uri"]]
+    assert dropped[ids[nights["earlier_uri"]]]["reason"] == "exact_duplicate"
+    assert dropped[ids[nights["earlier_uri"]]]["duplicate_of"] == nights["earlier_copy"]
+    assert dropped[nights["near_copy"]]["reason"] == "near_duplicate"
+    assert dropped[nights["near_copy"]]["duplicate_of"] == ids[nights["wiki_uri"]]
+    kept = {r["warc_record_id"] for r in night2["corpus"]}
+    assert {nights["earlier_copy"], ids[nights["later_uri"]], ids[nights["wiki_uri"]]} <= kept
+    stages = night2["stats"]["corpus"]["stages"]
+    assert stages["exact_dedup"]["dropped"]["exact_duplicate"] >= 2
+    assert stages["near_dedup"]["dropped"]["near_duplicate"] >= 1
+
+
+def test_second_night_adds_no_duplicates_and_accounts_for_every_document(built):
+    night2 = built["night2"]
+    ids = [r["warc_record_id"] for r in night2["corpus"]]
+    assert len(ids) == len(set(ids))
+    texts = [r["text"] for r in night2["corpus"]]
+    assert len(texts) == len(set(texts))
+    assert set(ids) | {r["warc_record_id"] for r in night2["documents"]} == {r["warc_record_id"] for r in night2["data"]}
+    assert not set(ids) & {r["warc_record_id"] for r in night2["documents"]}
+    corpus = night2["stats"]["corpus"]
+    assert corpus["documents_in"] == len(night2["data"])
+    assert corpus["documents_out"] == len(ids)
+
+
+def test_rerun_is_skipped_and_byte_identical(built):
+    assert built["rerun"]["stats"]["corpus"]["resumed"] is True
+    assert built["rerun"]["digests"] == built["night2"]["digests"]
+    assert not (built["out"] / "_tmp" / "corpus").exists()
+    manifest = json.loads((built["out"] / "_SUCCESS").read_text())
+    assert any(f["path"].startswith("corpus/language=") for f in manifest["files"])
+
+
+def test_quality_columns_present(built):
+    row = built["night2"]["corpus"][0]
+    for column in ("q_words", "q_mean_word_length", "q_symbol_word_ratio", "q_punctuation_lines",
+                   "q_duplicate_lines", "q_duplicate_ngrams", "q_stop_word_share", "q_bullet_lines",
+                   "q_ellipsis_lines", "perplexity_bucket", "registered_domain", "lines_removed"):
+        assert column in row
+    buckets = {r["perplexity_bucket"] for r in built["night2"]["corpus"] if r["language"] == "ja"}
+    assert buckets <= {"head", "middle", "tail", None}
+
+
+@pytest.fixture(scope="module")
+def spark():
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[1]").appName("test-corpus")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    yield session
+    session.stop()
+
+
+KNOWN = "The cat sat on the mat.\n- one two\n- one two\nWait…"
+
+
+def known_docs(spark, *texts: str):
+    rows = [(f"<urn:uuid:{i}>", f"http://www.example.co.uk/{i}", "2024-01-01T00:00:00Z", "en", text, 100.0 * (i + 1),
+             "www.example.co.uk", "example.co.uk") for i, text in enumerate(texts)]
+    return spark.createDataFrame(rows, "warc_record_id string, url string, warc_date string, language string, "
+                                 "text string, perplexity_median double, host string, registered_domain string")
+
+
+def test_quality_signals_on_known_text(spark):
+    from stop_words import get_stop_words
+
+    from warcplex.config import QualitySettings
+    from warcplex.corpus.stages import Quality
+
+    result = Quality(QualitySettings(ngram_words=2), spark).apply(known_docs(spark, KNOWN))
+    row = result.docs.first().asDict()
+    assert row["q_words"] == 13 and row["q_lines"] == 4
+    assert row["q_mean_word_length"] == pytest.approx(37 / 13)
+    assert row["q_symbol_word_ratio"] == pytest.approx(1 / 13)  # the one ellipsis
+    assert row["q_punctuation_lines"] == pytest.approx(2 / 4)
+    assert row["q_bullet_lines"] == pytest.approx(2 / 4)
+    assert row["q_ellipsis_lines"] == pytest.approx(1 / 4)
+    assert row["q_duplicate_lines"] == pytest.approx(1 / 4)
+    assert row["q_duplicate_ngrams"] == pytest.approx(2 / 12)  # "- one", "one two" twice among 12 bigrams
+    stop = set(get_stop_words("en"))
+    expected = sum(w in stop for w in "the cat sat on the mat one two one two wait".split())
+    assert row["q_stop_words"] == expected and row["q_stop_word_share"] == pytest.approx(expected / 13)
+    assert row["perplexity_bucket"] == "head"
+    assert result.dropped_docs.count() == 0  # filters are off by default
+
+
+def test_quality_filters_and_blocklist(spark, tmp_path):
+    from warcplex.config import QualitySettings
+    from warcplex.corpus.stages import Quality
+
+    blocklist = tmp_path / "blocked.txt"
+    blocklist.write_text("# spam hosts\nexample.co.uk\n")
+    long_text = "The and " + " ".join(hashlib.md5(str(i).encode()).hexdigest()[:6] for i in range(60)) + "."
+    docs = known_docs(spark, KNOWN, long_text)
+    filtered = Quality(QualitySettings(filters=True), spark).apply(docs)
+    assert {r.reason for r in filtered.dropped_docs.collect()} == {"quality.min_words"}
+    assert [r.q_words for r in filtered.docs.collect()] == [62]
+    blocked = Quality(QualitySettings(url_blocklist=str(blocklist)), spark).apply(docs)
+    assert {r.reason for r in blocked.dropped_docs.collect()} == {"url_blocklist"}
+    assert blocked.docs.count() == 0
+
+
+def test_missing_blocklist_is_a_one_line_error(tmp_path, capsys):
+    status = cli_main(["run", "--input", str(bench_file(*CC)), "--output", str(tmp_path / "o"),
+                       "--set", f"corpus.quality.url_blocklist={tmp_path / 'missing.txt'}"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "corpus.quality.url_blocklist" in err and "no such file" in err
+
+
+@pytest.mark.parametrize("host, domain", [
+    ("www.bbc.co.uk", "bbc.co.uk"), ("news.bbc.co.uk", "bbc.co.uk"), ("a.b.github.io", "b.github.io"),
+    ("WWW.Example.COM.", "example.com"), ("192.168.0.1", "192.168.0.1"), ("localhost", "localhost"), (None, None),
+])
+def test_registered_domain_from_the_bundled_suffix_list(host, domain):
+    from warcplex.corpus.lists import registered_domain
+
+    assert registered_domain(host) == domain
+
+
+def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_letters(spark):
+    from pyspark.sql import functions as F
+
+    from warcplex.config import RepeatedLinesSettings
+    from warcplex.corpus.stages import RepeatedLines
+
+    names = ["alpha", "beta", "gamma", "delta", "epsilon"]  # not numbers: digits are normalised to 0
+    texts = [f"The story of {name}.\nAdvertisement\n1992\nAdvertisement" for name in names]
+    docs = known_docs(spark, *texts).withColumn("lines_removed", F.lit(0))
+    result = RepeatedLines(RepeatedLinesSettings(max_docs_domain=3, max_docs_global=0)).apply(docs)
+    kept = {r.warc_record_id: r for r in result.docs.collect()}
+    assert len(kept) == 5
+    for i in range(5):
+        assert kept[f"<urn:uuid:{i}>"].text == f"The story of {names[i]}.\n1992"
+        assert kept[f"<urn:uuid:{i}>"].lines_removed == 2  # both copies of the line in the document
+    removed = result.dropped_lines.collect()
+    assert {(r.line, r.reason, r.docs_domain) for r in removed} == {("Advertisement", "repeated_line", 5)}
+    assert len(removed) == 10
+    # five documents are not more than five: nothing goes with a threshold of 5
+    loose = RepeatedLines(RepeatedLinesSettings(max_docs_domain=5, max_docs_global=0)).apply(docs)
+    assert loose.dropped_lines.count() == 0

@@ -1,0 +1,223 @@
+"""Runs the corpus stages over a run's ``data/`` and commits ``corpus/`` and ``corpus_dropped/`` atomically.
+
+Layout added to an output directory::
+
+    corpus/language=<code>/part-<n>.parquet          the final dataset (data/ columns, cleaned text,
+                                                      host, registered_domain, lines_removed, q_* signals,
+                                                      perplexity_bucket)
+    corpus_dropped/documents/language=<code>/...      every dropped document: reason, duplicate_of
+    corpus_dropped/lines/language=<code>/...          every removed line: reason repeated_line, its counts
+    _corpus/marker.json                               the commit: fingerprint of the input and the stats
+    _tmp/corpus/<fingerprint>/<i>-<stage>/            checkpoints of finished stages (resume), then removed
+
+The corpus is recomputed from all of ``data/`` (every night's pages), so a document that is
+already in it is never added twice. The fingerprint covers the ``data/`` file list with sizes
+and the corpus settings: a rerun with the same input and settings is skipped, a killed run
+resumes after its last finished stage. Spark's file names are replaced by ``part-<n>.parquet``
+(rows sorted by record id), so the same input gives the same files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from typing import Any, Callable
+
+from pyarrow import fs as pafs
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from warcplex.config import Settings
+from warcplex.corpus.lists import with_domains
+from warcplex.corpus.stages import (DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, NearDedup, Quality,
+                                    RepeatedLines, StageOutput)
+from warcplex.writing.output import DATASET_DIR, OutputTarget
+
+log = logging.getLogger("warcplex.corpus")
+
+CORPUS_DIR = "corpus"
+DROPPED_DIR = "corpus_dropped"
+MARKER = "_corpus/marker.json"
+WORK_DIR = "_tmp/corpus"
+
+
+def enabled_stages(settings: Settings, spark: SparkSession) -> list[CorpusStage]:
+    """The configured stages in their fixed order: exact dedup, repeated lines, near dedup, quality.
+
+    Exact duplicates go first so that copies of one page do not make all its lines "repeated".
+    """
+    corpus = settings.corpus
+    stages: list[CorpusStage] = []
+    if corpus.dedup.exact:
+        stages.append(ExactDedup())
+    if corpus.repeated_lines.enabled:
+        stages.append(RepeatedLines(corpus.repeated_lines))
+    if corpus.dedup.near:
+        stages.append(NearDedup(corpus.dedup))
+    if corpus.quality.signals or corpus.quality.filters or corpus.quality.url_blocklist:
+        stages.append(Quality(corpus.quality, spark))
+    return stages
+
+
+class CorpusBuilder:
+    """The corpus stages of one output directory, run on the driver's SparkSession."""
+
+    def __init__(self, spark: SparkSession, settings: Settings, output: str) -> None:
+        self.spark = spark
+        self.settings = settings
+        self.target = OutputTarget(output, settings.s3)
+        self.compression = settings.output.compression if settings.output.compression != "none" else "uncompressed"
+
+    def _uri(self, relative: str) -> str:
+        return f"file://{self.target.path(relative)}"
+
+    def _data_files(self) -> list[tuple[str, int]]:
+        return [(path, size) for path, size in self.target.list_files()
+                if path.startswith(f"{DATASET_DIR}/") and path.endswith(".parquet")]
+
+    def fingerprint(self, files: list[tuple[str, int]]) -> str:
+        """Hash of the input file list (with sizes) and of every setting the stages read."""
+        basis = {"files": files, "corpus": self.settings.corpus.model_dump(mode="json"),
+                 "compression": self.compression}
+        return hashlib.sha256(json.dumps(basis, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+
+    def run(self) -> dict[str, Any]:
+        """Run (or resume, or skip) the stages; return the ``corpus`` section of stats.json."""
+        if not isinstance(self.target.fs, pafs.LocalFileSystem):
+            return {"skipped": "corpus stages need a local or cluster file system output (not s3:// via pyarrow)"}
+        files = self._data_files()
+        if not files:
+            return {"skipped": f"no documents in {DATASET_DIR}/"}
+        fingerprint = self.fingerprint(files)
+        previous = self.target.read_bytes(MARKER)
+        if previous and self.settings.output.resume:
+            done = json.loads(previous)
+            if done.get("fingerprint") == fingerprint and self.target.exists(CORPUS_DIR):
+                done["resumed"] = True
+                return done
+        started = time.time()
+        work = f"{WORK_DIR}/{fingerprint}"
+        self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        stats: dict[str, Any] = {"fingerprint": fingerprint, "stages": {}, "order": []}
+        docs, first = self._checkpoint(f"{work}/0-input", lambda: StageOutput(self._input()), None)
+        stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
+        dropped_docs, dropped_lines = [], []
+        previous_counts = first
+        for index, stage in enumerate(enabled_stages(self.settings, self.spark), start=1):
+            folder = f"{work}/{index}-{stage.name}"
+            docs, stage_stats = self._checkpoint(folder, lambda: stage.apply(docs), previous_counts)
+            stats["stages"][stage.name] = stage_stats
+            stats["order"].append(stage.name)
+            previous_counts = stage_stats
+            if stage_stats["documents_dropped"]:
+                dropped_docs.append(self.spark.read.parquet(self._uri(f"{folder}/dropped_docs")))
+            if stage_stats["lines_removed"]:
+                dropped_lines.append(self.spark.read.parquet(self._uri(f"{folder}/dropped_lines")))
+        stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
+        self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final")
+        stats["wall_seconds"] = round(time.time() - started, 3)
+        self._commit(f"{work}/final", stats)
+        stats["resumed"] = False
+        return stats
+
+    def _input(self) -> DataFrame:
+        docs = self.spark.read.parquet(self._uri(DATASET_DIR))
+        return with_domains(docs).withColumn("lines_removed", F.lit(0))
+
+    def _checkpoint(self, folder: str, produce: Callable[[], StageOutput],
+                    before: dict[str, Any] | None) -> tuple[DataFrame, dict[str, Any]]:
+        """Run a stage and write its outputs under ``folder``, or read them back if it finished before."""
+        done = self.target.read_bytes(f"{folder}/_DONE.json")
+        if done is None:
+            started = time.time()
+            output = produce()
+            output.docs.write.mode("overwrite").option("compression", self.compression).parquet(
+                self._uri(f"{folder}/docs"))
+            for name, frame in (("dropped_docs", output.dropped_docs), ("dropped_lines", output.dropped_lines)):
+                if frame is not None:
+                    frame.write.mode("overwrite").option("compression", self.compression).parquet(
+                        self._uri(f"{folder}/{name}"))
+            counts = self._count(folder, output, before)
+            counts["wall_seconds"] = round(time.time() - started, 3)
+            self.target.write_bytes(f"{folder}/_DONE.json", json.dumps(counts, sort_keys=True).encode("utf-8"))
+            log.info("corpus stage %s: %s", folder.rsplit("/", 1)[-1], counts)
+        else:
+            counts = json.loads(done)
+        return self.spark.read.parquet(self._uri(f"{folder}/docs")), counts
+
+    def _count(self, folder: str, output: StageOutput, before: dict[str, Any] | None) -> dict[str, Any]:
+        docs = self.spark.read.parquet(self._uri(f"{folder}/docs"))
+        row = docs.agg(F.count(F.lit(1)).alias("n"), F.sum(F.octet_length("text")).alias("b")).first()
+        counts: dict[str, Any] = {"documents_out": row["n"], "bytes_out": int(row["b"] or 0),
+                                  "documents_dropped": 0, "dropped": {}, "lines_removed": 0}
+        if before is not None:
+            counts["documents_in"], counts["bytes_in"] = before["documents_out"], before["bytes_out"]
+        if output.dropped_docs is not None:
+            reasons = self.spark.read.parquet(self._uri(f"{folder}/dropped_docs")).groupBy("reason").count().collect()
+            counts["dropped"] = {r["reason"]: r["count"] for r in sorted(reasons, key=lambda r: r["reason"])}
+            counts["documents_dropped"] = sum(counts["dropped"].values())
+        if output.dropped_lines is not None:
+            lines = self.spark.read.parquet(self._uri(f"{folder}/dropped_lines"))
+            row = lines.agg(F.count(F.lit(1)).alias("n"), F.sum(F.octet_length("line")).alias("b")).first()
+            counts["lines_removed"], counts["line_bytes_removed"] = row["n"], int(row["b"] or 0)
+        return counts
+
+    def _write_sorted(self, frame: DataFrame, relative: str, files_per_language: int, key: str) -> None:
+        languages = max(1, frame.select("language").distinct().count())
+        bucket = F.pmod(F.xxhash64(key), F.lit(files_per_language))
+        (frame.repartition(languages * files_per_language, "language", bucket)
+         .sortWithinPartitions("language", key)
+         .write.mode("overwrite").option("compression", self.compression)
+         .partitionBy("language").parquet(self._uri(relative)))
+
+    def _write_final(self, docs: DataFrame, dropped_docs: list[DataFrame], dropped_lines: list[DataFrame],
+                     final: str) -> None:
+        self._write_sorted(docs, f"{final}/{CORPUS_DIR}", self.settings.corpus.files_per_language, "warc_record_id")
+        empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date string, "
+                                                "language string, registered_domain string, reason string, "
+                                                "duplicate_of string, text_bytes long")
+        all_docs = empty_docs
+        for frame in dropped_docs:
+            all_docs = all_docs.unionByName(frame.select(*DROPPED_DOC_COLUMNS))
+        self._write_sorted(all_docs, f"{final}/{DROPPED_DIR}/documents", 1, "warc_record_id")
+        if dropped_lines:
+            lines = dropped_lines[0]
+            for frame in dropped_lines[1:]:
+                lines = lines.unionByName(frame)
+            ordered = lines.withColumn("_line_key", F.format_string("%s:%09d", "warc_record_id", "line_number"))
+            self._write_sorted(ordered, f"{final}/{DROPPED_DIR}/lines", 1, "_line_key")
+        self._tidy(final)
+
+    def _tidy(self, final: str) -> None:
+        """Remove Spark's bookkeeping files and give every part file a name that depends on its partition only."""
+        fs = self.target.fs
+        for info in fs.get_file_info(pafs.FileSelector(self.target.path(final), recursive=True)):
+            if not info.is_file:
+                continue
+            name = info.base_name
+            if not name.endswith(".parquet"):
+                fs.delete_file(info.path)
+            elif name.startswith("part-"):
+                fs.move(info.path, f"{info.path.rsplit('/', 1)[0]}/{name.split('-')[0]}-{name.split('-')[1]}.parquet")
+
+    def _commit(self, final: str, stats: dict[str, Any]) -> None:
+        """Swap the new dataset into place; the marker, written last, is the commit."""
+        fs = self.target.fs
+        if self.target.exists(MARKER):
+            fs.delete_file(self.target.path(MARKER))
+        for name in (CORPUS_DIR, DROPPED_DIR):
+            if self.target.exists(name):
+                fs.delete_dir(self.target.path(name))
+            if self.target.exists(f"{final}/{name}"):
+                fs.move(self.target.path(f"{final}/{name}"), self.target.path(name))
+        self.target.write_bytes(MARKER, json.dumps(stats, sort_keys=True).encode("utf-8"))
+        fs.delete_dir(self.target.path(WORK_DIR))
+
+
+def run_corpus(spark: SparkSession, settings: Settings, output: str) -> dict[str, Any] | None:
+    """The corpus stages of a finished run, or None when ``corpus.enabled`` is off."""
+    if not settings.corpus.enabled:
+        return None
+    return CorpusBuilder(spark, settings, output).run()

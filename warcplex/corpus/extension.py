@@ -1,0 +1,27 @@
+"""The corpus stages composed into ``warcplex run`` and ``warcplex nightly`` as a job extension."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from warcplex.config import Settings
+from warcplex.spark.job import JobExtension
+
+
+class CorpusStages(JobExtension):
+    """Runs :class:`~warcplex.corpus.builder.CorpusBuilder` after the splits; adds ``stats.corpus``."""
+
+    def __init__(self) -> None:
+        self.result: dict[str, Any] | None = None
+
+    def with_spark(self, sc, settings: Settings, output: str) -> None:
+        from pyspark.sql import SparkSession  # Spark SQL is loaded only when the corpus stages run
+
+        from warcplex.corpus.builder import run_corpus
+
+        self.result = run_corpus(SparkSession(sc), settings, output)
+
+    def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
+        if self.result is not None:
+            stats["corpus"] = self.result
+            self.result = None

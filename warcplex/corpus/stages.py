@@ -1,0 +1,260 @@
+"""The corpus stages: each turns a DataFrame of documents into kept documents plus what it dropped.
+
+Documents carry the per-page columns of ``data/`` (``warc_record_id`` is the key) plus ``host``,
+``registered_domain`` and ``lines_removed``. A stage returns :class:`StageOutput`; the
+:class:`~warcplex.corpus.builder.CorpusBuilder` checkpoints it and counts it.
+
+Which copy of a duplicate is kept is decided by :func:`order_key`: earliest WARC-Date, then
+record id, then shard name, so the choice does not depend on partitioning or on the night.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from warcplex.config import DedupSettings, QualitySettings, RepeatedLinesSettings
+from warcplex.corpus import text as T
+from warcplex.corpus.lists import read_blocklist, stop_words_frame
+
+DROPPED_DOC_COLUMNS = ["warc_record_id", "url", "warc_date", "language", "registered_domain", "reason",
+                       "duplicate_of", "text_bytes"]
+_NO_DATE = "9999-12-31 23:59:59"
+
+
+@dataclass
+class StageOutput:
+    """What one stage produced: the kept documents, the dropped ones, and removed lines (if any)."""
+
+    docs: DataFrame
+    dropped_docs: DataFrame | None = None
+    dropped_lines: DataFrame | None = None
+
+
+def order_key() -> Column:
+    """The keeper order of duplicates: earliest WARC-Date (unparseable last), record id, shard."""
+    stamp = F.coalesce(F.try_to_timestamp(F.col("warc_date")), F.lit(_NO_DATE).cast("timestamp"))
+    return F.struct(stamp.alias("ts"), F.col("warc_record_id").alias("id"), F.col("warc_filename").alias("shard"))
+
+
+def dropped_docs(docs: DataFrame, reason: Column, duplicate_of: Column | None = None) -> DataFrame:
+    """Rows of the dropped-documents output for ``docs``."""
+    return docs.select("warc_record_id", "url", "warc_date", "language", "registered_domain",
+                       reason.alias("reason"),
+                       (duplicate_of if duplicate_of is not None else F.lit(None).cast("string")).alias("duplicate_of"),
+                       F.octet_length("text").cast("long").alias("text_bytes"))
+
+
+class CorpusStage:
+    """A stage: ``name`` (its stats key and checkpoint folder) and :meth:`apply`."""
+
+    name = "stage"
+
+    def apply(self, docs: DataFrame) -> StageOutput:
+        raise NotImplementedError
+
+
+class ExactDedup(CorpusStage):
+    """Documents with the same normalised text: the first in :func:`order_key` order is kept."""
+
+    name = "exact_dedup"
+
+    def apply(self, docs: DataFrame) -> StageOutput:
+        window = Window.partitionBy("_hash").orderBy("_order")
+        keyed = (docs.withColumn("_hash", F.sha2(T.normalized_text(F.col("text")), 256))
+                 .withColumn("_order", order_key())
+                 .withColumn("_rank", F.row_number().over(window))
+                 .withColumn("_first", F.first("warc_record_id").over(window)))
+        kept = keyed.where(F.col("_rank") == 1).drop("_hash", "_order", "_rank", "_first")
+        dropped = dropped_docs(keyed.where(F.col("_rank") > 1), F.lit("exact_duplicate"), F.col("_first"))
+        return StageOutput(kept, dropped)
+
+
+class RepeatedLines(CorpusStage):
+    """cc_net: remove every line whose normalised hash is in too many distinct documents.
+
+    Counted per registered domain (site boilerplate) and corpus-wide; lines without a letter are
+    never removed; a document left with no line is dropped as ``all_lines_repeated``.
+    """
+
+    name = "repeated_lines"
+
+    def __init__(self, settings: RepeatedLinesSettings) -> None:
+        self.settings = settings
+
+    def _too_many(self) -> Column:
+        rules = [F.lit(False)]
+        if self.settings.max_docs_global:
+            rules.append(F.col("docs_global") > self.settings.max_docs_global)
+        if self.settings.max_docs_domain:
+            rules.append(F.col("docs_domain") > self.settings.max_docs_domain)
+        condition = rules[0]
+        for rule in rules[1:]:
+            condition = condition | rule
+        if self.settings.min_chars:
+            condition = condition & (F.length("_norm") >= self.settings.min_chars)
+        # A line without a letter (a number, a date, punctuation) is data, not boilerplate: table
+        # cells and list numbers would otherwise collide once digits are normalised to 0.
+        return condition & F.col("_norm").rlike(r"\p{L}")
+
+    def apply(self, docs: DataFrame) -> StageOutput:
+        exploded = (docs.select("warc_record_id", "url", "language", "registered_domain",
+                                F.posexplode(T.lines(F.col("text"))).alias("line_number", "line"))
+                    .withColumn("_norm", T.normalize(F.col("line")))
+                    .withColumn("_hash", F.xxhash64("_norm")))
+        per_doc = exploded.select("warc_record_id", "registered_domain", "_hash").distinct()
+        corpus_wide = per_doc.groupBy("_hash").agg(F.count(F.lit(1)).alias("docs_global"))
+        per_domain = per_doc.groupBy("registered_domain", "_hash").agg(F.count(F.lit(1)).alias("docs_domain"))
+        counted = (exploded.join(corpus_wide, "_hash").join(per_domain, ["registered_domain", "_hash"])
+                   .withColumn("_remove", self._too_many()))
+        removed = counted.where("_remove").select(
+            "warc_record_id", "url", "language", "registered_domain", "line_number", "line",
+            F.lit("repeated_line").alias("reason"), "docs_global", "docs_domain")
+        rebuilt = counted.groupBy("warc_record_id").agg(
+            F.array_sort(F.collect_list(F.when(~F.col("_remove"), F.struct("line_number", "line")))).alias("_kept"),
+            F.sum(F.col("_remove").cast("int")).alias("_removed"))
+        joined = (docs.join(rebuilt, "warc_record_id")
+                  .withColumn("text", F.array_join(F.transform("_kept", lambda x: x["line"]), "\n"))
+                  .withColumn("lines_removed", F.col("lines_removed") + F.col("_removed"))
+                  .drop("_kept", "_removed"))
+        kept = joined.where(F.col("text") != "")
+        emptied = dropped_docs(joined.where(F.col("text") == ""), F.lit("all_lines_repeated"))
+        return StageOutput(kept, emptied, removed)
+
+
+def _hash_with_seed(seed: int):
+    return lambda shingle: F.xxhash64(F.lit(seed), shingle)
+
+
+class NearDedup(CorpusStage):
+    """MinHash over word shingles, LSH banding with Spark joins, clusters by minimum-label propagation.
+
+    Pairs whose share of equal MinHash values reaches ``near_threshold`` are edges; every
+    connected cluster keeps its first document in :func:`order_key` order and the others point
+    to it (``duplicate_of``).
+    """
+
+    name = "near_dedup"
+
+    def __init__(self, settings: DedupSettings) -> None:
+        self.settings = settings
+
+    def _signatures(self, docs: DataFrame) -> DataFrame:
+        s = self.settings
+        tokens = T.words(F.regexp_replace(T.normalized_text(F.col("text")), "\n", " "))
+        shingles = T.ngrams(tokens, s.shingle_words)
+        n_hashes = s.bands * s.rows_per_band
+        signature = F.array(*[F.array_min(F.transform("_shingles", _hash_with_seed(i))) for i in range(n_hashes)])
+        return (docs.select("warc_record_id", order_key().alias("_order"), shingles.alias("_shingles"))
+                .where(F.size("_shingles") > 0)
+                .select("warc_record_id", "_order", signature.alias("_sig")))
+
+    def _edges(self, signatures: DataFrame) -> DataFrame:
+        s = self.settings
+        bands = F.array(*[F.xxhash64(F.slice("_sig", b * s.rows_per_band + 1, s.rows_per_band))
+                          for b in range(s.bands)])
+        keyed = signatures.select("_order", F.posexplode(bands).alias("_band", "_key"))
+        a, b = keyed.alias("a"), keyed.alias("b")
+        pairs = (a.join(b, (F.col("a._band") == F.col("b._band")) & (F.col("a._key") == F.col("b._key"))
+                        & (F.col("a._order") < F.col("b._order")))
+                 .select(F.col("a._order").alias("src"), F.col("b._order").alias("dst")).distinct())
+        sig = signatures.select("_order", "_sig")
+        n_hashes = s.bands * s.rows_per_band
+        scored = (pairs.join(sig.withColumnRenamed("_order", "src").withColumnRenamed("_sig", "_sa"), "src")
+                  .join(sig.withColumnRenamed("_order", "dst").withColumnRenamed("_sig", "_sb"), "dst"))
+        equal = F.size(F.filter(F.zip_with("_sa", "_sb", lambda x, y: x == y), lambda same: same))
+        return scored.where(equal >= F.lit(s.near_threshold * n_hashes)).select("src", "dst")
+
+    def _clusters(self, edges: DataFrame) -> DataFrame:
+        """node -> label, the smallest node of its connected component (up to ``max_rounds`` rounds)."""
+        both = edges.unionByName(edges.select(F.col("dst").alias("src"), F.col("src").alias("dst"))).localCheckpoint()
+        labels = both.select(F.col("src").alias("node")).distinct().withColumn("label", F.col("node"))
+        for _ in range(self.settings.max_rounds):
+            incoming = (both.join(labels.withColumnRenamed("node", "src"), "src")
+                        .groupBy(F.col("dst").alias("node")).agg(F.min("label").alias("_candidate")))
+            updated = (labels.join(incoming, "node", "left")
+                       .select("node", F.least("label", F.coalesce("_candidate", "label")).alias("label"))
+                       .localCheckpoint())
+            changed = updated.join(labels.withColumnRenamed("label", "_old"), "node") \
+                .where(F.col("label") != F.col("_old")).limit(1).count()
+            labels = updated
+            if not changed:
+                break
+        return labels
+
+    def apply(self, docs: DataFrame) -> StageOutput:
+        labels = self._clusters(self._edges(self._signatures(docs)))
+        duplicates = (labels.where(F.col("node") != F.col("label"))
+                      .select(F.col("node.id").alias("warc_record_id"), F.col("label.id").alias("_keeper")))
+        marked = docs.join(duplicates, "warc_record_id", "left")
+        kept = marked.where(F.col("_keeper").isNull()).drop("_keeper")
+        dropped = dropped_docs(marked.where(F.col("_keeper").isNotNull()), F.lit("near_duplicate"), F.col("_keeper"))
+        return StageOutput(kept, dropped)
+
+
+class Quality(CorpusStage):
+    """Quality signals as ``q_*`` columns, the perplexity bucket, and the optional filters and block list."""
+
+    name = "quality"
+
+    def __init__(self, settings: QualitySettings, spark: SparkSession) -> None:
+        self.settings = settings
+        self.spark = spark
+        self.blocklist = read_blocklist(settings.url_blocklist)
+
+    def _stop_words(self, docs: DataFrame) -> DataFrame:
+        languages = [row.language for row in docs.select("language").distinct().collect()]
+        stop = stop_words_frame(self.spark, languages)
+        listed = [row.language for row in stop.select("language").distinct().collect()]
+        tokens = docs.select("warc_record_id", "language", F.explode(T.stop_word_tokens(F.col("text"))).alias("word"))
+        counts = (tokens.join(F.broadcast(stop), ["language", "word"])
+                  .groupBy("warc_record_id").agg(F.count(F.lit(1)).alias("_stop")))
+        n_stop = F.when(F.col("language").isin(listed), F.coalesce("_stop", F.lit(0)))
+        return (docs.join(counts, "warc_record_id", "left")
+                .withColumn("q_stop_words", n_stop.cast("int"))
+                .withColumn("q_stop_word_share", F.when(n_stop.isNotNull(), T.share(n_stop, F.col("q_words"))))
+                .drop("_stop"))
+
+    def _perplexity_bucket(self, docs: DataFrame) -> DataFrame:
+        low, high = (p / 100 for p in self.settings.perplexity_percentiles)
+        cuts = (docs.where(F.col("perplexity_median").isNotNull()).groupBy("language")
+                .agg(F.percentile_approx("perplexity_median", F.array(F.lit(low), F.lit(high))).alias("_cuts")))
+        ppl = F.col("perplexity_median")
+        bucket = (F.when(ppl.isNull(), F.lit(None).cast("string"))
+                  .when(ppl <= F.col("_cuts")[0], "head").when(ppl <= F.col("_cuts")[1], "middle").otherwise("tail"))
+        return docs.join(F.broadcast(cuts), "language", "left").withColumn("perplexity_bucket", bucket).drop("_cuts")
+
+    def _reason(self) -> Column:
+        s = self.settings
+        rules: list[tuple[str, Column]] = []
+        if self.blocklist:
+            rules.append(("url_blocklist", F.col("host").isin(self.blocklist)
+                          | F.col("registered_domain").isin(self.blocklist)))
+        if s.filters:
+            rules += [
+                ("quality.min_words", F.col("q_words") < s.min_words),
+                ("quality.max_words", F.col("q_words") > s.max_words),
+                ("quality.mean_word_length", (F.col("q_mean_word_length") < s.min_mean_word_length)
+                 | (F.col("q_mean_word_length") > s.max_mean_word_length)),
+                ("quality.symbol_word_ratio", F.col("q_symbol_word_ratio") > s.max_symbol_word_ratio),
+                ("quality.bullet_lines", F.col("q_bullet_lines") > s.max_bullet_lines),
+                ("quality.ellipsis_lines", F.col("q_ellipsis_lines") > s.max_ellipsis_lines),
+                ("quality.duplicate_lines", F.col("q_duplicate_lines") > s.max_duplicate_lines),
+                ("quality.duplicate_ngrams", F.col("q_duplicate_ngrams") > s.max_duplicate_ngrams),
+                ("quality.stop_words", F.coalesce(F.col("q_stop_words") < s.min_stop_words, F.lit(False))),
+                ("quality.punctuation_lines", F.col("q_punctuation_lines") < s.min_punctuation_lines),
+            ]
+            if s.drop_perplexity_tail:
+                rules.append(("quality.perplexity_tail", F.coalesce(F.col("perplexity_bucket") == "tail", F.lit(False))))
+        return F.coalesce(*[F.when(condition, F.lit(reason)) for reason, condition in rules],
+                          F.lit(None).cast("string"))
+
+    def apply(self, docs: DataFrame) -> StageOutput:
+        signals = T.quality_columns(F.col("text"), self.settings.ngram_words)
+        docs = self._perplexity_bucket(self._stop_words(docs.withColumns(signals)))
+        judged = docs.withColumn("_reason", self._reason())
+        kept = judged.where(F.col("_reason").isNull()).drop("_reason")
+        dropped = dropped_docs(judged.where(F.col("_reason").isNotNull()), F.col("_reason"))
+        return StageOutput(kept, dropped)
