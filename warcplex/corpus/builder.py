@@ -33,13 +33,11 @@ from warcplex.config import Settings
 from warcplex.corpus.lists import with_domains
 from warcplex.corpus.stages import (DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, NearDedup, Quality,
                                     RepeatedLines, StageOutput)
-from warcplex.writing.output import DATASET_DIR, OutputTarget
+from warcplex.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 
 log = logging.getLogger("warcplex.corpus")
 
-CORPUS_DIR = "corpus"
-DROPPED_DIR = "corpus_dropped"
-MARKER = "_corpus/marker.json"
+MARKER = f"{CORPUS_STATE_DIR}/marker.json"
 WORK_DIR = "_tmp/corpus"
 
 
@@ -181,13 +179,13 @@ class CorpusBuilder:
         all_docs = empty_docs
         for frame in dropped_docs:
             all_docs = all_docs.unionByName(frame.select(*DROPPED_DOC_COLUMNS))
-        self._write_sorted(all_docs, f"{final}/{DROPPED_DIR}/documents", 1, "warc_record_id")
+        self._write_sorted(all_docs, f"{final}/{CORPUS_DROPPED_DIR}/documents", 1, "warc_record_id")
         if dropped_lines:
             lines = dropped_lines[0]
             for frame in dropped_lines[1:]:
                 lines = lines.unionByName(frame)
             ordered = lines.withColumn("_line_key", F.format_string("%s:%09d", "warc_record_id", "line_number"))
-            self._write_sorted(ordered, f"{final}/{DROPPED_DIR}/lines", 1, "_line_key")
+            self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key")
         self._tidy(final)
 
     def _tidy(self, final: str) -> None:
@@ -207,7 +205,7 @@ class CorpusBuilder:
         fs = self.target.fs
         if self.target.exists(MARKER):
             fs.delete_file(self.target.path(MARKER))
-        for name in (CORPUS_DIR, DROPPED_DIR):
+        for name in (CORPUS_DIR, CORPUS_DROPPED_DIR):
             if self.target.exists(name):
                 fs.delete_dir(self.target.path(name))
             if self.target.exists(f"{final}/{name}"):

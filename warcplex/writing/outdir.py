@@ -18,7 +18,8 @@ from pyarrow import fs as pafs
 
 from warcplex.config import Settings
 from warcplex.identity import config_fingerprint, fingerprinted_settings, settings_difference
-from warcplex.writing.output import DATASET_DIR, SUCCESS, OutputTarget
+from warcplex.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, SUCCESS,
+                                     OutputTarget)
 from warcplex.redact import redact
 from warcplex.reading.sources import is_manifest, is_remote
 from warcplex.reading.sources import glob_root
@@ -26,7 +27,7 @@ from warcplex.reading.sources import glob_root
 STAMP = "_warcplex.json"
 # Everything a run writes at the top of its output.
 OWN_ENTRIES = frozenset({DATASET_DIR, "_markers", "_tmp", "_ids", SUCCESS, STAMP, "stats.json", "summary.txt",
-                         "report.html", "sweep.json"})
+                         "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR})
 
 
 class OutputError(ValueError):

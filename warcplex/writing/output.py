@@ -125,6 +125,10 @@ class OutputTarget:
 
 
 DATASET_DIR = "data"
+# The corpus stages' entries (warcplex/corpus/): the final dataset, what they dropped, their marker.
+CORPUS_DIR = "corpus"
+CORPUS_DROPPED_DIR = "corpus_dropped"
+CORPUS_STATE_DIR = "_corpus"
 
 
 class SplitWriter:
