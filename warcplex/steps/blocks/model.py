@@ -55,7 +55,7 @@ def pinned_language_model(pin: LanguageModelPin):
             raise ValueError(f"{pin.path}: sha256 differs from the file the block model was fitted with; "
                              "restore it or rerun scripts/train_blocks.py")
         _VERIFIED.add(key)
-    return models.kenlm_model(pin.path)
+    return models.kenlm_model(models.locate(pin.path))  # the path the registry's entry resolves to as well
 
 
 class TreeEnsemble:
