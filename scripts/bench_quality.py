@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Extraction quality benchmark: warcplex (real Spark runs) against the peers on the bench WARC.
+"""Extraction quality benchmark: warcplex (real Spark runs) against the peers on the three bench dev sets.
 
-Runs ``warcplex run`` in local Spark with Parquet output on ../shared/bench/warc/bench-dev.warc.gz
-for each warcplex configuration, turns the output into predictions with the bench's
-parquet_to_preds.py, runs trafilatura, resiliparse and readability-lxml directly (plain Python,
-same WARC, same decoding) and scores everything with the bench's score.py. Prints, per system,
-ROUGE-5 F1, bag-of-words precision/recall/F1, the snippet F of the multilingual set and pages per
-CPU second (warcplex: pages / summed task CPU seconds; peers: pages / CPU seconds of one process),
-then ROUGE-5 F1 per dataset; once on every dev page and once on the held-out pages only (the 30%
-the block classifier was not fitted on, listed in warcplex/steps/blocks/blocks_heldout_ids.txt).
+For each dev set (``data``: the 2006-2019 English benchmarks and the snippet set; ``data-wcxb``:
+modern English pages of seven types; ``data-ml``: non-English pages) the set is packed into a WARC
+under ``--work`` with the bench's make_warc.py (only the held-out pages with ``--heldout-only``),
+``warcplex run`` processes it in local Spark with Parquet output for each warcplex configuration,
+the bench's parquet_to_preds.py turns the output into predictions, the peers (trafilatura,
+readability-lxml, jusText, resiliparse) run on the same WARC records in plain Python, and the
+bench's score.py scores every page. Prints per set: ROUGE-5 F1, bag-of-words P/R/F1, the
+snippet F of the multilingual snippet set and pages per CPU second; then ROUGE-5 F1 per dataset,
+per page type and per language; once on every page and once on the held-out pages only (the
+block classifier's fixed split, :func:`warcplex.steps.blocks.model.is_heldout`, never fitted on).
 
-usage: scripts/bench_quality.py [--bench ../shared/bench] [--work out/bench-quality] [--runs 3,4,peers]
+usage: scripts/bench_quality.py [--bench ../shared/bench] [--work build/bench-quality] [--sets data,data-wcxb]
+                                [--runs 1,2,peers] [--heldout-only]
 """
 
 from __future__ import annotations
@@ -23,36 +26,90 @@ import shutil
 import subprocess
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
+
+from warcplex.steps.blocks.model import is_heldout
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # (label, --set overrides) of the warcplex runs; the default configuration is conf/local.yaml.
 WARCPLEX_RUNS = [
-    ("warcplex primary [resiliparse] +filter", ["extract.cascade=[resiliparse]"]),
-    ("warcplex primary [resiliparse] no filter", ["extract.cascade=[resiliparse]", "perplexity.enabled=false"]),
     ("warcplex default cascade +filter", []),
-    ("warcplex default cascade no filter", ["perplexity.enabled=false"]),
+    ("warcplex primary [blocks] +filter", ["extract.cascade=[blocks]"]),
 ]
+SETS = ("data", "data-wcxb", "data-ml")
+METRICS = ("rouge5_f", "rouge1_p", "rouge1_r", "rouge1_f")
+# jusText stoplists by language code (English elsewhere in the README's peer table); pages of
+# other languages use jusText's language-independent mode (no stoplist, stop-word limits 0).
+JUSTEXT_LANGUAGES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
+                     "pt": "Portuguese", "nl": "Dutch", "pl": "Polish", "ru": "Russian", "el": "Greek",
+                     "cs": "Czech", "da": "Danish", "fi": "Finnish", "hu": "Hungarian", "sv": "Swedish",
+                     "ro": "Romanian", "sk": "Slovak", "sl": "Slovenian", "bg": "Bulgarian", "hr": "Croatian",
+                     "lt": "Lithuanian", "lv": "Latvian", "et": "Estonian", "tr": "Turkish", "id": "Indonesian",
+                     "no": "Norwegian_Bokmal", "ga": "Irish", "mt": "Maltese", "be": "Belarusian", "uk": "Ukrainian"}
+
+
+def justext_text(html: str, lang: str) -> str:
+    import justext
+
+    name = JUSTEXT_LANGUAGES.get(lang)
+    if name in justext.get_stoplists():
+        paragraphs = justext.justext(html, justext.get_stoplist(name))
+    else:
+        paragraphs = justext.justext(html, frozenset(), stopwords_low=0, stopwords_high=0)
+    return "\n".join(p.text for p in paragraphs if not p.is_boilerplate)
 
 
 def peer_extractors() -> dict:
-    """The peers with their libraries' own defaults (as in the bench README)."""
+    """The peers with their libraries' own defaults (as in the bench README); each gets (html, lang)."""
+    import logging
+
     import html_text
     import trafilatura
     from readability import Document
     from resiliparse.extract.html2text import extract_plain_text
 
+    logging.getLogger("readability").setLevel(logging.CRITICAL)  # a page it fails on scores empty, quietly
     return {
-        "trafilatura (default)": lambda html: trafilatura.extract(html) or "",
-        "resiliparse main_content": lambda html: extract_plain_text(html, main_content=True),
-        "readability-lxml + html-text": lambda html: html_text.extract_text(
+        "trafilatura (default)": lambda html, lang: trafilatura.extract(html) or "",
+        "readability-lxml + html-text": lambda html, lang: html_text.extract_text(
             Document(html).summary(html_partial=True), guess_layout=True),
+        "jusText": justext_text,
+        "resiliparse main_content": lambda html, lang: extract_plain_text(html, main_content=True),
     }
 
 
+def manifest(bench: Path, name: str) -> dict[str, dict]:
+    return {m["id"]: m for m in map(json.loads, open(bench / name / "manifest.jsonl"))}
+
+
+def build_warc(bench: Path, name: str, work: Path, heldout_only: bool) -> tuple[Path, Path]:
+    """The set's WARC and index (built once under ``work`` with the bench's make_warc.py)."""
+    if name == "data" and not heldout_only:
+        return bench / "warc" / "bench-dev.warc.gz", bench / "warc" / "bench-dev.index.tsv"
+    warc = work / "warc" / f"{name}{'-heldout' if heldout_only else ''}.warc.gz"
+    index = warc.parent / warc.name.replace(".warc.gz", ".index.tsv")  # where make_warc.py writes it
+    if warc.exists() and index.exists():
+        return warc, index
+    source = bench / name
+    if heldout_only:  # a data folder of the held-out pages only: their manifest rows, the datasets linked
+        source = work / "warc" / f"{name}-heldout"
+        shutil.rmtree(source, ignore_errors=True)
+        source.mkdir(parents=True)
+        rows = [m for m in manifest(bench, name).values() if is_heldout(m["id"])]
+        (source / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in rows))
+        for dataset in {m["dataset"] for m in rows}:
+            (source / dataset).symlink_to((bench / name / dataset).resolve())
+    warc.parent.mkdir(parents=True, exist_ok=True)
+    print(f"[bench] packing {source} into {warc}", file=sys.stderr, flush=True)
+    subprocess.run([sys.executable, str(bench / "make_warc.py"), "--data", str(source), "--out", str(warc)],
+                   check=True, stdout=subprocess.DEVNULL)
+    return warc, index
+
+
 def bench_pages(warc: Path, index: Path):
-    """Yield (bench_id, decoded html) for every response record of the bench WARC."""
+    """Yield (bench_id, decoded html) for every response record of a bench WARC."""
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     from warcplex.reading.decode import decode_html
@@ -70,14 +127,14 @@ def bench_pages(warc: Path, index: Path):
             yield bench_id, decode_html(record.reader.read(), charset)
 
 
-def run_peer(name: str, extract, pages: list[tuple[str, str]], preds: Path) -> float:
+def run_peer(extract, pages: list[tuple[str, str]], lang_of: dict, preds: Path) -> float:
     """Write one prediction per page; return pages per CPU second."""
     preds.mkdir(parents=True, exist_ok=True)
     cpu = 0.0
     for bench_id, html in pages:
         start = time.process_time()
         try:
-            text = extract(html)
+            text = extract(html, lang_of.get(bench_id) or "en")
         except Exception:  # a peer failing on a page scores it as empty, like missing output
             text = ""
         cpu += time.process_time() - start
@@ -85,9 +142,9 @@ def run_peer(name: str, extract, pages: list[tuple[str, str]], preds: Path) -> f
     return len(pages) / cpu if cpu else float("nan")
 
 
-def run_warcplex(label: str, overrides: list[str], args, out: Path) -> float:
-    """One real `warcplex run` (local Spark, Parquet); return pages per task-CPU second."""
-    cmd = [str(ROOT / ".venv" / "bin" / "warcplex"), "run", "--input", str(args.warc), "--output", str(out),
+def run_warcplex(label: str, overrides: list[str], args, warc: Path, index: Path, out: Path, preds: Path) -> float:
+    """One real `warcplex run` (local Spark, Parquet) turned into predictions; return pages per task-CPU second."""
+    cmd = [str(ROOT / ".venv" / "bin" / "warcplex"), "run", "--input", str(warc), "--output", str(out),
            "--config", args.config, "--no-resume", "--set", "index.enabled=false"]
     for item in overrides + args.set:
         cmd += ["--set", item]
@@ -95,87 +152,99 @@ def run_warcplex(label: str, overrides: list[str], args, out: Path) -> float:
     print(f"[bench] {label}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
     subprocess.run(cmd, check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     stats = json.loads((out / "stats.json").read_text())
+    parquet = out.parent / f"{out.name}-parquet"  # only the language=*/ page folders, not the side files
+    shutil.rmtree(parquet, ignore_errors=True)
+    parquet.mkdir(parents=True)
+    pages_root = out / "data" if (out / "data").is_dir() else out
+    for folder in pages_root.resolve().glob("language=*"):
+        (parquet / folder.name).symlink_to(folder)
+    shutil.rmtree(preds, ignore_errors=True)
+    subprocess.run([sys.executable, str(args.bench / "parquet_to_preds.py"), str(parquet), "--index", str(index),
+                    "--out", str(preds)], check=True, stdout=subprocess.DEVNULL)
     return stats["run"]["pages_per_cpu_second"] or float("nan")
 
 
-def score(preds: Path, args, out_json: Path, ids: Path | None = None) -> dict:
-    cmd = [sys.executable, str(args.bench / "score.py"), "--pred", str(preds), "--data", str(args.bench / "data"),
-           "--out-json", str(out_json), "--quiet"]
-    if ids:
-        cmd += ["--ids", str(ids)]
-    subprocess.run(cmd, check=True)
-    return json.loads(out_json.read_text())
+def score(preds: Path, args, name: str, ids: set[str], per_page: Path) -> list[dict]:
+    """Per-page scores (the bench's score.py) of the pages in ``ids``."""
+    id_file = per_page.with_suffix(".ids")
+    id_file.write_text("".join(f"{i}\n" for i in sorted(ids)))
+    subprocess.run([sys.executable, str(args.bench / "score.py"), "--pred", str(preds), "--data",
+                    str(args.bench / name), "--ids", str(id_file), "--per-page", str(per_page), "--quiet"], check=True)
+    return list(csv.DictReader(open(per_page)))
 
 
-def score_both(preds: Path, args, name: str) -> tuple[dict, dict | None]:
-    """Scores on every dev page and, with --heldout-ids, on the pages the block classifier never saw."""
-    held = score(preds, args, args.work / f"{name}.heldout.json", args.heldout_ids) if args.heldout_ids else None
-    return score(preds, args, args.work / f"{name}.json"), held
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
 
 
-def print_table(results: list[tuple[str, dict, float]], title: str) -> None:
-    print(f"\n== {title} ==")
+def print_set(name: str, results: list[tuple[str, list[dict], float]], meta: dict[str, dict], title: str) -> None:
+    """Headline metrics, then ROUGE-5 F1 by dataset, by page type and by language."""
+    print(f"\n== {name}: {title} ==")
     width = max(len(label) for label, _, _ in results)
     print(f"\n{'system':{width}s}  {'ROUGE-5 F1':>10s} {'BoW P':>7s} {'BoW R':>7s} {'BoW F1':>7s} "
           f"{'snippet F':>9s} {'pages/s':>8s}")
-    for label, agg, speed in results:
-        full = agg["fulltext"].get("ALL(pages)", {})
-        snippets = [v["snippet_f"] for v in agg["snippets"].values()]
-        snip = f"{sum(snippets) / len(snippets):9.3f}" if snippets else f"{'-':>9s}"
-        print(f"{label:{width}s}  {full.get('rouge5_f', float('nan')):10.3f} {full.get('rouge1_p', float('nan')):7.3f} "
-              f"{full.get('rouge1_r', float('nan')):7.3f} {full.get('rouge1_f', float('nan')):7.3f} {snip} {speed:8.1f}")
-    datasets = sorted(k for k in results[0][1]["fulltext"] if not k.startswith("ALL"))
-    counts = {d: results[0][1]["fulltext"][d]["n"] for d in datasets}
-    print(f"\nROUGE-5 F1 per dataset (pages)\n{'system':{width}s}  "
-          + " ".join(f"{d[:14]:>14s}" for d in datasets))
-    print(f"{'':{width}s}  " + " ".join(f"{'(' + str(counts[d]) + ')':>14s}" for d in datasets))
-    for label, agg, _ in results:
-        print(f"{label:{width}s}  " + " ".join(f"{agg['fulltext'][d]['rouge5_f']:14.3f}" for d in datasets))
+    for label, rows, speed in results:
+        full = [r for r in rows if r["rouge5_f"]]
+        snippets = [float(r["snippet_f"]) for r in rows if r["snippet_f"]]
+        cells = " ".join(f"{mean([float(r[m]) for r in full]):{10 if m == 'rouge5_f' else 7}.3f}" for m in METRICS)
+        snip = f"{mean(snippets):9.3f}" if snippets else f"{'-':>9s}"
+        print(f"{label:{width}s}  {cells} {snip} {speed:8.1f}")
+    for key, heading in (("dataset", "dataset"), ("page_type", "page type"), ("lang", "language")):
+        groups = defaultdict(lambda: defaultdict(list))
+        for label, rows, _ in results:
+            for r in rows:
+                if r["rouge5_f"]:
+                    groups[meta[r["id"]].get(key) or "-"][label].append(float(r["rouge5_f"]))
+        n_pages = sum(len(v[results[0][0]]) for v in groups.values())
+        if len(groups) < 2 or "-" in groups and len(groups["-"][results[0][0]]) > n_pages // 2:
+            continue  # a set without this breakdown
+        order = sorted(groups, key=lambda g: -len(groups[g][results[0][0]]))[:16]
+        print(f"\nROUGE-5 F1 per {heading} (pages)\n{'system':{width}s}  " + " ".join(f"{g[:10]:>10s}" for g in order))
+        print(f"{'':{width}s}  " + " ".join(f"{'(' + str(len(groups[g][results[0][0]])) + ')':>10s}" for g in order))
+        for label, _, _ in results:
+            print(f"{label:{width}s}  " + " ".join(f"{mean(groups[g][label]):10.3f}" for g in order))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
-    parser.add_argument("--warc", type=Path, help="default: <bench>/warc/bench-dev.warc.gz")
-    parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-quality")
+    parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench-quality")
     parser.add_argument("--config", default="conf/local.yaml")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated dev sets (folders of the bench)")
     parser.add_argument("--set", action="append", default=[], help="extra override for every warcplex run")
-    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "warcplex" / "steps" / "blocks" / "blocks_heldout_ids.txt",
-                        help="also score only these ids: the pages the block classifier was not fitted on")
     parser.add_argument("--runs", help="comma-separated subset of runs by number (1-based) or `peers`")
+    parser.add_argument("--heldout-only", action="store_true",
+                        help="pack and run only the held-out pages (about 30%% of each set; the same figures)")
     args = parser.parse_args()
     if not (args.bench / "score.py").exists():
         sys.exit(f"bench_quality: {args.bench} has no score.py (need ../shared/bench)")
-    args.warc = args.warc or args.bench / "warc" / "bench-dev.warc.gz"
-    index = args.bench / "warc" / "bench-dev.index.tsv"
     wanted = set(args.runs.split(",")) if args.runs else None
-    results = []
-    for number, (label, overrides) in enumerate(WARCPLEX_RUNS, 1):
-        if wanted and str(number) not in wanted:
-            continue
-        out = args.work / f"run{number}"
-        speed = run_warcplex(label, overrides, args, out)
-        preds = args.work / f"preds{number}"
-        parquet = args.work / f"parquet{number}"  # only the language=*/ page folders, not the side files
-        shutil.rmtree(parquet, ignore_errors=True)
-        parquet.mkdir(parents=True)
-        pages_root = out / "data" if (out / "data").is_dir() else out
-        for folder in pages_root.resolve().glob("language=*"):
-            (parquet / folder.name).symlink_to(folder)
-        subprocess.run([sys.executable, str(args.bench / "parquet_to_preds.py"), str(parquet), "--index", str(index),
-                        "--out", str(preds)], check=True, stdout=subprocess.DEVNULL)
-        results.append((label, *score_both(preds, args, f"scores{number}"), speed))
-    if not wanted or "peers" in wanted:
-        pages = list(bench_pages(args.warc, index))
-        for number, (label, extract) in enumerate(peer_extractors().items(), 1):
-            print(f"[bench] {label} on {len(pages)} pages", file=sys.stderr, flush=True)
-            preds = args.work / f"peer{number}"
-            speed = run_peer(label, extract, pages, preds)
-            results.append((label, *score_both(preds, args, f"peer{number}"), speed))
-    print_table([(label, full, speed) for label, full, _, speed in results], "all dev pages")
-    if args.heldout_ids:
-        print_table([(label, held, speed) for label, _, held, speed in results],
-                    f"held-out pages only ({args.heldout_ids.name}: never seen by the block classifier's fit)")
+    for name in args.sets.split(","):
+        meta = manifest(args.bench, name)
+        work = args.work / name
+        work.mkdir(parents=True, exist_ok=True)
+        warc, index = build_warc(args.bench, name, args.work, args.heldout_only)
+        systems = []  # (label, predictions folder, speed)
+        for number, (label, overrides) in enumerate(WARCPLEX_RUNS, 1):
+            if wanted and str(number) not in wanted:
+                continue
+            preds = work / f"preds{number}"
+            systems.append((label, preds, run_warcplex(label, overrides, args, warc, index, work / f"run{number}", preds)))
+        if not wanted or "peers" in wanted:
+            pages = list(bench_pages(warc, index))
+            lang_of = {i: m.get("lang") for i, m in meta.items()}
+            for number, (label, extract) in enumerate(peer_extractors().items(), 1):
+                print(f"[bench] {name}: {label} on {len(pages)} pages", file=sys.stderr, flush=True)
+                preds = work / f"peer{number}"
+                systems.append((label, preds, run_peer(extract, pages, lang_of, preds)))
+        heldout = {i for i in meta if is_heldout(i)}
+        scopes = [("held-out pages (never seen by the block classifier's fit)", heldout, "heldout")]
+        if not args.heldout_only:
+            scopes.insert(0, ("all dev pages", set(meta), "all"))
+        for title, ids, tag in scopes:
+            results = [(label, score(preds, args, name, ids, work / f"{preds.name}.{tag}.csv"), speed)
+                       for label, preds, speed in systems]
+            print_set(name, results, meta, title)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """Fit the block classifier of warcplex/steps/blocks/ on the bench dev pages (deterministic).
 
-Only ../shared/bench/data full-text dev pages are used. Pages split by a hash of their id:
-70% train, 30% held out (never seen by the fit nor the threshold choice). A block is labelled
-main when its lower-cased text occurs in the page's truth, or (4+ words) when at least half of
-its word trigrams occur there. Stage one: a logistic regression over dense and hashed features, then a HistGradientBoosting
+The full-text dev pages of the three bench sets are used: ../shared/bench/data (2006-2019
+English benchmarks), data-wcxb (modern English pages of seven types) and data-ml (non-English
+pages). Every set splits by a hash of the page id (:func:`warcplex.steps.blocks.model.is_heldout`): 70%
+train, 30% held out (never seen by the fit, the threshold or the fallback rule). Each set weighs
+the same, and inside a set each dataset, page type or language weighs the square root of its
+page count; a page's blocks share its weight by the square root of their word counts (ROUGE is a
+mean over pages). A block is labelled main when its tokens (the bench scorer's: CJK characters
+one each) occur in the page's truth, or (4+ tokens) when at least half of its token trigrams do.
+A block's perplexity comes from the pinned KenLM model of the page's language (fastText LID on
+its blocks; en, de, fr, es, it), centred on that model's median block; other pages have none.
+Stage one: a logistic regression over dense and hashed features, then a HistGradientBoosting
 ensemble over the dense features plus the regression's out-of-fold score. Stage two: a smaller
 ensemble over each block's stage-one probability (out of fold) among its neighbours and page.
-Blocks are weighted by the square root of their word count (ROUGE counts words). The decision
-threshold is the one with the best mean ROUGE-5 F1 on the training pages, and the held-out
-ROUGE-5 F1 (the bench scorer's) is printed next to resiliparse's main-content text on the same
-pages. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
+The decision threshold, then the cascade's fallback share (:func:`warcplex.steps.blocks.step.shorter_than_primary`),
+are the ones with the best weighted mean ROUGE-5 F1 on half the training pages. The held-out
+ROUGE-5 F1 (the bench scorer's) is printed per set and group next to resiliparse's main-content
+text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
 
-usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache pages.pkl] [--trees 200] [--context-trees 100]
+usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import functools
 import pickle
 from collections import defaultdict
 from multiprocessing import Pool
@@ -32,24 +40,33 @@ import numpy as np
 from warcplex import models
 from warcplex.config import ExtractSettings
 from warcplex.reading.decode import decode_html
-from warcplex.registry import load_registry
-from warcplex.steps.blocks.features import HASH_DIM, context_features, dense_names, featurize
-from warcplex.steps.blocks.model import MODEL_PATH, BlockModel
+from warcplex.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
+                                            context_features, dense_names, featurize, page_language, word_count)
+from warcplex.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
 from warcplex.steps.blocks.parse import parse_blocks
+from warcplex.steps.blocks.step import block_lines, shorter_than_primary
 from warcplex.steps.extractors import ResiliparseExtractor
 
 ROOT = Path(__file__).resolve().parent.parent
-
-REGISTRY = "conf/models.yaml"
-THRESHOLDS = [round(t, 2) for t in np.arange(0.2, 0.81, 0.05)]
-
-
-def is_train(page_id: str) -> bool:
-    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 < 7
+THRESHOLDS = [round(t, 2) for t in np.arange(0.25, 0.71, 0.05)]
+# The KenLM files the perplexity feature is fitted with (pinned by sha256 in the model JSON).
+LM_LANGUAGES = ("en", "de", "fr", "es", "it")
+# The three dev sets: (name, folder under the bench, how pages are grouped for weighting).
+SETS = (("data", "data", "dataset"), ("wcxb", "data-wcxb", "page_type"), ("ml", "data-ml", "lang"))
 
 
-def label(text: str, truth_joined: str, truth_trigrams: set) -> int:
-    tokens = text.lower().split()
+def lm_pins() -> dict[str, dict]:
+    out = {}
+    for lang in LM_LANGUAGES:
+        path = f"lm_models/{lang}/{lang}.3gram.trie.bin"
+        if (ROOT / path).exists():
+            out[lang] = {"path": path, "sha256": hashlib.sha256((ROOT / path).read_bytes()).hexdigest()}
+    return out
+
+
+def label(tokens: list[str], truth_joined: str, truth_trigrams: set) -> int:
+    """Main when the block's tokens (the bench scorer's: CJK characters one each) occur in the truth,
+    or (4+ tokens) when at least half of its token trigrams occur there."""
     if f" {' '.join(tokens)} " in truth_joined:
         return 1
     if len(tokens) >= 4:
@@ -58,41 +75,108 @@ def label(text: str, truth_joined: str, truth_trigrams: set) -> int:
     return 0
 
 
-def page_data(item: tuple[str, str, Path, Path]) -> dict | None:
-    page_id, dataset, html_path, truth_path = item
-    html = decode_html(gzip.decompress(html_path.read_bytes()))
-    truth = truth_path.read_text(encoding="utf-8", errors="replace")
+def raw_page(item: dict) -> dict:
+    """The expensive part, cached: blocks, resiliparse text, page language, block perplexities."""
+    html = decode_html(gzip.decompress(Path(item["html"]).read_bytes()))
+    truth = Path(item["truth"]).read_text(encoding="utf-8", errors="replace")
     blocks = parse_blocks(html)
-    primary = ResiliparseExtractor(ExtractSettings(), main_content=True).plain_text(html)
-    entry = load_registry(REGISTRY).get("en") if (ROOT / REGISTRY).exists() else None
-    lm = models.kenlm_model(entry.path) if entry else None
+    page = dict(item, truth=truth, blocks=blocks,
+                primary=ResiliparseExtractor(ExtractSettings(), main_content=True).plain_text(html),
+                page_lang=page_language(blocks, models.default_lid_model_path()) if blocks else "und", log_ppl=None)
+    if blocks and page["page_lang"] in PINS:
+        page["log_ppl"] = block_perplexities(blocks, models.kenlm_model(PINS[page["page_lang"]]["path"]))
+    return page
+
+
+PINS = lm_pins()
+
+
+@functools.lru_cache(maxsize=None)
+def _scorer(bench: Path):
+    """The bench's score.py as a module."""
+    spec = importlib.util.spec_from_file_location("bench_score", bench / "score.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def featurised(page: dict, centres: dict[str, float], bench: Path) -> dict:
+    blocks = page["blocks"]
+    out = dict(page, texts=[b.text for b in blocks], X=None, hashed=[], y=[])
     if not blocks:
-        return dict(id=page_id, dataset=dataset, truth=truth, primary=primary, texts=[], X=None, hashed=[], y=[])
-    X, hashed = featurize(blocks, primary, lm)
-    tokens = truth.lower().split()
+        return out
+    lang = page["page_lang"]
+    out["X"], out["hashed"] = featurize(blocks, page["primary"], page["log_ppl"], centres.get(lang, 0.0))
+    tokens = _scorer(bench).tokenize(page["truth"])
     joined = f" {' '.join(tokens)} "
     trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
-    y = [label(b.text, joined, trigrams) for b in blocks]
-    return dict(id=page_id, dataset=dataset, truth=truth, primary=primary, texts=[b.text for b in blocks],
-                X=X, hashed=hashed, y=y)
+    out["y"] = [label(_scorer(bench).tokenize(b.text), joined, trigrams) for b in blocks]
+    return out
 
 
-def design(pages: list[dict]):
+def page_weights(pages: list[dict]) -> np.ndarray:
+    """Each set weighs the same in total; inside a set, each group (dataset, page type, language)
+    weighs the square root of its page count, so no era, page type or language dominates."""
+    groups = defaultdict(list)
+    for i, p in enumerate(pages):
+        groups[(p["set"], p["group"])].append(i)
+    per_set = defaultdict(float)
+    for (name, _), members in groups.items():
+        per_set[name] += np.sqrt(len(members))
+    weights = np.zeros(len(pages))
+    for (name, _), members in groups.items():
+        weights[members] = np.sqrt(len(members)) / per_set[name] / len(members) / len(per_set)
+    return weights * len(pages)
+
+
+def dev_items(bench: Path) -> list[dict]:
+    """Every full-text dev page of the three sets, with its set, weighting group and page type."""
+    items = []
+    for name, folder, group in SETS:
+        for line in open(bench / folder / "manifest.jsonl"):
+            m = json.loads(line)
+            if m.get("truth_type", "fulltext") != "fulltext":
+                continue
+            ds = bench / folder / m["dataset"]
+            items.append({"id": m["id"], "set": name, "dataset": m["dataset"], "group": m.get(group) or "und",
+                          "lang": m.get("lang") or "und", "page_type": m.get("page_type") or "-",
+                          "html": str(ds / "pages" / f"{m['id']}.html.gz"),
+                          "truth": str(ds / "truth" / f"{m['id']}.txt")})
+    return items
+
+
+def raw_pages(bench: Path, cache: Path | None, workers: int) -> list[dict]:
+    if cache and cache.exists():
+        return pickle.loads(cache.read_bytes())
+    with Pool(workers) as pool:
+        pages = list(pool.imap(raw_page, dev_items(bench), chunksize=8))
+    if cache:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
+    return pages
+
+
+def design(pages: list[dict], page_weight: np.ndarray):
+    """Sparse design matrix, labels and block weights: the square root of a block's words as a share
+    of its page's, times the page's weight (ROUGE is a mean over pages)."""
     from scipy import sparse
 
-    rows = [p for p in pages if p["X"] is not None]
-    dense = np.vstack([p["X"] for p in rows])
+    dense = np.vstack([p["X"] for p in pages])
     indptr, indices = [0], []
-    for p in rows:
+    for p in pages:
         for h in p["hashed"]:
             indices.extend(h)
             indptr.append(len(indices))
     hashed = sparse.csr_matrix((np.ones(len(indices), dtype=np.float32), indices, indptr),
                                shape=(dense.shape[0], HASH_DIM))
     X = sparse.hstack([sparse.csr_matrix(dense), hashed]).tocsr()
-    y = np.concatenate([p["y"] for p in rows])
-    words = np.array([len(t.split()) for p in rows for t in p["texts"]], dtype=np.float64)
-    return X, y, words
+    y = np.concatenate([p["y"] for p in pages])
+    weights = []
+    for p, w in zip(pages, page_weight):
+        root = np.sqrt([word_count(t) for t in p["texts"]])
+        weights.append(w * root / root.sum())
+    weights = np.concatenate(weights)
+    return X, y, weights / weights.mean()
 
 
 def page_texts(pages: list[dict], model: BlockModel, threshold: float) -> list[str]:
@@ -102,7 +186,7 @@ def page_texts(pages: list[dict], model: BlockModel, threshold: float) -> list[s
             out.append("")
             continue
         prob = model.scores(p["X"], p["hashed"])
-        out.append("\n".join(t for t, q in zip(p["texts"], prob) if q >= threshold))
+        out.append(block_lines([b for b, q in zip(p["blocks"], prob) if q >= threshold]))
     return out
 
 
@@ -129,49 +213,57 @@ def export_trees(booster) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
-    parser.add_argument("--heldout-ids", type=Path, default=ROOT / "warcplex" / "steps" / "blocks" / "blocks_heldout_ids.txt")
+    parser.add_argument("--heldout-ids", type=Path, default=MODEL_PATH.parent / "blocks_heldout_ids.txt")
     parser.add_argument("--model", type=Path, default=MODEL_PATH)
     parser.add_argument("--C", type=float, default=0.5, help="inverse L2 regularisation strength")
-    parser.add_argument("--trees", type=int, default=200, help="boosting iterations of stage one")
-    parser.add_argument("--context-trees", type=int, default=100, help="boosting iterations of stage two")
+    parser.add_argument("--trees", type=int, default=120, help="boosting iterations of stage one")
+    parser.add_argument("--context-trees", type=int, default=60, help="boosting iterations of stage two")
+    parser.add_argument("--max-blocks", type=int, default=60, help="blocks fitted on per page (a seeded sample)")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--cache", type=Path, help="pickle of the featurised pages (reused when present)")
+    parser.add_argument("--cache", type=Path, help="pickle of the parsed pages and block perplexities (reused when present)")
     args = parser.parse_args()
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
 
-    spec = importlib.util.spec_from_file_location("bench_score", args.bench / "score.py")
-    bench_score = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench_score)
+    bench_score = _scorer(args.bench)
 
-    data = args.bench / "data"
-    items = []
-    for line in open(data / "manifest.jsonl"):
-        m = json.loads(line)
-        if m.get("truth_type") == "fulltext":
-            ds = data / m["dataset"]
-            items.append((m["id"], m["dataset"], ds / "pages" / f"{m['id']}.html.gz", ds / "truth" / f"{m['id']}.txt"))
-    if args.cache and args.cache.exists():
-        pages = pickle.loads(args.cache.read_bytes())
-    else:
-        with Pool(args.workers) as pool:
-            pages = list(pool.imap(page_data, items, chunksize=8))
-        if args.cache:
-            args.cache.write_bytes(pickle.dumps(pages))
-    train = [p for p in pages if is_train(p["id"])]
-    heldout = [p for p in pages if not is_train(p["id"])]
+    raw = raw_pages(args.bench, args.cache, args.workers)
+    centres = {}
+    for lang in PINS:
+        values = [p["log_ppl"] for p in raw if p["page_lang"] == lang and p["log_ppl"] is not None and not is_heldout(p["id"])]
+        values = np.concatenate(values) if values else np.array([np.nan])
+        centres[lang] = round(float(np.nanmedian(values)), 4) if np.isfinite(values).any() else 0.0
+    print("log10 perplexity centre per pinned model:", centres, flush=True)
+    with Pool(args.workers) as pool:
+        pages = pool.starmap(featurised, [(p, centres, args.bench) for p in raw], chunksize=16)
+    del raw
+    train = [p for p in pages if not is_heldout(p["id"])]
+    heldout = [p for p in pages if is_heldout(p["id"])]
+    weight_of = dict(zip((p["id"] for p in train), page_weights(train)))
     fitted = [p for p in train if p["X"] is not None]
-    X, y, words = design(fitted)
-    print(f"train: {len(train)} pages, {X.shape[0]} blocks, {y.mean():.3f} main; held out: {len(heldout)} pages")
+    X, y, weights = design(fitted, np.array([weight_of[p["id"]] for p in fitted]))
+    print(f"train: {len(train)} pages, {X.shape[0]} blocks, {y.mean():.3f} main; held out: {len(heldout)} pages", flush=True)
     n_dense = len(dense_names())
     page_of = np.concatenate([np.full(len(p["texts"]), i) for i, p in enumerate(fitted)])
+    # At most --max-blocks blocks of a page are fitted on (a seeded sample, weights scaled up to the page's):
+    # long pages cost fitting time in proportion, and add little the page's first blocks do not show.
+    rng = np.random.default_rng(0)
+    use = np.zeros(len(y), dtype=bool)
+    start = 0
+    for p in fitted:
+        n = len(p["texts"])
+        chosen = rng.choice(n, args.max_blocks, replace=False) if n > args.max_blocks else np.arange(n)
+        use[start + chosen] = True
+        weights[start:start + n] *= n / len(chosen)
+        start += n
+    print(f"fitting on {use.sum()} sampled blocks", flush=True)
 
     def fit_stage_one(rows: np.ndarray) -> dict:
         """Logistic regression, then trees over the dense features plus the regression's score
         out of fold (pages split in two), as at inference the regression has never seen the page."""
         def fit_linear(subset: np.ndarray) -> np.ndarray:
             clf = LogisticRegression(C=args.C, solver="liblinear", max_iter=1000, fit_intercept=False)
-            clf.fit(X[subset], y[subset], sample_weight=np.sqrt(words[subset]))
+            clf.fit(X[subset], y[subset], sample_weight=weights[subset])
             return clf.coef_[0].astype(np.float64)
 
         linear_oof = np.zeros(len(y))
@@ -179,11 +271,12 @@ def main() -> None:
         for fold in (0, 1):
             half = rows & (inner == fold)
             linear_oof[half] = X[half] @ fit_linear(rows & (inner != fold))
+        print("  linear fits done", flush=True)
         coef = fit_linear(rows)
         dense = np.hstack([X[rows][:, :n_dense].toarray(), linear_oof[rows][:, None]])
         booster = HistGradientBoostingClassifier(max_iter=args.trees, max_depth=6, learning_rate=0.1,
                                                  early_stopping=False, random_state=0)
-        booster.fit(dense, y[rows], sample_weight=np.sqrt(words[rows]))
+        booster.fit(dense, y[rows], sample_weight=weights[rows])
         return {"dense": [round(float(v), 6) for v in coef[:n_dense]],
                 "hashed": [round(float(v), 6) for v in coef[n_dense:]], "trees": export_trees(booster)}
 
@@ -192,51 +285,89 @@ def main() -> None:
 
     # Stage two learns from stage-one probabilities out of fold (pages split by index parity).
     first_oof = []
-    fold_models = [stage_one(fit_stage_one(page_of % 2 != fold)) for fold in (0, 1)]
+    fold_models = [stage_one(fit_stage_one(use & (page_of % 2 != fold))) for fold in (0, 1)]
+    print("stage one out of fold done", flush=True)
     for i, p in enumerate(fitted):
         first_oof.append(fold_models[i % 2].first_stage(p["X"], p["hashed"]))
     context = np.vstack([context_features(prob, p["X"]) for prob, p in zip(first_oof, fitted)])
     context_booster = HistGradientBoostingClassifier(max_iter=args.context_trees, max_depth=5, learning_rate=0.1,
                                                      early_stopping=False, random_state=0)
-    context_booster.fit(context, y, sample_weight=np.sqrt(words))
+    context_booster.fit(context[use], y[use], sample_weight=weights[use])
+    print("stage two done", flush=True)
     data = {
-        "about": "warcplex/steps/blocks block classifier, fitted by scripts/train_blocks.py on bench dev pages "
-                 "(md5(id) % 10 < 7)",
-        "train_pages": len(train), "train_blocks": int(X.shape[0]), "threshold": 0.5,
+        "about": "warcplex/steps/blocks block classifier, fitted by scripts/train_blocks.py on the dev pages of "
+                 "bench data, data-wcxb and data-ml (md5(id) % 10 < 7)",
+        "train_pages": len(train), "train_blocks": int(use.sum()), "threshold": 0.5,
         "hash_dim": HASH_DIM, "dense_names": dense_names(),
-        **fit_stage_one(np.ones(len(y), dtype=bool)),
+        "language_models": {lang: {**pin, "centre": centres[lang]} for lang, pin in PINS.items()},
+        **fit_stage_one(use),
         "context_trees": export_trees(context_booster),
     }
     model = BlockModel(data)
 
-    def mean_rouge(pages: list[dict], texts: list[str]) -> float:
-        return float(np.mean([bench_score.score_pair(t, p["truth"])["rouge5_f"] for p, t in zip(pages, texts)]))
+    def mean_rouge(chosen: list[dict], texts: list[str]) -> float:
+        w = np.array([weight_of[p["id"]] for p in chosen])
+        return float(np.average([bench_score.score_pair(t, p["truth"])["rouge5_f"] for p, t in zip(chosen, texts)],
+                                weights=w))
 
-    by_threshold = {t: mean_rouge(train, page_texts(train, model, t)) for t in THRESHOLDS}
+    tuning = train[::3]  # the threshold and the fallback rule are chosen on a third of the training pages
+    by_threshold = {t: mean_rouge(tuning, page_texts(tuning, model, t)) for t in THRESHOLDS}
     threshold = data["threshold"] = model.threshold = max(by_threshold, key=by_threshold.get)
-    print("train ROUGE-5 F1 by threshold:", " ".join(f"{t}:{v:.4f}" for t, v in by_threshold.items()))
+    print("train ROUGE-5 F1 by threshold:", " ".join(f"{t}:{v:.4f}" for t, v in by_threshold.items()), flush=True)
+    tuned_texts = page_texts(tuning, model, threshold)
+    by_rule = {}
+    for share in FALLBACK_SHARES:
+        texts = [p["primary"] if shorter_than_primary(t, p["primary"], share) else t for p, t in zip(tuning, tuned_texts)]
+        by_rule[share] = mean_rouge(tuning, texts)
+    share = data["fallback_min_share"] = max(by_rule, key=by_rule.get)
+    print("train ROUGE-5 F1 by fallback share:", " ".join(f"{k}:{v:.4f}" for k, v in by_rule.items()))
 
-    per_ds = defaultdict(lambda: defaultdict(list))
-    for p, text in zip(heldout, page_texts(heldout, model, threshold)):
-        per_ds[p["dataset"]]["blocks"].append(bench_score.score_pair(text, p["truth"]))
-        per_ds[p["dataset"]]["resiliparse"].append(bench_score.score_pair(p["primary"], p["truth"]))
-    print(f"\nheld-out ({len(heldout)} pages), threshold {threshold}: ROUGE-5 F1 / BoW P / BoW R")
-    print(f"{'dataset':18s} {'n':>5s}  {'blocks':>22s}  {'resiliparse main_content':>24s}")
-    everything = defaultdict(list)
-    for ds in sorted(per_ds) + ["ALL(pages)"]:
-        rows = per_ds[ds] if ds in per_ds else everything
-        cells = []
-        for system in ("blocks", "resiliparse"):
-            scores = rows[system]
-            if ds in per_ds:
-                everything[system].extend(scores)
-            cells.append(" / ".join(f"{np.mean([s[m] for s in scores]):.3f}" for m in ("rouge5_f", "rouge1_p", "rouge1_r")))
-        print(f"{ds:18s} {len(rows['blocks']):5d}  {cells[0]:>22s}  {cells[1]:>24s}")
-
+    report_heldout(heldout, page_texts(heldout, model, threshold), share, bench_score)
     args.model.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     args.heldout_ids.parent.mkdir(parents=True, exist_ok=True)
     args.heldout_ids.write_text("".join(f"{p['id']}\n" for p in heldout))
     print(f"\nwrote {args.model} and {args.heldout_ids}")
+
+
+FALLBACK_SHARES = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+KINDS = (("heading", lambda b: b.tag in HEADINGS), ("list item", lambda b: b.tag in LIST_ITEMS),
+         ("table cell", lambda b: b.tag in CELLS), ("short (<5 words)", lambda b: word_count(b.text) < 5),
+         ("linked (>0.5)", lambda b: b.link_chars > 0.5 * len(b.text)), ("all", lambda b: True))
+
+
+def report_heldout(heldout: list[dict], texts: list[str], share: float, bench_score) -> None:
+    """Held-out ROUGE-5 F1 / BoW P / BoW R per set and group, and block recall by kind."""
+    cells = defaultdict(lambda: defaultdict(list))
+    for p, text in zip(heldout, texts):
+        fallback = p["primary"] if shorter_than_primary(text, p["primary"], share) else text
+        groups = [(p["set"], "ALL"), (p["set"], p["group"])]
+        if p["set"] == "ml":
+            groups.append(("ml", f"dataset:{p['dataset']}"))
+        for key in groups:
+            for system, out in (("blocks", text), ("blocks+fallback", fallback), ("resiliparse", p["primary"])):
+                cells[key][system].append(bench_score.score_pair(out, p["truth"]))
+    print(f"\nheld-out ({len(heldout)} pages), fallback below {share} of resiliparse's words: "
+          "ROUGE-5 F1 / BoW P / BoW R")
+    print(f"{'set':5s} {'group':24s} {'n':>5s}  {'blocks':>19s}  {'blocks+fallback':>19s}  {'resiliparse':>19s}")
+    for (name, group), systems in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] != "ALL", kv[0][1])):
+        row = [" / ".join(f"{np.mean([s[m] for s in systems[k]]):.3f}" for m in ("rouge5_f", "rouge1_p", "rouge1_r"))
+               for k in ("blocks", "blocks+fallback", "resiliparse")]
+        print(f"{name:5s} {group[:24]:24s} {len(systems['blocks']):5d}  {row[0]:>19s}  {row[1]:>19s}  {row[2]:>19s}")
+    kept_lines = [set(t.replace("\t", "\n").split("\n")) for t in texts]
+    print("\nheld-out recall of main blocks (kept / labelled main) by set and kind:")
+    for name in sorted({p["set"] for p in heldout}):
+        parts = []
+        for kind, test in KINDS:
+            main = kept = 0
+            for p, lines in zip(heldout, kept_lines):
+                if p["set"] != name:
+                    continue
+                for b, y in zip(p["blocks"], p["y"]):
+                    if y and test(b):
+                        main += 1
+                        kept += b.text in lines
+            parts.append(f"{kind} {kept / max(main, 1):.3f} ({main})")
+        print(f"  {name:5s} " + ", ".join(parts))
 
 
 if __name__ == "__main__":

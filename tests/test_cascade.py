@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,27 @@ def test_time_guard_counts_a_page_no_stage_finishes_as_error_timeout():
     c = cleaner("perplexity.enabled=false", "extract.cascade=[readability]", "extract.timeout_s=0.5")
     (slow,) = list(c.run([page(pathological_html())]))
     assert slow.outcome == "error.timeout" and slow.fallback_reason == "readability_timeout"
+
+
+def test_block_output_much_shorter_than_resiliparse_falls_back_with_its_evidence(tmp_path):
+    from warcplex.models import block_model
+    from warcplex.steps.blocks.model import MODEL_PATH
+
+    settings = ["perplexity.enabled=false", "extract.cascade=[blocks, resiliparse]"]
+    packaged = cleaner(*settings).process(page(ARTICLE))
+    assert (packaged.extractor, packaged.fallback_reason) == ("blocks", None)
+    assert 0 < block_model().fallback_min_share < 1
+    # the same model asking for more words than resiliparse found: the block output is incomplete
+    data = json.loads(MODEL_PATH.read_text())
+    data["fallback_min_share"] = 1.5
+    strict = tmp_path / "blocks_model.json"
+    strict.write_text(json.dumps(data))
+    c = cleaner(*settings, f"extract.blocks_model={strict}")
+    cleaned = c.process(page(ARTICLE))
+    assert cleaned.extractor == "resiliparse" and re.fullmatch(r"blocks_short_\d+of\d+", cleaned.fallback_reason)
+    kept, found = map(int, re.findall(r"\d+", cleaned.fallback_reason))
+    assert 0 < kept < 1.5 * found and found >= 20
+    assert c.step("blocks").stats.to_dict()["stage"]["blocks"]["short"] == 1
+    # the last stage of a cascade is never refused for being short
+    last = cleaner("perplexity.enabled=false", "extract.cascade=[blocks]", f"extract.blocks_model={strict}")
+    assert last.process(page(ARTICLE)).fallback_reason is None

@@ -101,10 +101,9 @@ class ExtractSettings(_Section):
     max_removed_share: float = Field(default=0.9, ge=0, le=1)
     # A page needs at least this many characters of text to count as non-empty.
     min_text_chars: int = Field(default=1, ge=0)
-    # The `blocks` stage: its fitted weights (None: pipeline/blocks_model.json) and the
-    # registry language whose KenLM model gives each block its perplexity feature.
+    # The `blocks` stage: its fitted weights (None: warcplex/steps/blocks/blocks_model.json). The
+    # KenLM files of its perplexity feature are pinned (path + sha256) there, not read from the registry.
     blocks_model: str | None = None
-    blocks_lm_language: str = "en"
 
 
 class LangIdSettings(_Section):

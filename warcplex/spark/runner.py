@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 
 from warcplex import models
@@ -22,13 +23,16 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.writing.output import OutputTarget, SplitWriter
 from warcplex.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
 
+_FALLBACK_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`: counted by kind
+
+
 def _count_page(stats: Stats, cleaned: Document) -> None:
     lang = cleaned.language_code
     stats.add(f"outcome.{cleaned.outcome}")
     stats.add(f"lang.{lang}.pages")
     stats.add("bytes.html", len(cleaned.page.html))
     if cleaned.fallback_reason:
-        stats.add(f"fallback.{cleaned.fallback_reason.split('_filtered_')[0]}")
+        stats.add(f"fallback.{_FALLBACK_COUNTS.sub('', cleaned.fallback_reason)}")
     if cleaned.outcome != "kept":
         return
     clean_text = cleaned.clean_text

@@ -104,7 +104,8 @@ def spark_session(settings: Settings):
 
 
 def model_files(settings: Settings) -> list[str]:
-    """Every model file the executors need: the registry, its KenLM binaries, the LID model."""
+    """Every model file the executors need: the registry, its KenLM binaries, the LID model, and the
+    block stage's model and pinned KenLM files when it is in the cascade."""
     files = []
     if settings.perplexity.enabled:
         registry = str(resolve_path(settings.perplexity.registry))
@@ -114,7 +115,14 @@ def model_files(settings: Settings) -> list[str]:
             if not path.exists():
                 raise UsageError(f"model file {entry.path} (from {settings.perplexity.registry}) not found")
             files.append(str(path))
-    if settings.langid.enabled:
+    blocks = "blocks" in settings.extract.cascade
+    if settings.langid.enabled or blocks:  # the block stage names each page's language for its KenLM pin
         files.append(str(resolve_path(settings.langid.model_path)) if settings.langid.model_path
                      else default_lid_model_path())
-    return files
+    if blocks:
+        from warcplex.models import block_model
+
+        if settings.extract.blocks_model:
+            files.append(str(resolve_path(settings.extract.blocks_model)))
+        files += [str(resolve_path(pin.path)) for pin in block_model(settings.extract.blocks_model).language_models.values()]
+    return list(dict.fromkeys(files))  # a pinned KenLM file may also be the registry's

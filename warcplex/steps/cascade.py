@@ -2,8 +2,9 @@
 
 For each stage the cascade runs the stage, then the rest of ``pipeline.steps`` (language ID,
 sentences, the filter, ...) on its text, and keeps the result unless :func:`filtered_too_much`
-(its fallback rule) says the filter removed too much. A stage that raises, times out or
-returns nothing passes the page to the next stage; the last stage's result is kept as it is.
+(its fallback rule) says the filter removed too much. A stage that raises, times out, returns
+nothing or shows evidence that its text is incomplete (:func:`incomplete`) passes the page to the
+next stage; the last stage's result is kept as it is.
 A step after the cascade that drops the page ends it (no fallback). A WET record's text
 (``wet``) is the one stage of a WET page.
 """
@@ -28,6 +29,16 @@ def filtered_too_much(doc: Document, settings: ExtractSettings) -> str | None:
     if total and removed / total > settings.max_removed_share:
         return f"filtered_{removed}of{total}"
     return None
+
+
+def incomplete(extractor: Extractor, doc: Document, settings: ExtractSettings, has_next: bool) -> str | None:
+    """The rule before the steps after a stage: ``empty`` (fewer than ``extract.min_text_chars``
+    characters), or, when a later stage exists, the stage's own evidence that its text misses main
+    content (the block stage: ``short_<kept>of<primary>`` words against resiliparse's main-content
+    pass, :func:`warcplex.steps.blocks.step.shorter_than_primary`)."""
+    if len(doc.text.strip()) < max(1, settings.min_text_chars):
+        return "empty"
+    return extractor.incomplete(doc.text) if has_next else None
 
 
 class Cascade(Step):
@@ -74,9 +85,10 @@ class Cascade(Step):
                 first_reason = first_reason or f"{extractor.name}_error"
                 continue
             guards.restart()  # the time limit holds per stage: the steps after it get their own
-            if len(doc.text.strip()) < max(1, self.settings.min_text_chars):
-                extractor.count("empty")
-                first_reason = first_reason or f"{extractor.name}_empty"
+            reason = incomplete(extractor, doc, self.settings, position < last_stage)
+            if reason:
+                extractor.count(reason.split("_")[0])
+                first_reason = first_reason or f"{extractor.name}_{reason}"
                 continue
             doc.fallback_reason = first_reason
             for step in self.then:

@@ -23,6 +23,11 @@ class Extractor(Step):
     def extract(self, html: str) -> str:
         raise NotImplementedError
 
+    def incomplete(self, text: str) -> str | None:
+        """Evidence, from the page just extracted, that ``text`` misses main content (a short reason),
+        or None. Stages without such evidence never claim it."""
+        return None
+
     def run(self, doc: Document) -> Document:
         doc.text = self.extract(doc.html)
         doc.extractor = self.name
@@ -149,5 +154,5 @@ def build_extractor(name: str, settings: Settings) -> Extractor:
     if name == "blocks":
         from warcplex.steps.blocks.step import BlocksExtractor
 
-        return BlocksExtractor(extract, settings.perplexity)
+        return BlocksExtractor(extract, settings.langid)
     raise ValueError(f"unknown extraction stage {name!r}")

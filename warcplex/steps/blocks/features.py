@@ -1,7 +1,10 @@
-"""Block features for the ``blocks`` stage: each block's KenLM perplexity, link density, length,
-punctuation, tag path, hashed class/id tokens, position, whether resiliparse's main-content pass
-kept it, and the same features of its neighbours (:func:`featurize`); the second stage's
-context features (:func:`context_features`).
+"""Block features for the ``blocks`` stage: each block's KenLM perplexity under the page's own
+language model (:func:`page_language`), centred and ranked within the page, link density, length
+and its rank within the page, character statistics (the signals of pages with no model),
+punctuation, tag kind and path, hashed class/id tokens, position, repeated sibling structures
+(:func:`structure`: list items, grid cards, table rows, posts), whether resiliparse's
+main-content pass kept it, and the same features of its neighbours (:func:`featurize`); the
+second stage's context features (:func:`context_features`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import zlib
 
 import numpy as np
 
+from warcplex import models
+from warcplex.document import UNKNOWN_LANGUAGE
 from warcplex.steps.blocks.parse import Block
 from warcplex.steps.perplexity import perplexity
 
@@ -19,15 +24,24 @@ HASH_DIM = 1 << 12
 
 WORD_BINS = np.array([2, 3, 5, 8, 13, 21, 40, 80])
 LINK_BINS = np.array([0.01, 0.3, 0.6, 0.9])
-PPL_BINS = np.array([2.3, 2.7, 3.0, 3.3, 3.7, 4.2])
+# log10 perplexity relative to the language model's typical block (``LanguageModelPin.centre``).
+PPL_BINS = np.array([-0.7, -0.3, 0.0, 0.3, 0.7, 1.2])
 BASE = ["log_words", "link_density", "in_primary", "ends_punct", "comma_rate", "digit_share", "title_share",
-        "log_ppl", "no_ppl", "depth"]
+        "log_ppl", "no_ppl", "depth", "letter_share", "space_share", "heading", "list_item", "cell", "code"]
 NEIGHBOUR = ["log_words", "link_density", "in_primary", "ends_punct"]
+# The page-level and structural features after the position (see :func:`featurize`).
+PAGE = ["position", "ppl_vs_page", "ppl_rank", "page_in_primary", "log_page_blocks", "words_rank", "word_share",
+        "log_siblings", "log_repeats", "repeat_word_share", "repeat_link_density", "page_repeat_share",
+        "page_lm"]
+HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+LIST_ITEMS = frozenset("li dt dd".split())
+CELLS = frozenset("td th".split())
+CODE = frozenset("pre code".split())
 _DIGITS = str.maketrans("", "", "0123456789")
 
 
 def dense_names() -> list[str]:
-    names = ["bias", *BASE, "position", "ppl_vs_page", "page_in_primary", "log_page_blocks"]
+    names = ["bias", *BASE, *PAGE]
     names += [f"words_bin{i}" for i in range(len(WORD_BINS) + 1)]
     names += [f"link_bin{i}" for i in range(len(LINK_BINS) + 1)]
     names += [f"ppl_bin{i}" for i in range(len(PPL_BINS) + 1)]
@@ -69,22 +83,35 @@ def word_count(text: str, spaced: int | None = None) -> int:
     return max(words, 1)
 
 
-def _base(block: Block, primary: str, lm) -> list[float]:
+def block_perplexities(blocks: list[Block], lm) -> np.ndarray:
+    """log10 KenLM perplexity of each block's first ``LM_CHARS`` characters; NaN for blocks of
+    fewer than three words, and for every block when there is no model (``lm`` None)."""
+    out = np.full(len(blocks), np.nan)
+    if lm is not None:
+        for i, block in enumerate(blocks):
+            if word_count(block.text) >= 3:
+                out[i] = math.log10(max(perplexity(lm, block.text[:LM_CHARS])[0], 1.0))
+    return out
+
+
+def _base(block: Block, primary: str, log_ppl: float) -> list[float]:
     text = block.text
     n_chars = len(text)
     words = text.split()
     n_words = word_count(text, len(words))
-    if lm is not None and n_words >= 3:
-        log_ppl, no_ppl = math.log10(max(perplexity(lm, text[:LM_CHARS])[0], 1.0)), 0.0
-    else:
-        log_ppl, no_ppl = 0.0, 1.0
     punct = text.count(",") + text.count(".")
+    letters = sum(1 for c in text if c.isalpha())
     if not text.isascii():
         punct += text.count("\u3001") + text.count("\u3002") + text.count("\uff0c")
+    scored = not math.isnan(log_ppl)
+    tag = block.tag
     return [math.log1p(n_words), block.link_chars / n_chars, 1.0 if primary and text in primary else 0.0,
             1.0 if text[-1] in _ENDS_SENTENCE else 0.0, min(1.0, punct / n_words),
             (n_chars - len(text.translate(_DIGITS))) / n_chars,
-            sum(1 for w in words if w[0].isupper()) / n_words, log_ppl, no_ppl, min(block.depth, 30) / 30]
+            sum(1 for w in words if w[0].isupper()) / n_words, log_ppl if scored else 0.0, 0.0 if scored else 1.0,
+            min(block.depth, 30) / 30, letters / n_chars, (len(words) - 1) / n_chars,
+            float(tag in HEADINGS), float(tag in LIST_ITEMS), float(tag in CELLS),
+            float(tag in CODE or "pre" in block.ancestors)]
 
 
 def _one_hot(values: np.ndarray, edges: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
@@ -95,18 +122,66 @@ def _one_hot(values: np.ndarray, edges: np.ndarray, mask: np.ndarray | None = No
     return out
 
 
-def featurize(blocks: list[Block], primary_text: str, lm=None) -> tuple[np.ndarray, list[list[int]]]:
-    """Dense feature matrix (``dense_names()`` columns) and hashed sparse indices per block."""
+def _rank(values: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """Each value's percentile rank (0..1) among the page's values (those under ``mask``; 0.5 elsewhere)."""
+    out = np.full(len(values), 0.5)
+    chosen = np.arange(len(values)) if mask is None else np.flatnonzero(mask)
+    if len(chosen) > 1:
+        order = np.argsort(np.argsort(values[chosen], kind="stable"), kind="stable")
+        out[chosen] = order / (len(chosen) - 1)
+    return out
+
+
+def _group_sizes(keys: list) -> tuple[np.ndarray, dict]:
+    index: dict = {}
+    ids = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.intp, count=len(keys))
+    return ids, index
+
+
+def structure(blocks: list[Block], words: np.ndarray, links: np.ndarray) -> np.ndarray:
+    """Repeated sibling structures (seed 004): per block, log1p of its siblings of the same tag under
+    the same parent, log1p of the blocks with its signature (tag, enclosing tags, class/id tokens)
+    on the page, that group's share of the page's words and its link density, and the page's share
+    of words in groups of three or more (a list-like page scores high)."""
+    n = len(blocks)
+    siblings, _ = _group_sizes([(b.parent, b.tag) for b in blocks])
+    repeats, _ = _group_sizes([(b.tag, b.ancestors, b.attr_tokens) for b in blocks])
+    sib_count = np.bincount(siblings)[siblings]
+    rep_count = np.bincount(repeats)[repeats]
+    rep_words = np.bincount(repeats, weights=words)[repeats]
+    rep_links = np.bincount(repeats, weights=links * words)[repeats]
+    total = max(float(words.sum()), 1.0)
+    page_repeat = float(words[rep_count >= 3].sum()) / total
+    return np.stack([np.log1p(sib_count - 1), np.log1p(rep_count - 1), rep_words / total,
+                     rep_links / np.maximum(rep_words, 1.0), np.full(n, page_repeat)], axis=1)
+
+
+def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None = None,
+              ppl_centre: float = 0.0) -> tuple[np.ndarray, list[list[int]]]:
+    """Dense feature matrix (``dense_names()`` columns) and hashed sparse indices per block.
+
+    ``log_ppl`` is :func:`block_perplexities` under the page's language model (None: no model);
+    ``ppl_centre`` is that model's typical log10 block perplexity, subtracted so that models of
+    different languages share one scale.
+    """
     primary = " ".join(primary_text.split())
     n = len(blocks)
-    base = np.array([_base(b, primary, lm) for b in blocks], dtype=np.float32).reshape(n, len(BASE))
+    page_lm = log_ppl is not None
+    ppl = np.full(n, np.nan) if log_ppl is None else np.asarray(log_ppl, dtype=np.float64) - ppl_centre
+    base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
+                    dtype=np.float32).reshape(n, len(BASE))
     col = {name: j for j, name in enumerate(BASE)}
-    log_ppl, scored = base[:, col["log_ppl"]], base[:, col["no_ppl"]] == 0
-    page_ppl = float(np.median(log_ppl[scored])) if scored.any() else 0.0
-    extra = np.stack([np.linspace(0.0, 1.0, n) if n > 1 else np.zeros(n),
-                      np.where(scored, log_ppl - page_ppl, 0.0),
-                      np.full(n, base[:, col["in_primary"]].mean() if n else 0.0),
-                      np.full(n, math.log1p(n) / 8)], axis=1)
+    rel_ppl, scored = base[:, col["log_ppl"]], base[:, col["no_ppl"]] == 0
+    page_ppl = float(np.median(rel_ppl[scored])) if scored.any() else 0.0
+    words = np.expm1(base[:, col["log_words"]].astype(np.float64))
+    extra = np.column_stack([np.linspace(0.0, 1.0, n) if n > 1 else np.zeros(n),
+                             np.where(scored, rel_ppl - page_ppl, 0.0),
+                             _rank(rel_ppl, scored),
+                             np.full(n, base[:, col["in_primary"]].mean() if n else 0.0),
+                             np.full(n, math.log1p(n) / 8),
+                             _rank(words), words / max(float(words.sum()), 1.0),
+                             structure(blocks, words, base[:, col["link_density"]].astype(np.float64)),
+                             np.full(n, float(page_lm))]).reshape(n, len(PAGE))
     neigh = base[:, [col[name] for name in NEIGHBOUR]]
     shifted = []
     for step in (-1, -2, 1, 2):  # prev1, prev2, next1, next2
@@ -121,9 +196,9 @@ def featurize(blocks: list[Block], primary_text: str, lm=None) -> tuple[np.ndarr
     counts = (np.minimum(idx + 3, n - 1) - np.maximum(idx - 3, 0) + 1)[:, None]
     window = sum(padded[k:k + n] for k in range(7)) / counts
     X = np.hstack([np.ones((n, 1)), base, extra,
-                   _one_hot(np.expm1(base[:, col["log_words"]]), WORD_BINS),
+                   _one_hot(words, WORD_BINS),
                    _one_hot(base[:, col["link_density"]], LINK_BINS),
-                   _one_hot(log_ppl, PPL_BINS, scored), *shifted, window]).astype(np.float32)
+                   _one_hot(rel_ppl, PPL_BINS, scored), *shifted, window]).astype(np.float32)
     hashed = []
     seen: dict[tuple, list[int]] = {}  # blocks of one element (and look-alikes) share their tokens
     for b, in_primary in zip(blocks, base[:, col["in_primary"]].tolist()):
@@ -135,6 +210,20 @@ def featurize(blocks: list[Block], primary_text: str, lm=None) -> tuple[np.ndarr
             indices = seen[key] = sorted({_hash(t) for t in tokens})
         hashed.append(indices)
     return X, hashed
+
+
+# fastText gets this much text of the page's longer blocks to name its language.
+LID_CHARS = 2000
+
+
+def page_language(blocks: list[Block], lid_path: str) -> str:
+    """fastText LID code of the page's text (blocks of 4+ words first, navigation words say little)."""
+    long_blocks = [b.text for b in blocks if word_count(b.text) >= 4] or [b.text for b in blocks]
+    sample = " ".join(" ".join(long_blocks)[:LID_CHARS].split())
+    if not sample:
+        return UNKNOWN_LANGUAGE
+    labels, _ = models.fasttext_model(lid_path).predict(sample, k=1)
+    return labels[0].replace("__label__", "") if labels else UNKNOWN_LANGUAGE
 
 
 def context_features(prob: np.ndarray, X: np.ndarray) -> np.ndarray:

@@ -1,22 +1,61 @@
 """The block classifier's weights: a logistic regression over the features, a gradient-boosted
 tree ensemble combining the dense features with the regression's score, and a second ensemble
 that revises each block's probability in the light of its neighbours'. The weights
-(``blocks_model.json``) are fitted by ``scripts/train_blocks.py`` on bench dev pages only;
-:func:`warcplex.models.block_model` loads them once per worker.
+(``blocks_model.json``) are fitted by ``scripts/train_blocks.py`` on the bench dev pages outside
+:func:`is_heldout`; :func:`warcplex.models.block_model` loads them once per worker. The KenLM files
+of the perplexity feature are pinned there (:class:`LanguageModelPin`), never read from the registry.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import pkgutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from warcplex import models
 from warcplex.steps.blocks.features import HASH_DIM, context_features, dense_names
 
 MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
+
+
+def is_heldout(page_id: str) -> bool:
+    """The fixed held-out part of every bench dev set (about 30%): never fitted on, the pages figures
+    are reported on (scripts/train_blocks.py, scripts/bench_quality.py, the tests)."""
+    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
+
+
+@dataclass(frozen=True)
+class LanguageModelPin:
+    """A KenLM file the block model was fitted with: its path, its sha256, and its typical log10
+    block perplexity on the training pages (``centre``, subtracted from every block's)."""
+
+    path: str
+    sha256: str
+    centre: float
+
+
+_VERIFIED: set[tuple[str, str]] = set()
+
+
+def pinned_language_model(pin: LanguageModelPin):
+    """The pinned KenLM model, loaded once per process; raises ValueError when the file is not
+    the one the block model was fitted with (a registry change never silently changes blocks)."""
+    key = (pin.path, pin.sha256)
+    if key not in _VERIFIED:
+        digest = hashlib.sha256()
+        with open(models.locate(pin.path), "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != pin.sha256:
+            raise ValueError(f"{pin.path}: sha256 differs from the file the block model was fitted with; "
+                             "restore it or rerun scripts/train_blocks.py")
+        _VERIFIED.add(key)
+    return models.kenlm_model(models.locate(pin.path))  # the path the registry's entry resolves to as well
 
 
 class TreeEnsemble:
@@ -63,8 +102,10 @@ class BlockModel:
         self.dense = np.asarray(data["dense"], dtype=np.float32)
         self.hashed = np.asarray(data["hashed"], dtype=np.float32)
         self.threshold = float(data["threshold"])
+        self.fallback_min_share = float(data.get("fallback_min_share", 0.0))  # 0: never (see shorter_than_primary)
         self.trees = TreeEnsemble(data["trees"])
         self.context_trees = TreeEnsemble(data["context_trees"]) if data.get("context_trees") else None
+        self.language_models = {lang: LanguageModelPin(**pin) for lang, pin in data.get("language_models", {}).items()}
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "BlockModel":

@@ -34,6 +34,7 @@ class Block:
     attr_tokens: tuple[str, ...]  # class/id tokens of the element and ancestors, prefixed by level
     link_chars: int
     depth: int
+    parent: int = -1  # preorder index of the enclosing block-level element (-1: none inside the body)
 
 
 _ATTR_CACHE: dict[str, tuple[str, ...]] = {}
@@ -53,10 +54,11 @@ def _attr_tokens(attrib) -> tuple[str, ...]:
 class _Owner:
     """A block-level element on the parser's stack, collecting its runs of text."""
 
-    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parts", "link", "_attrs")
+    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "parts", "link", "_attrs")
 
-    def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int) -> None:
+    def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int, parent: int) -> None:
         self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
+        self.parent = parent
         self.parts: list[str] = []
         self.link = 0
         self._attrs: tuple[str, ...] | None = None
@@ -90,7 +92,7 @@ class _BlockTarget:
             text = " ".join("".join(owner.parts).split())
             if text:
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
-                                         min(owner.link, len(text)), owner.depth))
+                                         min(owner.link, len(text)), owner.depth, owner.parent))
             owner.parts.clear()
             owner.link = 0
 
@@ -105,7 +107,7 @@ class _BlockTarget:
         in_link = bool(self.stack) and self.stack[-1][2]
         if not self.owners:
             if tag == "body":
-                self.owners.append(_Owner(self.element, tag, (), (), 0))
+                self.owners.append(_Owner(self.element, tag, (), (), 0, -1))
                 self.stack.append((tag, self.owners[-1], False))
             else:
                 self.stack.append((tag, None, False))
@@ -119,7 +121,7 @@ class _BlockTarget:
         else:
             self._flush(owner)
             child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
-                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1)
+                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element)
             self.owners.append(child)
             self.stack.append((tag, child, False))
 

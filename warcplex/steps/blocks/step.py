@@ -1,8 +1,10 @@
 """A Dripper-style block stage: HTML -> semantic blocks -> main/other with a small CPU classifier.
 
 :mod:`~warcplex.steps.blocks.parse` cuts the page into blocks, :mod:`~warcplex.steps.blocks.features`
-describes them, :mod:`~warcplex.steps.blocks.model` scores them; the kept blocks, in document
-order, are the page's text.
+describes them (with the pinned KenLM model of the page's language), :mod:`~warcplex.steps.blocks.model`
+scores them; the kept blocks, in document order, are the page's text, one per line with the cells
+of a table row on one line (:func:`block_lines`). The stage also tells the cascade when its text
+looks incomplete (:func:`shorter_than_primary`).
 """
 
 from __future__ import annotations
@@ -10,48 +12,84 @@ from __future__ import annotations
 import numpy as np
 
 from warcplex import models
-from warcplex.config import ExtractSettings, PerplexitySettings
-from warcplex.registry import load_registry
-from warcplex.steps.blocks.features import featurize
+from warcplex.config import ExtractSettings, LangIdSettings
+from warcplex.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
+                                            word_count)
+from warcplex.steps.blocks.model import pinned_language_model
 from warcplex.steps.blocks.parse import Block, parse_blocks
 from warcplex.steps.extractors import Extractor, ResiliparseExtractor
 
+# Below this many words of resiliparse text, a short block output is no evidence of loss.
+MIN_PRIMARY_WORDS = 20
+
+
+def shorter_than_primary(text: str, primary: str, min_share: float) -> str | None:
+    """Evidence that the block stage lost main content: it kept fewer than ``min_share`` of the words
+    resiliparse's main-content pass found on the page (at least ``MIN_PRIMARY_WORDS`` of them).
+    Returns the reason (``short_<kept>of<primary>``) or None."""
+    primary_words = word_count(primary)
+    if primary_words < MIN_PRIMARY_WORDS:
+        return None
+    kept_words = word_count(text) if text.strip() else 0
+    return f"short_{kept_words}of{primary_words}" if kept_words < min_share * primary_words else None
+
+
+def block_lines(kept: list[Block]) -> str:
+    """Kept blocks, one per line; consecutive cells (td, th) of one table row share a line, tab-separated."""
+    lines: list[str] = []
+    previous: Block | None = None
+    for block in kept:
+        if previous is not None and block.tag in CELLS and previous.tag in CELLS and block.parent == previous.parent:
+            lines[-1] += "\t" + block.text
+        else:
+            lines.append(block.text)
+        previous = block
+    return "\n".join(lines)
+
 
 class BlocksExtractor(Extractor):
-    """Cascade stage ``blocks``: the kept blocks of the page, one per line."""
+    """Cascade stage ``blocks``: the kept blocks of the page (:func:`block_lines`)."""
 
     name = "blocks"
 
-    def __init__(self, settings: ExtractSettings, perplexity_settings: PerplexitySettings) -> None:
+    def __init__(self, settings: ExtractSettings, langid: LangIdSettings) -> None:
         super().__init__(settings)
-        self.primary = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
-        self.registry = perplexity_settings.registry  # used even when the sentence filter is off
-        self.lm_language = settings.blocks_lm_language
+        self.resiliparse = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
+        self.lid_path = langid.model_path or models.default_lid_model_path()
+        self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
 
-    def language_model(self):
-        """The KenLM model of ``extract.blocks_lm_language`` from the registry, if there is one."""
-        try:
-            entry = load_registry(self.registry).get(self.lm_language)
-        except FileNotFoundError:  # no registry yet: the classifier runs without the perplexity feature
-            return None
-        return models.kenlm_model(entry.path) if entry else None
-
-    def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
-        """The page's blocks and each block's main-content probability.
+    def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
+        """The page's blocks and their features, with the pinned model of the page's language.
 
         Raises :class:`PageTooDeep` like the resiliparse stage (its main-content pass is a feature).
         """
-        self.primary.check_depth(html)
+        self.resiliparse.check_depth(html)
         blocks = parse_blocks(html)
+        self.primary = self.resiliparse.plain_text(html)
+        if not blocks:
+            return blocks, np.zeros((0, len(dense_names())), dtype=np.float32), []
+        pin = models.block_model(self.settings.blocks_model).language_models.get(page_language(blocks, self.lid_path))
+        self.count(f"lm.{'page_language' if pin else 'none'}")
+        if pin is None:
+            return blocks, *featurize(blocks, self.primary)
+        return blocks, *featurize(blocks, self.primary, block_perplexities(blocks, pinned_language_model(pin)),
+                                  pin.centre)
+
+    def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
+        """The page's blocks and each block's main-content probability."""
+        blocks, X, hashed = self.page_features(html)
         if not blocks:
             return blocks, np.zeros(0, dtype=np.float32)
-        X, hashed = featurize(blocks, self.primary.plain_text(html), self.language_model())
         return blocks, models.block_model(self.settings.blocks_model).scores(X, hashed)
 
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
         threshold = models.block_model(self.settings.blocks_model).threshold
-        kept = [b.text for b, p in zip(blocks, probs) if p >= threshold]
+        kept = [b for b, p in zip(blocks, probs) if p >= threshold]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
-        return "\n".join(kept)
+        return block_lines(kept)
+
+    def incomplete(self, text: str) -> str | None:
+        """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
+        return shorter_than_primary(text, self.primary, models.block_model(self.settings.blocks_model).fallback_min_share)
