@@ -233,7 +233,7 @@ def main() -> None:
         if not warc.exists():
             args.work.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, str(args.bench / "make_warc.py"), "--data", "data-wcxb",
-                            "--out", str(warc)], check=True, cwd=args.bench, stdout=subprocess.DEVNULL)
+                            "--out", str(warc.resolve())], check=True, cwd=args.bench, stdout=subprocess.DEVNULL)
         bench_set("wcxb", args.bench / "data-wcxb", warc, warc.with_name("bench-wcxb.index.tsv"), args)
     if "sites" in wanted:
         sites(args)
