@@ -26,7 +26,7 @@ def test_the_kept_text_decides_the_language(tmp_path):
     stats = run_split(Split(str(warc), 0, 1), load_settings(None, SETTINGS), str(tmp_path / "out"))
     # resiliparse's English article lost every sentence to the filter: the page fell back to the
     # all-text revert, whose text is mostly Chinese, and the page is Chinese.
-    assert stats["fallback"]["resiliparse"] == 1
+    assert stats["fallback"]["resiliparse_filtered"] == 1
     [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
     assert row["extractor"] == "conservative" and row["language"] == "zh"
     assert "图书馆" in row["text"] and "stone bridge" in row["text"]
