@@ -213,8 +213,8 @@ _UI_LIMIT = ("Limit found in the sanity check: software help is full of UI instr
 QUALITY = {
     "en": ("Edited English prose only: political addresses (1790-present), the Brown "
            "corpus (1961 American English across genres), 19th-century novels (Austen, "
-           "Melville, the Gutenberg books in Norvig's big.txt), a modern-English Bible and "
-           "fortune-mod's English cookies (quotes, jokes, 20th-century computing lore). "
+           "Melville, the Gutenberg books in Norvig's big.txt), and a modern-English "
+           "Bible. "
            "It is heavy on formal and older registers: modern web vocabulary (product "
            "names, internet terms, recent events) is often out of vocabulary or rare and "
            "scores worse than it should, so expect clean modern web sentences to sit "
