@@ -111,6 +111,7 @@ def built(nights, tmp_path_factory) -> dict:
     return {"night1": night1, "night2": night2, "rerun": rerun, "out": out}
 
 
+@pytest.mark.spark
 def test_repeated_lines_removed_with_reason(built):
     night1 = built["night1"]
     removed = night1["lines"]
@@ -126,6 +127,7 @@ def test_repeated_lines_removed_with_reason(built):
         1 for r in removed if r["warc_record_id"] in {d["warc_record_id"] for d in night1["documents"]})
 
 
+@pytest.mark.spark
 def test_duplicates_dropped_with_pointer_to_keeper(built, nights):
     night2 = built["night2"]
     dropped = {r["warc_record_id"]: r for r in night2["documents"]}
@@ -144,6 +146,7 @@ def test_duplicates_dropped_with_pointer_to_keeper(built, nights):
     assert stages["near_dedup"]["dropped"]["near_duplicate"] >= 1
 
 
+@pytest.mark.spark
 def test_second_night_adds_no_duplicates_and_accounts_for_every_document(built):
     night2 = built["night2"]
     ids = [r["warc_record_id"] for r in night2["corpus"]]
@@ -157,6 +160,7 @@ def test_second_night_adds_no_duplicates_and_accounts_for_every_document(built):
     assert corpus["documents_out"] == len(ids)
 
 
+@pytest.mark.spark
 def test_rerun_is_skipped_and_byte_identical(built):
     assert built["rerun"]["stats"]["corpus"]["resumed"] is True
     assert built["rerun"]["digests"] == built["night2"]["digests"]
@@ -165,6 +169,7 @@ def test_rerun_is_skipped_and_byte_identical(built):
     assert any(f["path"].startswith("corpus/language=") for f in manifest["files"])
 
 
+@pytest.mark.spark
 def test_quality_columns_present(built):
     row = built["night2"]["corpus"][0]
     for column in ("q_words", "q_mean_word_length", "q_symbol_word_ratio", "q_punctuation_lines",
@@ -197,6 +202,7 @@ def known_docs(spark, *texts: str):
                                  "text string, perplexity_median double, host string, registered_domain string")
 
 
+@pytest.mark.spark
 def test_quality_signals_on_known_text(spark):
     from stop_words import get_stop_words
 
@@ -220,6 +226,7 @@ def test_quality_signals_on_known_text(spark):
     assert result.dropped_docs.count() == 0  # filters are off by default
 
 
+@pytest.mark.spark
 def test_quality_filters_and_blocklist(spark, tmp_path):
     from warcplex.config import QualitySettings
     from warcplex.corpus.stages import Quality
@@ -254,6 +261,7 @@ def test_registered_domain_from_the_bundled_suffix_list(host, domain):
     assert registered_domain(host) == domain
 
 
+@pytest.mark.spark
 def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_letters(spark):
     from pyspark.sql import functions as F
 
