@@ -205,11 +205,12 @@ def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Sta
     ``read_errors.<kind>``; a shard that fails to parse gets a ``file_errors`` entry, one that
     cannot be read at all raises :class:`ShardReadError`. A response or conversion record whose
     WARC-Record-ID is in ``skip_ids`` (an earlier split holds it) or was already seen in this
-    split is ``skip.duplicate_record_id``.
+    split is ``skip.duplicate_record_id`` (unless ``input.dedup_record_ids`` is off).
     """
     seen: set[str] = set()
     for record in iter_records(split, s3, stats):
-        if record.record_type in (WarcRecordType.response, WarcRecordType.conversion):
+        if settings.dedup_record_ids and record.record_type in (WarcRecordType.response,
+                                                                WarcRecordType.conversion):
             record_id = record.record_id or ""
             if record_id in skip_ids or record_id in seen:
                 stats.add("skip.duplicate_record_id")
