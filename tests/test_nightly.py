@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -35,8 +36,15 @@ def nightly_command(manifest: Path, output: Path, *extra: str) -> list[str]:
 
 
 def parquet_digests(output: Path) -> dict[str, str]:
-    return {str(p.relative_to(output)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(output.rglob("*.parquet")) if "_tmp" not in p.parts}
+    """Per Parquet file: its bytes' digest (warcplex's own writer), or its rows' for the corpus stages'
+    files (Spark's Parquet writer may encode the same rows in different bytes from run to run)."""
+    def digest(path: Path) -> str:
+        if {"corpus", "corpus_dropped"} & set(path.relative_to(output).parts):
+            rows = json.dumps(pq.read_table(path).to_pylist(), sort_keys=True, default=str)
+            return hashlib.sha256(rows.encode("utf-8")).hexdigest()
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    return {str(p.relative_to(output)): digest(p) for p in sorted(output.rglob("*.parquet")) if "_tmp" not in p.parts}
 
 
 def record_ids(output: Path) -> list[str]:
