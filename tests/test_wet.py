@@ -58,7 +58,7 @@ def test_wat_content_under_another_name_ends_with_exit_2(tmp_path, capsys):
     renamed = tmp_path / "segment.warc.gz"
     shutil.copy(bench_file(*WAT), renamed)
     assert cli_main(["run", "--input", str(renamed), "--output", str(tmp_path / "out")]) == 2
-    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warcplex")]
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warcplex: error")]
     assert len(err) == 1 and "is WAT" in err[0]
 
 
