@@ -27,7 +27,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
+from train import percentile  # the one percentile rule of the model cards (lm_models/ is the script directory)
 from warcplex.steps.normalize import normalize_for_lm
 from warcplex.steps.perplexity import perplexity_of
 
@@ -103,14 +103,6 @@ def page_lines(page: Page) -> tuple[list[str], list[str]]:
 def line_perplexity(model, norm: str) -> float:
     """The scorer's formula on an already normalised line."""
     return perplexity_of(model.score(norm, bos=True, eos=True), norm.count(" ") + 1)
-
-
-def percentile(sorted_vals: list[float], q: float) -> float:
-    if not sorted_vals:
-        return float("nan")
-    k = (len(sorted_vals) - 1) * q
-    lo, hi = math.floor(k), math.ceil(k)
-    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (k - lo)
 
 
 def roc_auc(positive: list[float], negative: list[float]) -> float:

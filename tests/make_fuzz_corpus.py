@@ -301,12 +301,13 @@ class Corpus:
         return b"".join(self.gz(recs)), len(recs), f"{len(html)} byte HTML page"
 
 
-def _chunked(body: bytes, size: int) -> bytes:
+def chunked(body: bytes, size: int = 1000) -> bytes:
+    """``body`` as an HTTP chunked transfer coding, ``size`` bytes a chunk."""
     return b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
                     for i in range(0, len(body), size)) + b"0\r\n\r\n"
 
 
-def _zstd(body: bytes) -> bytes:
+def zstd(body: bytes) -> bytes:
     out = io.BytesIO()
     writer = ZstdWriter(out)
     writer.write(body)
@@ -314,7 +315,7 @@ def _zstd(body: bytes) -> bytes:
     return out.getvalue()
 
 
-def _raw_deflate(body: bytes) -> bytes:
+def deflate_raw(body: bytes) -> bytes:
     compressor = zlib.compressobj(wbits=-15)
     return compressor.compress(body) + compressor.flush()
 
@@ -334,14 +335,14 @@ def encoded_payload_cases() -> dict[str, tuple[str, str, bytes, str | None]]:
     utf16 = _page(GERMAN, "utf-16")
     html = "text/html; charset=utf-8"
     return {
-        "chunked": (html, "Transfer-Encoding: chunked\r\n", _chunked(french, 700), "élèves"),
+        "chunked": (html, "Transfer-Encoding: chunked\r\n", chunked(french, 700), "élèves"),
         "chunked_gzip": (html, "Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
-                         _chunked(gzip.compress(french, mtime=0), 300), "élèves"),
+                         chunked(gzip.compress(french, mtime=0), 300), "élèves"),
         "gzip": (html, "Content-Encoding: gzip\r\n", gzip.compress(french, mtime=0), "élèves"),
         "deflate_zlib": (html, "Content-Encoding: deflate\r\n", zlib.compress(french), "élèves"),
-        "deflate_raw": (html, "Content-Encoding: deflate\r\n", _raw_deflate(french), "élèves"),
+        "deflate_raw": (html, "Content-Encoding: deflate\r\n", deflate_raw(french), "élèves"),
         "br": (html, "Content-Encoding: br\r\n", brotli.compress(french), "élèves"),
-        "zstd": (html, "Content-Encoding: zstd\r\n", _zstd(french), "élèves"),
+        "zstd": (html, "Content-Encoding: zstd\r\n", zstd(french), "élèves"),
         "cc_renamed": (html, "X-Crawler-Content-Encoding: gzip\r\nX-Crawler-Transfer-Encoding: chunked\r\n",
                        french, "élèves"),
         "stale_gzip_header": (html, "Content-Encoding: gzip\r\n", french, "élèves"),

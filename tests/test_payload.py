@@ -9,7 +9,6 @@ surrogates), read back by ``iter_pages`` and cleaned by ``run_split``; the real 
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import shutil
 import zlib
@@ -17,9 +16,9 @@ import zlib
 import brotli
 import pyarrow.dataset as ds
 import pytest
-from fastwarc.stream_io import ZstdWriter
 
 import make_fuzz_corpus
+from make_fuzz_corpus import chunked, deflate_raw, zstd
 from conftest import bench_file
 from warcplex.cli import main as cli_main
 from warcplex.config import load_settings
@@ -33,24 +32,6 @@ from warcplex.writing.output import DATASET_DIR
 GERMAN = make_fuzz_corpus.GERMAN
 PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Brücken</title></head><body><article>"
         + "".join(f"<p>{GERMAN} Absatz {i}.</p>\n" for i in range(40)) + "</article></body></html>").encode()
-
-
-def chunked(body: bytes, size: int = 1000) -> bytes:
-    return b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
-                    for i in range(0, len(body), size)) + b"0\r\n\r\n"
-
-
-def zstd(body: bytes) -> bytes:
-    out = io.BytesIO()
-    writer = ZstdWriter(out)
-    writer.write(body)
-    writer.close()
-    return out.getvalue()
-
-
-def deflate_raw(body: bytes) -> bytes:
-    compressor = zlib.compressobj(wbits=-15)
-    return compressor.compress(body) + compressor.flush()
 
 
 # name -> (extra HTTP headers, stored body); each decodes to PAGE.
