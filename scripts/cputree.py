@@ -30,6 +30,7 @@ from pathlib import Path
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 
 
 @dataclass
@@ -129,10 +130,14 @@ def _cgroup_roots() -> list[tuple[str, Path]]:
     return v2 + v1
 
 
-def _become_subreaper() -> bool:
+def _set_subreaper(on: bool) -> bool:
+    """Make this process the child subreaper (or stop being it); return whether it was one before."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        before = ctypes.c_int(0)
+        libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(before), 0, 0, 0)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
+        return bool(before.value)
     except (OSError, AttributeError):
         return False
 
@@ -267,8 +272,11 @@ class TreeSampler(threading.Thread):
 
 def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
             interval: float = 0.1, stdout=None, stderr=None, settle_s: float = 30.0) -> TreeUsage:
-    """Run ``cmd`` to completion and return the CPU of its whole process tree."""
-    _become_subreaper()
+    """Run ``cmd`` to completion and return the CPU of its whole process tree.
+
+    This process is the child subreaper only while ``cmd`` runs: left on, it would inherit (and
+    never reap) the orphans of whatever else it starts later, such as Spark's daemons."""
+    was_subreaper = _set_subreaper(True)
     _reap_orphans()
     cgroup = CpuCgroup.create(f"cputree-{os.getpid()}-{time.monotonic_ns()}")
     rusage_before = _children_cpu()
@@ -297,6 +305,7 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None =
         _reap_orphans()
     finally:
         sampler.stop()
+        _set_subreaper(was_subreaper)
     rusage = _children_cpu() - rusage_before
     if cgroup is not None:
         total, method = cgroup.usage_seconds(), cgroup.kind
