@@ -53,6 +53,14 @@ def wait_for(predicate, what: str, timeout_s: float = 90.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def exited(pid: int) -> bool:
+    """The process is gone, or a zombie that its parent has not reaped yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 @pytest.fixture
 def standalone_cluster(tmp_path):
     """A master and one worker (1 core, 1 GiB) bound to 127.0.0.1; yields (master URL, env, dirs)."""
@@ -85,10 +93,10 @@ def standalone_cluster(tmp_path):
                 try:
                     os.kill(pid, signal.SIGTERM)
                     try:
-                        wait_for(lambda: not Path(f"/proc/{pid}").exists(), f"pid {pid} to exit", 60)
+                        wait_for(lambda: exited(pid), f"pid {pid} to exit", 60)
                     except AssertionError:  # a daemon slow to stop on a loaded machine
                         os.kill(pid, signal.SIGKILL)
-                        wait_for(lambda: not Path(f"/proc/{pid}").exists(), f"pid {pid} to exit", 30)
+                        wait_for(lambda: exited(pid), f"pid {pid} to exit", 30)
                 except ProcessLookupError:
                     pass
 
