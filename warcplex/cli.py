@@ -1,4 +1,4 @@
-"""The ``warcplex`` command: ``run`` the cleaning job, ``nightly``, ``calibrate``, ``sweep``, ``report``.
+"""The ``warcplex`` command: ``run`` the cleaning job, ``nightly``, ``calibrate``, ``sweep``, ``report``, ``train-lm``.
 
 ``run`` is the composition root: the Spark cleaning job (runtime) with the analysis after it
 (:func:`warcplex.analysis.extensions.run_extensions`).
@@ -12,6 +12,7 @@ import sys
 from warcplex.analysis import calibrate, report, sweep
 from warcplex.analysis.extensions import run_extensions
 from warcplex.corpus.extension import CorpusStages
+from warcplex.lm import train as train_lm
 from warcplex.spark import nightly
 from warcplex.spark.job import CleanWarcJob, run_cli
 from warcplex.spark.session import OneLineParser
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     nightly.add_parser(commands, clean_warc_job)
     sweep.add_parser(commands)
     report.add_parser(commands)
+    train_lm.add_parser(commands)
     return parser
 
 

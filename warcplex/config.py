@@ -126,8 +126,12 @@ class PerplexitySettings(_Section):
     percentile: int = Field(default=90, ge=1, le=99)
     # Overrides every language's registry threshold when set.
     threshold: float | None = Field(default=None, gt=0)
-    # What a language without a model does: `keep` passes its sentences unscored, `drop` drops the page.
-    unknown_language: Literal["keep", "drop"] = "keep"
+    # What a language without a model does: `keep` passes its sentences unscored, `drop` drops the page,
+    # `self-train` runs the job twice: a model is trained from the first pass's output for every such
+    # language with at least `self_train_min_pages` pages (`warcplex train-lm`), and the second pass
+    # scores with it (about twice the cost of a run; warcplex/lm/selftrain.py).
+    unknown_language: Literal["keep", "drop", "self-train"] = "keep"
+    self_train_min_pages: int = Field(default=50, ge=1)
     # Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there).
     min_tokens: int = Field(default=1, ge=0)
 

@@ -127,6 +127,10 @@ class WarcJob:
     def run(self, args: argparse.Namespace, shards: list[Shard] | None = None) -> dict[str, Any]:
         """Run the job over ``args.input`` (or the already resolved ``shards``); return the merged stats."""
         settings = self.settings_from_args(args)
+        if settings.perplexity.unknown_language == "self-train":  # two passes around this method
+            from warcplex.lm.selftrain import run_self_trained
+
+            return run_self_trained(self, args, settings, shards)
         if shards is None:
             shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         refuse_wat(shards)
