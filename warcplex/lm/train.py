@@ -78,6 +78,7 @@ class CorpusCounts:
 
     pages: int = 0
     pages_selected: int = 0
+    pages_excluded: int = 0
     pages_not_primary: int = 0
     pages_fallback: int = 0
     pages_low_language_score: int = 0
@@ -127,18 +128,21 @@ def read_pages(output: str, language: str) -> Iterator[dict]:
     files = sorted(part.glob("*.parquet"))
     if not files:
         raise TrainError(f"{output}: no pages in language {language!r} (no {part}/*.parquet)")
-    columns = ["text", "extractor", "fallback_reason", "language_score"]
+    columns = ["warc_record_id", "text", "extractor", "fallback_reason", "language_score"]
     for path in files:
         for batch in pq.ParquetFile(path).iter_batches(columns=columns):
             yield from batch.to_pylist()
 
 
-def select_pages(rows: Iterable[dict], primary: set[str], options: TrainOptions, counts: CorpusCounts) -> list[str]:
-    """The texts of the high-confidence pages (module docstring, step 1)."""
+def select_pages(rows: Iterable[dict], primary: set[str], options: TrainOptions, counts: CorpusCounts,
+                 exclude: frozenset[str] = frozenset()) -> list[str]:
+    """The texts of the high-confidence pages (module docstring, step 1), but none whose record id is in ``exclude``."""
     texts = []
     for row in rows:
         counts.pages += 1
-        if row["extractor"] not in primary:
+        if row["warc_record_id"] in exclude:
+            counts.pages_excluded += 1
+        elif row["extractor"] not in primary:
             counts.pages_not_primary += 1
         elif row["fallback_reason"]:
             counts.pages_fallback += 1
@@ -282,12 +286,16 @@ def write_registry(out: Path, entry: dict, language: str, base: str | None) -> P
     return path
 
 
-def train_lm(output: str, out: Path, options: TrainOptions, base_registry: str | None = "conf/models.yaml") -> dict:
-    """Train ``options.language``'s model from the run in ``output`` into ``out``; return its card."""
+def train_lm(output: str, out: Path, options: TrainOptions, base_registry: str | None = "conf/models.yaml",
+             exclude: frozenset[str] = frozenset()) -> dict:
+    """Train ``options.language``'s model from the run in ``output`` into ``out``; return its card.
+
+    Pages whose WARC record id is in ``exclude`` are not used (e.g. held-out benchmark pages)."""
     started = time.time()
     config = run_config(output)
     counts = CorpusCounts(primary_stages=sorted(primary_stages(config)))
-    texts = select_pages(read_pages(output, options.language), set(counts.primary_stages), options, counts)
+    texts = select_pages(read_pages(output, options.language), set(counts.primary_stages), options, counts,
+                         exclude)
     train, heldout = corpus_sentences(unique_lines(texts, counts), options.language, counts)
     if counts.train_sentences < options.min_sentences:
         raise TrainError(f"{output}: {counts.train_sentences} training sentences in {options.language!r} from "
@@ -332,6 +340,7 @@ Trained by `warcplex train-lm` from the run in `{c['source_run']}` (normalisatio
 | | |
 |---|---|
 | pages in the language | {k['pages']:,} |
+| pages excluded by record id (`--exclude-ids`) | {k['pages_excluded']:,} |
 | pages not from the primary stage ({', '.join(k['primary_stages'])}) | {k['pages_not_primary']:,} |
 | pages with a fallback reason | {k['pages_fallback']:,} |
 | pages with language score < {o['min_language_score']} | {k['pages_low_language_score']:,} |
@@ -372,7 +381,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--from", dest="source", required=True, metavar="OUTPUT",
                         help="the output directory of a finished `warcplex run` (local)")
     parser.add_argument("--language", required=True, help="language code, e.g. en (its data/language=xx/)")
-    parser.add_argument("--out", help="folder for the model, models.yaml and the card (default: OUTPUT/lm/xx)")
+    parser.add_argument("--out", help="folder for the model, models.yaml and the card (default: OUTPUT.lm/xx, next to the output)")
     parser.add_argument("--order", type=int, default=d.order, help=f"n-gram order (default {d.order})")
     parser.add_argument("--prune", type=int, nargs="+", default=list(d.prune),
                         help="lmplz --prune per order (default: none)")
@@ -385,6 +394,8 @@ def add_parser(commands) -> None:
     parser.add_argument("--min-sentences", type=int, default=d.min_sentences,
                         help=f"refuse with fewer training sentences (default {d.min_sentences})")
     parser.add_argument("--memory", default=d.memory, help=f"lmplz -S (default {d.memory})")
+    parser.add_argument("--exclude-ids", metavar="FILE",
+                        help="file of WARC record ids (one a line) whose pages are not used, e.g. held-out pages")
     parser.add_argument("--registry", default="conf/models.yaml",
                         help="registry whose other languages the written models.yaml keeps ('' for none)")
     parser.set_defaults(handler=run)
@@ -395,13 +406,19 @@ def run(args: argparse.Namespace) -> int:
                            min_words=args.min_words, min_language_score=args.min_language_score,
                            threshold_percentile=args.threshold_percentile, min_sentences=args.min_sentences,
                            memory=args.memory)
-    out = Path(args.out) if args.out else Path(args.source) / "lm" / args.language
+    out = Path(args.out) if args.out else Path(args.source.rstrip("/") + ".lm") / args.language
     if args.source.startswith("s3://") or not 2 <= args.order <= 6 or not 1 <= args.threshold_percentile <= 99:
         print("warcplex: error: train-lm needs a local --from OUTPUT, --order 2..6 and --threshold-percentile 1..99",
               file=sys.stderr)
         return 2
     try:
-        card = train_lm(args.source, out, options, args.registry or None)
+        exclude = frozenset(Path(args.exclude_ids).read_text(encoding="utf-8").split()) if args.exclude_ids \
+            else frozenset()
+    except OSError as exc:
+        print(f"warcplex: error: --exclude-ids {args.exclude_ids}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        card = train_lm(args.source, out, options, args.registry or None, exclude)
     except TrainError as exc:
         print(f"warcplex: error: {exc}", file=sys.stderr)
         return 2
