@@ -11,7 +11,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 SAMPLE := data/sample/sample.warc.gz
 OUT    ?= out
 
-.PHONY: setup setup-browser run test test-fast models dist clean bench bench-quality
+.PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-quality
 
 setup: $(STAMP)
 
@@ -27,7 +27,7 @@ run: setup
 		--sentences $(OUT)/sentences
 	@echo "Parquet: $(OUT)/data/language=*/  stats: $(OUT)/stats.json  summary: $(OUT)/summary.txt"
 
-test: setup setup-browser
+test: setup setup-browser lm-tools
 	$(PY) -m pytest
 
 # No Spark, cluster, S3, browser or long runs (pytest markers, see pyproject.toml).
@@ -60,6 +60,10 @@ setup-browser:
 # Rebuild every KenLM model from registry corpora (needs apt build deps; see lm_models/README.md).
 models: setup
 	$(MAKE) -C lm_models all PYTHON=$(abspath $(PY))
+
+# KenLM's lmplz and build_binary (for `warcplex train-lm` and its tests; skipped when built).
+lm-tools: setup
+	$(MAKE) -C lm_models tools PYTHON=$(abspath $(PY))
 
 # dist/warcplex.zip for --py-files, dist/files/ + dist/files.txt (the model files) for --files.
 dist: setup
