@@ -10,7 +10,8 @@ keep their registry threshold. The table gives, per language, model size and hel
 perplexity (the model card), the threshold, the share of sentences it drops, and ROUGE-5 F1
 without and with the filter on dev and on held-out pages (reported separately; held-out
 pages are never used to choose anything). ``--write`` stores the calibrated thresholds in the
-registry with a ``calibration`` record.
+registry with a ``calibration`` record, for the languages whose entry has no ``calibration`` yet
+(the provisional ones; an entry ``warcplex calibrate`` set is kept).
 
     python scripts/calibrate_languages.py [--data ../shared/bench/data-ml] [--write]
 """
@@ -137,9 +138,13 @@ def main() -> int:
               f"| {effect('dev', 'boilerplate_tokens_removed')} / {effect('dev', 'main_tokens_kept')} "
               f"| {rouge('dev')} | {rouge('heldout')} |")
     if args.write and results:
+        entries = yaml.safe_load(resolve_path(settings.perplexity.registry).read_text(encoding="utf-8"))["models"]
+        kept = sorted(lang for lang in results if "calibration" in entries[lang])
+        results = {lang: r for lang, r in results.items() if lang not in kept}
         write_registry(settings.perplexity.registry, results, extractor)
         drop_provisional(settings.perplexity.registry, list(results))
-        print(f"\ncalibrated thresholds written to {settings.perplexity.registry}: {', '.join(results)}")
+        print(f"\ncalibrated thresholds written to {settings.perplexity.registry}: {', '.join(results)}; "
+              f"kept (calibrated before, `warcplex calibrate`): {', '.join(kept) or 'none'}")
     return 0
 
 

@@ -14,7 +14,7 @@ Main lines are the truth's lines, boilerplate lines the page's all-text lines no
 (``lm_models/webeval.py``). The table gives the ROC AUC of perplexity as a boilerplate score
 (boilerplate above main; 0.5 = no separation) per bench set, and the median perplexities.
 
-    python scripts/selftrain_auc.py --run OUT --lang en --index ../shared/bench/warc/bench-dev.index.tsv
+    python lm_models/selftrain_auc.py --run OUT --lang en --index ../shared/bench/warc/bench-dev.index.tsv
 """
 
 from __future__ import annotations
@@ -27,15 +27,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "lm_models"))
+from webeval import BENCH, bench_pages, page_lines, roc_auc  # lm_models/ is the script directory
 
-from webeval import BENCH, bench_pages, page_lines, roc_auc  # noqa: E402  (lm_models/ on the path)
-
-from warcplex.lm.train import TrainOptions, train_lm  # noqa: E402
-from warcplex.models import _load_kenlm  # noqa: E402
-from warcplex.registry import load_registry  # noqa: E402
-from warcplex.steps.blocks.model import is_heldout  # noqa: E402
+from warcplex.config import PROJECT_ROOT as ROOT
+from warcplex.lm.train import TrainOptions, train_lm
+from warcplex.models import _load_kenlm
+from warcplex.registry import load_registry
+from warcplex.steps.blocks.model import is_heldout
 
 
 def token_log10(model, norm: str) -> list[float]:
