@@ -31,7 +31,7 @@ from webeval import BENCH, bench_pages, page_lines, roc_auc  # lm_models/ is the
 
 from warcplex.config import PROJECT_ROOT as ROOT
 from warcplex.lm.train import TrainOptions, train_lm
-from warcplex.models import _load_kenlm
+from warcplex.models import kenlm_model
 from warcplex.registry import load_registry
 from warcplex.steps.blocks.model import is_heldout
 
@@ -65,9 +65,9 @@ def main() -> int:
 
     card = train_lm(args.run, args.work / args.lang, TrainOptions(language=args.lang, order=args.order),
                     exclude=frozenset(heldout_record_ids(args.index)))
-    own = _load_kenlm(str(args.work / args.lang / card["model"]))
+    own = kenlm_model(str(args.work / args.lang / card["model"]))
     shipped = load_registry(str(ROOT / "conf" / "models.yaml")).get(args.lang)
-    registry = _load_kenlm(shipped.path) if shipped else None
+    registry = kenlm_model(shipped.path) if shipped else None
     k = card["corpus"]
     print(f"self-trained {args.lang}: {k['pages_selected']} of {k['pages']} run pages "
           f"({k['pages_excluded']} held out excluded), {k['train_sentences']:,} sentences, "

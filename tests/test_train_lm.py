@@ -14,7 +14,7 @@ from conftest import BENCH, ROOT
 from warcplex.cli import main as cli_main
 from warcplex.lm import train
 from warcplex.lm.train import CorpusCounts, TrainError, TrainOptions
-from warcplex.models import _load_kenlm
+from warcplex.models import kenlm_model
 from warcplex.steps.perplexity import perplexity
 
 REAL_WARCS = ["warc/other-real/dolma-tests_data_warc_sample-0000.warc.gz",
@@ -108,7 +108,7 @@ def test_train_lm_from_a_real_run_then_a_run_scored_with_it(tmp_path, capsys):
     rows = ds.dataset(tmp_path / "sentences" / "language=en", format="parquet").to_table().to_pylist()
     scored = [r for r in rows if r["perplexity"] is not None]
     assert len(scored) == second["coverage"]["en"]["sentences_scored"] > 0
-    model = _load_kenlm(str(model_file))
+    model = kenlm_model(str(model_file))
     for r in scored[:200]:  # the second run scored with the new model and its threshold
         assert r["perplexity"] == pytest.approx(perplexity(model, r["sentence"])[0], rel=1e-4)
         assert r["kept"] == (r["perplexity"] <= entry["threshold"])

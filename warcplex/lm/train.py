@@ -39,8 +39,10 @@ from typing import Iterable, Iterator
 import yaml
 
 from warcplex.config import PROJECT_ROOT, resolve_path
+from warcplex.models import kenlm_model
 from warcplex.registry import load_registry
 from warcplex.steps.normalize import NORMALIZATION_VERSION, lm_tokens
+from warcplex.steps.perplexity import perplexity
 from warcplex.steps.sentences import SentenceSplitter
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 98, 99)
@@ -246,10 +248,7 @@ def percentile(ordered: list[float], q: float) -> float:
 def heldout_figures(model_path: Path, heldout: list[str], threshold_percentile: int) -> dict:
     """Per-sentence perplexities of the held-out sentences under the new model, as the filter computes
     them: OOV rate, percentiles and the threshold (``threshold_percentile``)."""
-    from warcplex.models import _load_kenlm
-    from warcplex.steps.perplexity import perplexity
-
-    model = _load_kenlm(str(model_path))
+    model = kenlm_model(str(model_path))
     scores = sorted(perplexity(model, s)[0] for s in heldout)
     oov = sum(1 for s in heldout for t in lm_tokens(s) if t not in model)
     tokens = sum(len(lm_tokens(s)) for s in heldout)
