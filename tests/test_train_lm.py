@@ -141,3 +141,11 @@ def test_self_train_bootstraps_a_model_for_a_language_without_one(tmp_path):
     assert pass1["coverage"]["en"]["model"] is None and pass1["coverage"]["en"]["sentences_unscored"] > 0
     trained = {lang for lang, entry in section["languages"].items() if entry["model"]}
     assert trained <= set(yaml.safe_load(Path(section["registry"]).read_text())["models"])
+
+    # the same command again: the same models (deterministic), so both passes resume
+    card = json.loads((Path(str(out) + ".selftrain") / "en" / "card.json").read_text())
+    again = _run(out, "--set", f"perplexity.registry={registry_file}", "--set", "perplexity.unknown_language=self-train",
+                 "--set", "perplexity.self_train_min_pages=5")
+    assert again["run"]["splits_resumed"] == again["run"]["splits"] > 0
+    assert json.loads((Path(str(out) + ".selftrain") / "en" / "card.json").read_text())["sha256"] == card["sha256"]
+    assert again["coverage"]["en"] == stats["coverage"]["en"]
