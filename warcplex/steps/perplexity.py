@@ -21,10 +21,22 @@ def perplexity_of(log10_prob: float, n_tokens: int) -> float:
     return 10.0 ** (-log10_prob / (n_tokens + 1))
 
 
+# Texts scored in this process, per model: the block stage scores a page's blocks and the filter its
+# sentences, which are often the same texts, and a site's boilerplate repeats across its pages.
+_SCORED: dict[tuple[object, str], tuple[float, int]] = {}
+SCORED_CACHE_SIZE = 4096
+
+
 def perplexity(model, text: str) -> tuple[float, int]:
     """The perplexity of ``text`` (normalised for the LM) under the KenLM ``model``; also its token count."""
-    tokens = lm_tokens(text)
-    return perplexity_of(model.score(" ".join(tokens), bos=True, eos=True), len(tokens)), len(tokens)
+    key = (model, text)
+    scored = _SCORED.get(key)
+    if scored is None:
+        if len(_SCORED) >= SCORED_CACHE_SIZE:
+            _SCORED.clear()
+        tokens = lm_tokens(text)
+        scored = _SCORED[key] = perplexity_of(model.score(" ".join(tokens), bos=True, eos=True), len(tokens)), len(tokens)
+    return scored
 
 
 class PerplexityFilter(Step):
