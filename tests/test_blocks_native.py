@@ -15,6 +15,7 @@ from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import word_count
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
+from warcplex.steps.normalize import lm_tokens
 
 
 def warc_pages(path, limit: int | None = None) -> list[str]:
@@ -81,3 +82,14 @@ def test_compiled_word_count_matches_the_reference(monkeypatch):
     got = [word_count(t) for t in texts]
     monkeypatch.setattr(native, "compiled", lambda: None)
     assert got == [word_count(t) for t in texts]
+
+
+def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
+    """The compiled tokenizer (perplexity's fast path) gives normalize_for_lm's line and token count."""
+    texts = ["Ünïcödé ＡＢＣ 12.5% — ½ café_au_lait!", "東京タワーは333メートル。서울 x²", "İstanbul ǅ ß ﬁ \u0663\u0664 a\u200bb",
+             "  \t\n", "", "tab\tseparated\ncells, and __under__ scores", "\ud800 lone surrogate"]
+    texts += [s for html in warc_pages(SAMPLE_WARC) for s in html.split("<")][:5000]
+    module = native.compiled()
+    for text in texts:
+        tokens = lm_tokens(text)
+        assert module.lm_line(text) == (" ".join(tokens), len(tokens)), text

@@ -13,6 +13,7 @@ from warcplex.config import PerplexitySettings
 from warcplex.document import Document
 from warcplex.registry import RegistryEntry, load_registry
 from warcplex.steps.base import Step
+from warcplex.steps.blocks import native
 from warcplex.steps.normalize import lm_tokens
 
 
@@ -34,8 +35,13 @@ def perplexity(model, text: str) -> tuple[float, int]:
     if scored is None:
         if len(_SCORED) >= SCORED_CACHE_SIZE:
             _SCORED.clear()
-        tokens = lm_tokens(text)
-        scored = _SCORED[key] = perplexity_of(model.score(" ".join(tokens), bos=True, eos=True), len(tokens)), len(tokens)
+        compiled = native.compiled()
+        if compiled is None:
+            tokens = lm_tokens(text)
+            line, n_tokens = " ".join(tokens), len(tokens)
+        else:
+            line, n_tokens = compiled.lm_line(text)  # the same line, in compiled code
+        scored = _SCORED[key] = perplexity_of(model.score(line, bos=True, eos=True), n_tokens), n_tokens
     return scored
 
 

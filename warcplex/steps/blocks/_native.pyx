@@ -7,12 +7,16 @@ text features of :mod:`~warcplex.steps.blocks.features` and the tree walk of
 """
 
 cimport cython
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_FromKindAndData
 from libc.math cimport log1p
+
+import unicodedata
 
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 1
+VERSION = 2
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -30,6 +34,48 @@ cdef inline bint _unspaced(Py_UCS4 c) noexcept:
     return ((0x3040 <= c <= 0x30ff) or (0x3400 <= c <= 0x4dbf) or (0x4e00 <= c <= 0x9fff)
             or (0xf900 <= c <= 0xfaff) or (0x0e00 <= c <= 0x0eff) or (0x1000 <= c <= 0x109f)
             or (0x1780 <= c <= 0x17ff))
+
+
+cdef inline bint _lm_cjk(Py_UCS4 c) noexcept:
+    """A character that is one LM token by itself (normalize._CJK)."""
+    return ((0x3040 <= c <= 0x30ff) or (0x3400 <= c <= 0x4dbf) or (0x4e00 <= c <= 0x9fff)
+            or (0xf900 <= c <= 0xfaff) or (0xac00 <= c <= 0xd7af))
+
+
+def lm_line(str text):
+    """normalize.normalize_for_lm and the token count: NFKC, lower-cased, decimal digits to 0, then
+    a token per CJK character, per run of other word characters and per other non-space character."""
+    cdef str norm = unicodedata.normalize("NFKC", text).lower()
+    cdef Py_ssize_t n = len(norm), length = 0, tokens = 0
+    cdef Py_UCS4 c
+    cdef bint in_run = False
+    cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((2 * n + 1) * sizeof(Py_UCS4))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for c in norm:
+            if c.isdecimal():
+                c = u'0'
+            if c.isspace():
+                in_run = False
+                continue
+            if (c.isalnum() or c == u'_') and not _lm_cjk(c):
+                if in_run:
+                    buf[length] = c
+                    length += 1
+                    continue
+                in_run = True
+            else:
+                in_run = False
+            if tokens:
+                buf[length] = u' '
+                length += 1
+            buf[length] = c
+            length += 1
+            tokens += 1
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length), tokens
+    finally:
+        PyMem_Free(buf)
 
 
 def word_count(str text):
