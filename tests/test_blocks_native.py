@@ -93,3 +93,15 @@ def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
     for text in texts:
         tokens = lm_tokens(text)
         assert module.lm_line(text) == (" ".join(tokens), len(tokens)), text
+
+
+def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(monkeypatch):
+    settings = load_settings(None, [])
+    html = warc_pages(SAMPLE_WARC, limit=1)[0]
+    compiled_stage = BlocksExtractor(settings.extract, settings.langid)
+    text = compiled_stage.extract(html)
+    assert "pure_python" not in compiled_stage.stats.to_dict()["stage"]["blocks"]
+    monkeypatch.setattr(native, "compiled", lambda: None)
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    assert stage.extract(html) == text
+    assert stage.stats.to_dict()["stage"]["blocks"]["pure_python"] == 1
