@@ -130,7 +130,8 @@ def command(system: str, warc: Path, out: Path, work: Path, fixed_cost: bool = F
                "--config", "conf/local.yaml", "--set", "input.dedup_record_ids=false"]
         if fixed_cost:  # exactly what `make run` asks for
             cmd += ["--dropped", str(out / "out" / "dropped"), "--sentences", str(out / "out" / "sentences")]
-        return cmd + (["--set", PRIMARY] if system == "primary" else []) + [a for kv in WARCPLEX_SETS for a in ("--set", kv)]
+        cmd += ["--set", PRIMARY] if system == "primary" else []
+        return cmd + [arg for setting in WARCPLEX_SETS for arg in ("--set", setting)]
     if system == "datatrove":
         return [str(DATATROVE_PYTHON), str(ROOT / "scripts" / "bench_datatrove.py"),
                 "--input", str(warc_folder(warc, work)), "--output", str(out / "out"), "--lid", lid_model_path(), "--kenlm", english_kenlm()]
@@ -260,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--warc", type=Path, default=DEFAULT_WARC)
     parser.add_argument("--scale", type=int, default=5, help="the larger input is the WARC this many times (1: skip)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per system and input (median)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs per system and input (median; 0: only the larger input, with --scaled-repeats)")
     parser.add_argument("--scaled-repeats", type=int, help="runs on the larger input (default: --repeats)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ",".join(SYSTEMS))
     parser.add_argument("--fixed-cost", action="store_true", help="measure `make run` (34 pages) instead")
@@ -293,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     if "datatrove" in systems and not DATATROVE_PYTHON.exists():
         print(f"bench: error: {DATATROVE_PYTHON} missing (`make bench` builds it)", file=sys.stderr)
         return 2
-    inputs = [(args.warc.name, args.warc, args.repeats)]
+    inputs = [(args.warc.name, args.warc, args.repeats)] if args.repeats > 0 else []  # 0: the larger input only
     if args.scale > 1:
         inputs.append((f"{args.warc.name} x{args.scale}", scaled_input(args.warc, args.scale, args.work),
                        args.scaled_repeats or args.repeats))

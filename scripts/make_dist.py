@@ -4,7 +4,8 @@
 
 Writes ``dist/warcplex.zip`` (the ``warcplex`` package), copies every model file the job
 opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``warcplex.spark.session.model_files``)
-and the compiled block stage (``warcplex.steps.blocks.native``) into ``dist/files/`` and writes their comma-separated paths to ``dist/files.txt``, ready for
+and the compiled block stage (``warcplex.steps.blocks.native``) into ``dist/files/`` and writes
+their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
 among the files Spark shipped (``warcplex.models.locate``), so file names must be unique.
 """
