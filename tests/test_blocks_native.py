@@ -105,3 +105,22 @@ def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(
     stage = BlocksExtractor(settings.extract, settings.langid)
     assert stage.extract(html) == text
     assert stage.stats.to_dict()["stage"]["blocks"]["pure_python"] == 1
+
+
+def test_the_resiliparse_stage_reuses_the_block_stage_main_content_pass(monkeypatch):
+    from resiliparse.parse.html import HTMLTree
+
+    from warcplex.steps.extractors import ResiliparseExtractor
+
+    settings = load_settings(None, [])
+    html = warc_pages(SAMPLE_WARC, limit=1)[0]
+    expected = ResiliparseExtractor(settings.extract).extract(html + " ")  # another page: parsed afresh
+    blocks_stage = BlocksExtractor(settings.extract, settings.langid)
+    blocks_stage.extract(html)
+    parses = []
+    real_parse = HTMLTree.parse
+    monkeypatch.setattr(HTMLTree, "parse", lambda *a: parses.append(1) or real_parse(*a))
+    assert ResiliparseExtractor(settings.extract).extract(html) == blocks_stage.primary == expected
+    assert parses == []  # the same page, the same options: no second parse
+    ResiliparseExtractor(settings.extract, main_content=False).extract(html)
+    assert parses == [1]  # other options: parsed
