@@ -118,6 +118,9 @@ def warc_folder(warc: Path, work: Path) -> Path:
     return folder
 
 
+WARCPLEX_SETS: list[str] = []  # --set KEY=VALUE of the command line, for the warcplex runs
+
+
 def command(system: str, warc: Path, out: Path, work: Path, fixed_cost: bool = False) -> list[str]:
     if system == "floor":
         return [sys.executable, __file__, "--floor-only", str(warc)]
@@ -127,7 +130,8 @@ def command(system: str, warc: Path, out: Path, work: Path, fixed_cost: bool = F
                "--config", "conf/local.yaml", "--set", "input.dedup_record_ids=false"]
         if fixed_cost:  # exactly what `make run` asks for
             cmd += ["--dropped", str(out / "out" / "dropped"), "--sentences", str(out / "out" / "sentences")]
-        return cmd + (["--set", PRIMARY] if system == "primary" else [])
+        cmd += ["--set", PRIMARY] if system == "primary" else []
+        return cmd + [arg for setting in WARCPLEX_SETS for arg in ("--set", setting)]
     if system == "datatrove":
         return [str(DATATROVE_PYTHON), str(ROOT / "scripts" / "bench_datatrove.py"),
                 "--input", str(warc_folder(warc, work)), "--output", str(out / "out"), "--lid", lid_model_path(), "--kenlm", english_kenlm()]
@@ -257,16 +261,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--warc", type=Path, default=DEFAULT_WARC)
     parser.add_argument("--scale", type=int, default=5, help="the larger input is the WARC this many times (1: skip)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per system and input (median)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs per system and input (median; 0: only the larger input, with --scaled-repeats)")
     parser.add_argument("--scaled-repeats", type=int, help="runs on the larger input (default: --repeats)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ",".join(SYSTEMS))
     parser.add_argument("--fixed-cost", action="store_true", help="measure `make run` (34 pages) instead")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                        help="passed to the warcplex runs, e.g. corpus.enabled=false (the page pipeline alone)")
     parser.add_argument("--work", type=Path, default=BUILD, help="where the scaled input and datatrove's "
                         "input folders go (default build/bench)")
     parser.add_argument("--results", type=Path, help="where to write every run as JSON "
                         "(default build/bench/results.json, or fixed-cost.json)")
     parser.add_argument("--floor-only", metavar="WARC", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    WARCPLEX_SETS.extend(args.sets)
     if args.floor_only:
         print(json.dumps({"pages": floor(args.floor_only)}))
         return 0
@@ -287,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     if "datatrove" in systems and not DATATROVE_PYTHON.exists():
         print(f"bench: error: {DATATROVE_PYTHON} missing (`make bench` builds it)", file=sys.stderr)
         return 2
-    inputs = [(args.warc.name, args.warc, args.repeats)]
+    inputs = [(args.warc.name, args.warc, args.repeats)] if args.repeats > 0 else []  # 0: the larger input only
     if args.scale > 1:
         inputs.append((f"{args.warc.name} x{args.scale}", scaled_input(args.warc, args.scale, args.work),
                        args.scaled_repeats or args.repeats))
@@ -304,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  [{name} round {round_ + 1}/{repeats}] {system}: {run['pages']} pages, CPU "
                       f"{u['cpu_seconds']:.1f} s, wall {u['wall_seconds']:.1f} s, "
                       f"{run['pages'] / u['cpu_seconds']:.1f} pages/CPU-s, load {u['load_average']:.1f}", flush=True)
+                if run.get("stages"):  # warcplex's CPU by stage (stats.json cpu.*), as each run ends
+                    print("    stages: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(
+                        run["stages"].items(), key=lambda kv: -kv[1]) if isinstance(v, (int, float))), flush=True)
                 runs[system].append(run)
         summary = {s: summarise(r) for s, r in runs.items()}
         print_table(f"{name} ({warc.stat().st_size / 1e6:.1f} MB compressed)", summary)

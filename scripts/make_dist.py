@@ -4,7 +4,8 @@
 
 Writes ``dist/warcplex.zip`` (the ``warcplex`` package), copies every model file the job
 opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``warcplex.spark.session.model_files``)
-into ``dist/files/`` and writes their comma-separated paths to ``dist/files.txt``, ready for
+and the compiled block stage (``warcplex.steps.blocks.native``) into ``dist/files/`` and writes
+their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
 among the files Spark shipped (``warcplex.models.locate``), so file names must be unique.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from warcplex.config import PROJECT_ROOT, ConfigError, load_settings
 from warcplex.spark.session import UsageError, model_files
+from warcplex.steps.blocks import native
 
 
 def build_zip(destination: Path) -> int:
@@ -45,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, UsageError, FileNotFoundError) as exc:
         print(f"make_dist: error: {exc}", file=sys.stderr)
         return 2
+    compiled = PROJECT_ROOT / "warcplex" / "steps" / "blocks" / native.FILE_NAME
+    if compiled.exists():
+        files = [*files, str(compiled)]  # a zip cannot load it: executors load Spark's copy (native.py)
+    else:
+        print(f"make_dist: {compiled.name} is not built; executors run the pure-Python block stage", file=sys.stderr)
     names = [Path(f).name for f in files]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

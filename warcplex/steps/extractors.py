@@ -65,6 +65,11 @@ def nesting_depth(html: str, stop_above: int) -> int:
     return deepest
 
 
+# The last page's text (html, options, text): the cascade's resiliparse stage gets the same page and
+# options as the block stage's main-content feature, so it does not parse and extract twice.
+_LAST_TEXT: tuple[str, tuple, str] | None = None
+
+
 class ResiliparseExtractor(Extractor):
     name = "resiliparse"
 
@@ -85,9 +90,15 @@ class ResiliparseExtractor(Extractor):
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
 
+        global _LAST_TEXT
+        key = (self.main_content, *self.options.values())
+        if _LAST_TEXT is not None and _LAST_TEXT[0] is html and _LAST_TEXT[1] == key:
+            return _LAST_TEXT[2]  # the block stage's main-content pass of this page, reused by the next stage
         tree = HTMLTree.parse(html)
-        return extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
+        text = extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
                                   noscript=False, form_fields=False, **self.options)
+        _LAST_TEXT = (html, key, text)
+        return text
 
     def extract(self, html: str) -> str:
         """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""

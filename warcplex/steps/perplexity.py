@@ -13,6 +13,7 @@ from warcplex.config import PerplexitySettings
 from warcplex.document import Document
 from warcplex.registry import RegistryEntry, load_registry
 from warcplex.steps.base import Step
+from warcplex.steps.blocks import native
 from warcplex.steps.normalize import lm_tokens
 
 
@@ -21,10 +22,27 @@ def perplexity_of(log10_prob: float, n_tokens: int) -> float:
     return 10.0 ** (-log10_prob / (n_tokens + 1))
 
 
+# Texts scored in this process, per model: the block stage scores a page's blocks and the filter its
+# sentences, which are often the same texts, and a site's boilerplate repeats across its pages.
+_SCORED: dict[tuple[object, str], tuple[float, int]] = {}
+SCORED_CACHE_SIZE = 4096
+
+
 def perplexity(model, text: str) -> tuple[float, int]:
     """The perplexity of ``text`` (normalised for the LM) under the KenLM ``model``; also its token count."""
-    tokens = lm_tokens(text)
-    return perplexity_of(model.score(" ".join(tokens), bos=True, eos=True), len(tokens)), len(tokens)
+    key = (model, text)
+    scored = _SCORED.get(key)
+    if scored is None:
+        if len(_SCORED) >= SCORED_CACHE_SIZE:
+            _SCORED.clear()
+        compiled = native.compiled()
+        if compiled is None:
+            tokens = lm_tokens(text)
+            line, n_tokens = " ".join(tokens), len(tokens)
+        else:
+            line, n_tokens = compiled.lm_line(text)  # the same line, in compiled code
+        scored = _SCORED[key] = perplexity_of(model.score(line, bos=True, eos=True), n_tokens), n_tokens
+    return scored
 
 
 class PerplexityFilter(Step):

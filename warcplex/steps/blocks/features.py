@@ -17,6 +17,7 @@ import numpy as np
 
 from warcplex import models
 from warcplex.document import UNKNOWN_LANGUAGE
+from warcplex.steps.blocks import native
 from warcplex.steps.blocks.parse import Block
 from warcplex.steps.perplexity import perplexity
 
@@ -75,6 +76,10 @@ LM_CHARS = 300
 def word_count(text: str, spaced: int | None = None) -> int:
     """Words of ``text``: white-space separated (``spaced``, when the caller has counted them),
     plus one per two characters of CJK, Thai, Lao, Burmese and Khmer, which are written without spaces."""
+    if spaced is None:
+        module = native.compiled()
+        if module is not None:
+            return module.word_count(text)
     words = len(text.split()) if spaced is None else spaced
     if not text.isascii():
         unspaced = len(_UNSPACED.findall(text))
@@ -168,8 +173,13 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     n = len(blocks)
     page_lm = log_ppl is not None
     ppl = np.full(n, np.nan) if log_ppl is None else np.asarray(log_ppl, dtype=np.float64) - ppl_centre
-    base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
-                    dtype=np.float32).reshape(n, len(BASE))
+    module = native.compiled()
+    if module is None:
+        base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
+                        dtype=np.float32).reshape(n, len(BASE))
+    else:
+        base = np.empty((n, len(BASE)), dtype=np.float32)
+        module.base_rows(blocks, primary, ppl.tolist(), base)
     col = {name: j for j, name in enumerate(BASE)}
     rel_ppl, scored = base[:, col["log_ppl"]], base[:, col["no_ppl"]] == 0
     page_ppl = float(np.median(rel_ppl[scored])) if scored.any() else 0.0

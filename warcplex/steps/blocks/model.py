@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from warcplex import models
+from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import HASH_DIM, context_features, dense_names
 
 MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
@@ -70,6 +71,10 @@ class TreeEnsemble:
     def raw(self, D: np.ndarray) -> np.ndarray:
         """The ensemble's log-odds for each row of ``D`` (float64)."""
         n_trees, width = self.feature.shape
+        module = native.compiled()
+        if module is not None:
+            leaf = module.tree_leaves(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.depth)
+            return self.baseline + self.value[np.arange(n_trees), leaf].sum(axis=1)
         tree_start = np.arange(n_trees, dtype=np.intp) * width
         row_start = np.arange(len(D), dtype=np.intp)[:, None] * D.shape[1]
         values, feature, cut = np.ascontiguousarray(D).ravel(), self.feature.ravel(), self.cut.ravel()

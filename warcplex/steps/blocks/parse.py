@@ -13,6 +13,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from warcplex.steps.blocks import native
+
 INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark nobr q "
                    "s samp small span strike strong sub sup time tt u var wbr".split())
 # Subtrees never read. Not `form` (whole pages are often wrapped in one) nor `noscript` (the HTML
@@ -164,7 +166,8 @@ def parse_blocks(html: str) -> list[Block]:
     """Simplify decoded HTML into text blocks in document order."""
     from lxml import etree
 
-    target = _BlockTarget()
+    module = native.compiled()
+    target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens)
     try:
         return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
     except etree.XMLSyntaxError:  # nothing the parser could read

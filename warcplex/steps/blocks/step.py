@@ -15,6 +15,7 @@ from warcplex import models
 from warcplex.config import ExtractSettings, LangIdSettings
 from warcplex.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
+from warcplex.steps.blocks import native
 from warcplex.steps.blocks.model import pinned_language_model
 from warcplex.steps.blocks.parse import Block, parse_blocks
 from warcplex.steps.extractors import Extractor, ResiliparseExtractor
@@ -88,6 +89,8 @@ class BlocksExtractor(Extractor):
         kept = [b for b, p in zip(blocks, probs) if p >= threshold]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
+        if native.compiled() is None:
+            self.count("pure_python")  # the compiled stage is not installed here (see native.py)
         return block_lines(kept)
 
     def incomplete(self, text: str) -> str | None:

@@ -1,0 +1,126 @@
+"""The compiled block stage (``_native.pyx``) against its pure-Python reference: same blocks, same
+features, same decisions with whatever model is shipped, on real WARC pages."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import SAMPLE_WARC, bench_file
+
+from warcplex.config import load_settings
+from warcplex.models import block_model
+from warcplex.reading.decode import decode_html
+from warcplex.reading.warc import Split, iter_pages
+from warcplex.stats import Stats
+from warcplex.steps.blocks import native
+from warcplex.steps.blocks.features import word_count
+from warcplex.steps.blocks.step import BlocksExtractor
+from warcplex.steps.extractors import PageTooDeep
+from warcplex.steps.normalize import lm_tokens
+
+
+def warc_pages(path, limit: int | None = None) -> list[str]:
+    """Decoded HTML of the response pages of a WARC (as the pipeline reads them)."""
+    settings = load_settings(None, [])
+    pages = []
+    for page in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()):
+        if page.kind == "html":
+            pages.append(decode_html(page.html, page.http_charset))
+        if limit and len(pages) >= limit:
+            break
+    return pages
+
+
+def classify_all(pages: list[str]) -> list[tuple]:
+    """Per page: its blocks, dense features, hashed features and probabilities (None: too deep)."""
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    out = []
+    for html in pages:
+        try:
+            blocks, X, hashed = stage.page_features(html)
+        except PageTooDeep:
+            out.append(None)
+            continue
+        out.append((blocks, X, hashed, stage.classify(html)[1]))
+    return out
+
+
+def assert_agree(pages: list[str], monkeypatch) -> int:
+    """The compiled and the reference stage agree block by block; returns the blocks compared."""
+    assert native.compiled() is not None, "the compiled block stage is not built (pip install -e . builds it)"
+    compiled = classify_all(pages)
+    with monkeypatch.context() as patch:
+        patch.setattr(native, "compiled", lambda: None)
+        reference = classify_all(pages)
+    cut = block_model().threshold
+    compared = 0
+    for got, want in zip(compiled, reference):
+        assert (got is None) == (want is None)
+        if got is None:
+            continue
+        assert got[0] == want[0]  # blocks: text, element, tag, ancestors, class/id tokens, links, depth, parent
+        np.testing.assert_array_equal(got[1], want[1])  # dense features, bit for bit (NaN == NaN)
+        assert got[2] == want[2]
+        np.testing.assert_array_equal(got[3] >= cut, want[3] >= cut)
+        np.testing.assert_array_equal(got[3], want[3])
+        compared += len(got[0])
+    return compared
+
+
+def test_compiled_block_stage_agrees_with_the_reference_on_the_sample_warc(monkeypatch):
+    assert assert_agree(warc_pages(SAMPLE_WARC), monkeypatch) > 500
+
+
+def test_compiled_block_stage_agrees_with_the_reference_on_bench_pages(monkeypatch):
+    pages = warc_pages(bench_file("warc", "bench-dev.warc.gz"), limit=300)
+    assert assert_agree(pages, monkeypatch) > 10_000
+
+
+def test_compiled_word_count_matches_the_reference(monkeypatch):
+    texts = ["Three plain words", "毎朝、仕事に行く前に川沿いの道を歩きます。", "", " \u3000 a\u00a0b\tc ",
+             "ภาษาไทย ไม่มี ช่องว่าง", "x"]
+    got = [word_count(t) for t in texts]
+    monkeypatch.setattr(native, "compiled", lambda: None)
+    assert got == [word_count(t) for t in texts]
+
+
+def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
+    """The compiled tokenizer (perplexity's fast path) gives normalize_for_lm's line and token count."""
+    texts = ["Ünïcödé ＡＢＣ 12.5% — ½ café_au_lait!", "東京タワーは333メートル。서울 x²", "İstanbul ǅ ß ﬁ \u0663\u0664 a\u200bb",
+             "  \t\n", "", "tab\tseparated\ncells, and __under__ scores", "\ud800 lone surrogate"]
+    texts += [s for html in warc_pages(SAMPLE_WARC) for s in html.split("<")][:5000]
+    module = native.compiled()
+    for text in texts:
+        tokens = lm_tokens(text)
+        assert module.lm_line(text) == (" ".join(tokens), len(tokens)), text
+
+
+def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(monkeypatch):
+    settings = load_settings(None, [])
+    html = warc_pages(SAMPLE_WARC, limit=1)[0]
+    compiled_stage = BlocksExtractor(settings.extract, settings.langid)
+    text = compiled_stage.extract(html)
+    assert "pure_python" not in compiled_stage.stats.to_dict()["stage"]["blocks"]
+    monkeypatch.setattr(native, "compiled", lambda: None)
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    assert stage.extract(html) == text
+    assert stage.stats.to_dict()["stage"]["blocks"]["pure_python"] == 1
+
+
+def test_the_resiliparse_stage_reuses_the_block_stage_main_content_pass(monkeypatch):
+    from resiliparse.parse.html import HTMLTree
+
+    from warcplex.steps.extractors import ResiliparseExtractor
+
+    settings = load_settings(None, [])
+    html = warc_pages(SAMPLE_WARC, limit=1)[0]
+    expected = ResiliparseExtractor(settings.extract).extract(html + " ")  # another page: parsed afresh
+    blocks_stage = BlocksExtractor(settings.extract, settings.langid)
+    blocks_stage.extract(html)
+    parses = []
+    real_parse = HTMLTree.parse
+    monkeypatch.setattr(HTMLTree, "parse", lambda *a: parses.append(1) or real_parse(*a))
+    assert ResiliparseExtractor(settings.extract).extract(html) == blocks_stage.primary == expected
+    assert parses == []  # the same page, the same options: no second parse
+    ResiliparseExtractor(settings.extract, main_content=False).extract(html)
+    assert parses == [1]  # other options: parsed
