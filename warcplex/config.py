@@ -150,6 +150,9 @@ class IndexSettings(_Section):
     enabled: bool = True
     # Pages in the sample (a deterministic hash order of record ids); 0 = every page.
     sample_pages: int = Field(default=2000, ge=0)
+    # Also write each page's tag-stripped text (`<output.sentences>/_visible/`, a second
+    # resiliparse pass per page) so that the chain starts from all visible text, the paper's index.
+    visible_text: bool = True
     # The query set: the most frequent terms (by document frequency) of the cleaned sample,
     # at least `min_query_chars` long; the median of `query_repeats` alternating passes is reported.
     queries: int = Field(default=50, ge=1)
