@@ -118,7 +118,10 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
               "--input", str(cc_genuine_warc), "--output", str(out), "--config", "conf/cluster.yaml",
               "--set", "spark.conf.spark.executor.memory=512m", "--set", "spark.conf.spark.executor.cores=1",
               "--set", "spark.conf.spark.executor.memoryOverhead=384m",
-              "--set", "input.splits_per_shard=2", "--set", "input.min_split_bytes=1"]
+              "--set", "input.splits_per_shard=2", "--set", "input.min_split_bytes=1",
+              # every corpus stage, and the sentence side output the index-size chain is built from
+              "--set", "corpus.repeated_lines.enabled=true", "--set", "corpus.dedup.near=true",
+              "--sentences", str(out / "sentences")]
     # The checkout must not leak into the driver through PYTHONPATH: it imports from warcplex.zip.
     submit_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     submit_env["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -132,8 +135,12 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     # The corpus stages ran on the cluster after the splits, on the same data
     corpus = stats["corpus"]
     assert corpus["documents_in"] == stats["outcome"]["kept"]
-    assert corpus["order"] == ["exact_dedup", "quality"]  # the defaults
+    assert corpus["order"] == ["exact_dedup", "repeated_lines", "near_dedup", "quality"]
     assert ds.dataset(out / "corpus", partitioning="hive").count_rows() == corpus["documents_out"] > 0
+    # ... and the index-size chain covers the same sampled pages from all visible text to the last stage
+    chain = [link["step"] for link in stats["index"]["chain"]]
+    assert chain == ["visible", "main_content", "filtered", *[f"corpus.{name}" for name in corpus["order"]]]
+    assert stats["index"]["chain"][-1]["documents"] == corpus["documents_out"]
     # The tasks ran in an executor the worker launched for this application ...
     app = wait_for(lambda: [a for a in json_ui(master_ui)["completedapps"] if a["name"] == "warcplex"],
                    "the application in the master's list")[0]

@@ -68,6 +68,33 @@ def test_index_statistics_match_the_tokens_of_the_text(run_output):
     assert index["queries"]["raw_ms_per_query"] > 0 and index["queries"]["clean_ms_per_query"] > 0
 
 
+def test_index_chain_from_visible_text_to_the_last_corpus_stage(run_output):
+    """Each link is a real tantivy index of the same pages: tag-stripped, main content, filtered, each corpus stage."""
+    out, stats = run_output
+    chain = {link["step"]: link for link in stats["index"]["chain"]}
+    assert list(chain) == ["visible", "main_content", "filtered",
+                           *[f"corpus.{name}" for name in stats["corpus"]["order"]]]
+    assert "chain_missing" not in stats["index"]
+    analyzer = _analyzer()
+    visible = ds.dataset(out / "sentences" / "_visible", partitioning="hive").to_table().to_pylist()
+    assert len(visible) == stats["index"]["pages"]
+    docs = [set(analyzer.analyze(row["text"])) for row in visible if row["text"]]
+    assert chain["visible"]["postings"] == sum(len(d) for d in docs)
+    assert chain["visible"]["bytes_text"] == sum(len(row["text"].encode()) for row in visible)
+    # all the page's visible text is more than its main content, and the filter only removes
+    assert chain["visible"]["tokens"] > chain["main_content"]["tokens"] >= chain["filtered"]["tokens"]
+    assert chain["visible"]["share_of_first"]["index_bytes"] == 1.0
+    assert chain["main_content"]["index_bytes"] == stats["index"]["raw"]["index_bytes"]
+    # the last corpus stage's link indexes exactly the corpus/ texts of the sampled pages
+    corpus = ds.dataset(out / "corpus", partitioning="hive").to_table(columns=["text"]).column("text").to_pylist()
+    last = chain[f"corpus.{stats['corpus']['order'][-1]}"]
+    assert last["documents"] == len(corpus) == stats["corpus"]["documents_out"]
+    assert last["bytes_text"] == sum(len(t.encode()) for t in corpus)
+    assert last["postings"] == sum(len(set(analyzer.analyze(t))) for t in corpus)
+    assert "index-size chain, the same" in (out / "summary.txt").read_text()
+    assert stats["cpu"]["visible_text"] > 0
+
+
 def test_index_sample_is_deterministic_and_sized(run_output):
     out, _ = run_output
     first = load_scored_pages(str(out / "sentences"), S3Settings(), sample_pages=5)

@@ -28,6 +28,7 @@ import pytest
 
 from conftest import bench_file
 from warcplex.config import PROJECT_ROOT, InputSettings, S3Settings, load_settings
+from warcplex.corpus.builder import CorpusBuilder
 from warcplex.reading.sources import RetriesExhausted, open_stream, resolve_inputs
 from warcplex.spark.runner import run_split
 from warcplex.stats import Stats
@@ -124,7 +125,9 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         for key, value in response.getheaders():
             if key.lower() not in ("connection", "transfer-encoding", "content-length", "date", "server"):
                 self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
+        # A HEAD answer has no body: its Content-Length is the object's size (pyarrow reads that many bytes)
+        self.send_header("Content-Length", response.getheader("Content-Length", "0") if self.command == "HEAD"
+                         else str(len(payload)))
         if fault == "cut":
             self.send_header("Connection", "close")
         self.end_headers()
@@ -256,7 +259,7 @@ def run_job(endpoint: str, output: str) -> subprocess.CompletedProcess:
 
 
 def read_output(client, prefix: str) -> tuple[dict, list[str], dict]:
-    """The _SUCCESS manifest, every output record id, and stats.json of an s3:// output."""
+    """The _SUCCESS manifest, every record id in data/, and stats.json of an s3:// output."""
     manifest = json.loads(client.get_object(Bucket=BUCKET_OUT, Key=f"{prefix}/_SUCCESS")["Body"].read())
     listed = {o["Key"][len(prefix) + 1:]: o["Size"]
               for o in client.list_objects_v2(Bucket=BUCKET_OUT, Prefix=f"{prefix}/")["Contents"]}
@@ -264,7 +267,7 @@ def read_output(client, prefix: str) -> tuple[dict, list[str], dict]:
         assert listed[entry["path"]] == entry["size"]
     ids = []
     for entry in manifest["files"]:
-        if entry["path"].endswith(".parquet") and not entry["path"].startswith(("dropped/", "sentences/")):
+        if entry["path"].endswith(".parquet") and entry["path"].startswith("data/"):
             body = client.get_object(Bucket=BUCKET_OUT, Key=f"{prefix}/{entry['path']}")["Body"].read()
             ids.extend(pq.read_table(io.BytesIO(body), columns=["warc_record_id"]).column(0).to_pylist())
     stats = json.loads(client.get_object(Bucket=BUCKET_OUT, Key=f"{prefix}/stats.json")["Body"].read())
@@ -292,6 +295,18 @@ def test_job_s3_to_s3_with_faults_loses_and_duplicates_nothing(s3_server, fault_
     assert {"stats.json", "summary.txt"} <= paths
     assert sum(p.startswith("_markers/") for p in paths) == len(warcs)
     assert paths == {entry["path"] for entry in clean_manifest["files"]}
+    # The corpus stages ran on the s3:// output: data/ staged locally, corpus/ uploaded before the marker
+    corpus = faulty_stats["corpus"]
+    assert "skipped" not in corpus and corpus["documents_in"] == len(faulty_ids)
+    assert "_corpus/marker.json" in paths
+    corpus_ids = []
+    for path in sorted(p for p in paths if p.startswith("corpus/") and p.endswith(".parquet")):
+        body = client.get_object(Bucket=BUCKET_OUT, Key=f"faulty/{path}")["Body"].read()
+        corpus_ids += pq.read_table(io.BytesIO(body), columns=["warc_record_id"]).column(0).to_pylist()
+    assert len(corpus_ids) == corpus["documents_out"] > 0 and set(corpus_ids) <= set(faulty_ids)
+    same = ("documents_out", "bytes_out", "order")
+    assert [corpus[key] for key in same] == [clean_stats["corpus"][key] for key in same]
+    assert not os.path.exists(CorpusBuilder._staging_dir(load_settings(None, []), f"s3://{BUCKET_OUT}/faulty"))
     # Credentials never reach a log, the stats or the summary.
     secret = CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
     assert secret not in faulty.stdout + faulty.stderr + json.dumps(faulty_stats)

@@ -154,6 +154,9 @@ class IndexSettings(_Section):
     enabled: bool = True
     # Pages in the sample (a deterministic hash order of record ids); 0 = every page.
     sample_pages: int = Field(default=2000, ge=0)
+    # Also write each page's tag-stripped text (`<output.sentences>/_visible/`, a second
+    # resiliparse pass per page) so that the chain starts from all visible text, the paper's index.
+    visible_text: bool = True
     # The query set: the most frequent terms (by document frequency) of the cleaned sample,
     # at least `min_query_chars` long; the median of `query_repeats` alternating passes is reported.
     queries: int = Field(default=50, ge=1)
@@ -271,6 +274,10 @@ class CorpusSettings(_DocumentedSection):
     """Quality signals, filters and the URL block list."""
     files_per_language: int = Field(default=1, ge=1)
     """Parquet files per language in OUTPUT/corpus/ (documents are spread by a hash of their record id)."""
+    staging_dir: str | None = None
+    """With an s3:// output: the local directory Spark works in (a copy of data/, the checkpoints),
+    uploaded at the end; on a multi-host cluster a path mounted on every node. None: the system
+    temporary directory (a name derived from the output, so a killed run resumes there)."""
 
 
 class PipelineSettings(_Section):

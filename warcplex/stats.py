@@ -76,6 +76,26 @@ class Stats:
         return stats
 
 
+def index_summary_lines(index: dict[str, Any]) -> list[str]:
+    """summary.txt lines of ``stats["index"]``: the tantivy index along the chain, or why it was skipped."""
+    if index.get("skipped"):
+        return [f"  index statistics skipped: {index['skipped']}"]
+    if "raw" not in index:
+        return []
+    lines = [f"  tantivy index of {index['pages']} pages: {index['raw']['index_bytes']:,} -> "
+             f"{index['clean']['index_bytes']:,} bytes ({100 * index['ratio']['index_bytes']:.1f}%), "
+             f"query speed-up {index['queries']['speedup'] or 0:.2f}x"]
+    chain = index.get("chain", [])
+    if chain:
+        first = chain[0]["step"]
+        lines.append(f"  index-size chain, the same {index['pages']} pages (tantivy index bytes, % of {first}):")
+        lines += [f"    {link['step']}: {link['index_bytes']:,} B "
+                  f"({100 * (link['share_of_first']['index_bytes'] or 0):.1f}%), {link['bytes_text']:,} text bytes, "
+                  f"{link['tokens']:,} tokens, {link['postings']:,} postings" for link in chain]
+    lines += [f"  index chain: no {missing}" for missing in index.get("chain_missing", [])]
+    return lines
+
+
 @contextmanager
 def timed(stats: Stats, key: str) -> Iterator[None]:
     """Add the CPU seconds (``time.process_time``) of a ``with`` block to ``stats[key]``."""

@@ -32,20 +32,20 @@ class Carbon(JobExtension):
 
 
 class IndexStats(JobExtension):
-    """``stats.index``: real tantivy index statistics of the sampled pages, or why they were skipped."""
+    """``stats.index``: real tantivy index statistics of the sampled pages along the chain, or why skipped."""
 
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
-        stats["index"] = self.index_stats(settings)
+        stats["index"] = self.index_stats(settings, stats.get("run", {}).get("output"))
 
     @staticmethod
-    def index_stats(settings: Settings) -> dict[str, Any]:
+    def index_stats(settings: Settings, output: str | None = None) -> dict[str, Any]:
         if not settings.index.enabled:
             return {"skipped": "index.enabled is false"}
         if not settings.output.sentences:
             return {"skipped": "no sentence scores written (run with --sentences DIR or output.sentences)"}
         started = time.process_time()
         try:
-            result = run_index_stats(settings.output.sentences, settings.s3, settings.index)
+            result = run_index_stats(settings.output.sentences, settings.s3, settings.index, output)
         except ValueError as exc:
             return {"skipped": str(exc)}
         result["driver_cpu_seconds"] = round(time.process_time() - started, 3)

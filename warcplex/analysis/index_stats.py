@@ -1,7 +1,10 @@
-"""Real full-text index statistics: raw against cleaned text of the same pages, with tantivy.
+"""Real full-text index statistics: the same pages at each link of the cleaning chain, with tantivy.
 
 The pages come from the per-sentence side output (``output.sentences``): a page's raw text is
-all its extracted sentences, its cleaned text the sentences a filter keeps. Each text set is
+all its extracted sentences, its cleaned text the sentences a filter keeps. The chain adds the
+page's tag-stripped text before them (``<output.sentences>/_visible/``, written at run time when
+``index.visible_text`` is on) and its text after each corpus stage after them
+(``_corpus/index_sample/``, written by the corpus builder for the same sample). Each text set is
 indexed with tantivy (Lucene-like: term dictionary, postings with positions, field norms,
 no stored text) in a temporary directory; we report its size on disk, the vocabulary size
 and postings count read back from the index's term dictionary, the token count from
@@ -10,7 +13,6 @@ tantivy's own analyzer, and the latency of a fixed query set (seed 002, Tables 2
 
 from __future__ import annotations
 
-import hashlib
 import os
 import statistics
 import tempfile
@@ -19,13 +21,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
 
 from warcplex.config import IndexSettings, S3Settings
-from warcplex.writing.output import filesystem_for
+from warcplex.writing.rows import VISIBLE_DIR
+from warcplex.writing.sample import CORPUS_SAMPLE_DIR, open_dataset, sample_key
 from warcplex.document import Sentence, page_text
 
 FIELD = "body"
+CHAIN_KEYS = ("bytes_text", "tokens", "postings", "index_bytes")
 
 
 @dataclass(frozen=True)
@@ -41,29 +44,18 @@ class ScoredPage:
         return page_text(self.sentences, keep)
 
 
-def _sample_key(record_id: str) -> bytes:
-    return hashlib.sha1(record_id.encode("utf-8")).digest()
-
-
 def load_scored_pages(sentences_uri: str, s3: S3Settings, sample_pages: int = 0,
                       languages: Iterable[str] | None = None) -> list[ScoredPage]:
     """Read the sentence side output; keep a deterministic sample of ``sample_pages`` pages (0 = all)."""
-    # pyarrow.dataset imports pandas: only a run that builds index statistics pays for it
     import pyarrow.compute as pc
-    import pyarrow.dataset as ds
 
-    fs, root = filesystem_for(sentences_uri, s3)
-    try:
-        dataset = ds.dataset(root, filesystem=fs, format="parquet", partitioning="hive",
-                             exclude_invalid_files=True)
-    except (FileNotFoundError, pa.ArrowInvalid) as exc:
-        raise ValueError(f"no sentence scores under {sentences_uri}: {exc}") from None
+    dataset = open_dataset(sentences_uri, s3, "sentence scores")
     condition = None
     if languages:
         condition = pc.field("language").isin(list(languages))
     if sample_pages:
         ids = dataset.to_table(columns=["warc_record_id"], filter=condition).column("warc_record_id")
-        unique = sorted(set(ids.to_pylist()), key=_sample_key)[:sample_pages]
+        unique = sorted(set(ids.to_pylist()), key=sample_key)[:sample_pages]
         id_filter = pc.field("warc_record_id").isin(unique)
         condition = id_filter if condition is None else condition & id_filter
     table = dataset.to_table(columns=["warc_record_id", "language", "paragraph", "position", "sentence",
@@ -195,10 +187,68 @@ def compare_raw_clean(pages: list[ScoredPage], settings: IndexSettings) -> dict[
     }
 
 
-def run_index_stats(sentences_uri: str, s3: S3Settings, settings: IndexSettings) -> dict[str, Any]:
-    """The ``index`` section of stats.json for a finished run's sentence side output."""
+def _texts_by_id(uri: str, s3: S3Settings, ids: list[str], columns: list[str]) -> list[dict[str, Any]] | None:
+    """Rows of the Parquet dataset under ``uri`` whose record id is in ``ids``; None when there is none."""
+    import pyarrow.compute as pc
+
+    try:
+        dataset = open_dataset(uri, s3, "texts")
+    except ValueError:
+        return None
+    if not dataset.files:
+        return None
+    return dataset.to_table(columns=columns, filter=pc.field("warc_record_id").isin(ids)).to_pylist()
+
+
+def chain_texts(pages: list[ScoredPage], sentences_uri: str, output: str | None,
+                s3: S3Settings) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The sampled pages' texts at each link of the chain, in order, and why a link is missing.
+
+    ``visible`` (tag-stripped), ``main_content`` (the extractor's sentences), ``filtered`` (the
+    sentences kept), then ``corpus.<stage>`` for each corpus stage (a page it dropped is empty).
+    """
+    ids = [page.record_id for page in pages]
+    links: list[tuple[str, list[str]]] = []
+    missing: list[str] = []
+    visible = _texts_by_id(f"{sentences_uri.rstrip('/')}/{VISIBLE_DIR}", s3, ids, ["warc_record_id", "text"])
+    by_id = {row["warc_record_id"]: row["text"] for row in visible or []}
+    if visible is not None and len(by_id) == len(ids):
+        links.append(("visible", [by_id[i] for i in ids]))
+    else:
+        missing.append(f"visible: tag-stripped text of {len(ids) - len(by_id)} of {len(ids)} sampled pages not "
+                       f"written (index.visible_text off, or pages from an older run)")
+    links.append(("main_content", [page.text() for page in pages]))
+    links.append(("filtered", [page.text(lambda s: s.kept) for page in pages]))
+    stages = _texts_by_id(f"{output.rstrip('/')}/{CORPUS_SAMPLE_DIR}", s3, ids,
+                          ["stage", "warc_record_id", "text"]) if output else None
+    if stages is not None:
+        per_stage: dict[str, dict[str, str]] = {}
+        for row in stages:
+            per_stage.setdefault(row["stage"], {})[row["warc_record_id"]] = row["text"]
+        for stage in sorted(per_stage, key=lambda label: int(label.split("-", 1)[0])):  # "<i>-<name>"
+            texts = per_stage[stage]
+            links.append((f"corpus.{stage.split('-', 1)[1]}", [texts.get(i, "") for i in ids]))
+    return links, missing
+
+
+def index_chain(links: list[tuple[str, list[str]]], known: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+    """tantivy statistics of each link (``known`` ones are not indexed again), each one's share of the first's."""
+    chain = [{"step": name, **(known[name] if name in known else index_size(texts))} for name, texts in links]
+    first = chain[0] if chain else {}
+    for link in chain:
+        link["share_of_first"] = {key: (link[key] / first[key] if first.get(key) else None) for key in CHAIN_KEYS}
+    return chain
+
+
+def run_index_stats(sentences_uri: str, s3: S3Settings, settings: IndexSettings,
+                    output: str | None = None) -> dict[str, Any]:
+    """The ``index`` section of stats.json for a finished run's sentence side output (and corpus stages)."""
     pages = load_scored_pages(sentences_uri, s3, settings.sample_pages)
     result = compare_raw_clean(pages, settings)
+    links, missing = chain_texts(pages, sentences_uri, output, s3)
+    result["chain"] = index_chain(links, {"main_content": result["raw"], "filtered": result["clean"]})
+    if missing:
+        result["chain_missing"] = missing
     result["sample_pages"] = settings.sample_pages
     result["source"] = sentences_uri
     return result

@@ -159,6 +159,21 @@ def chart_sizes(stats: dict[str, Any]) -> str | None:
     return _png(fig)
 
 
+def _chain_section(index: dict[str, Any]) -> str:
+    """The index-size chain: the same sampled pages from all visible text to the last corpus stage."""
+    chain = index.get("chain", [])
+    if not chain:
+        return ""
+    rows = [[link["step"], _fmt(link["documents"]), *[_fmt(link[key]) for key in ("bytes_text", "tokens", "postings",
+                                                                                  "index_bytes")],
+             f"{100 * link['share_of_first']['index_bytes']:.1f}%" if link["share_of_first"]["index_bytes"] else "-"]
+            for link in chain]
+    missing = "".join(f"<p class='none'>Not in the chain: {html.escape(m)}</p>" for m in index.get("chain_missing", []))
+    return (f"<h3>Index-size chain ({index['pages']} sampled pages, tantivy)</h3>"
+            + _table(["step", "documents", "text bytes", "tokens", "postings", "index bytes",
+                      f"index % of {chain[0]['step']}"], rows) + missing)
+
+
 def chart_cpu(stats: dict[str, Any]) -> str | None:
     """CPU seconds per stage, labelled with their estimated grams of CO2."""
     per_stage = stats.get("carbon", {}).get("per_stage", {})
@@ -256,7 +271,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
     index_note = (f"<p class='none'>Index statistics: {html.escape(str(index.get('skipped')))}</p>"
                   if index.get("skipped") else "")
     sections.append("<h2>Size before and after</h2>" + _img(chart_sizes(stats), "sizes")
-                    + _table(["", "raw", "cleaned", "cleaned / raw"], size_rows) + index_note)
+                    + _table(["", "raw", "cleaned", "cleaned / raw"], size_rows) + index_note + _chain_section(index))
     corpus_rows = report_table(stats.get("corpus"))
     if corpus_rows:
         sections.append("<h2>Corpus stages (OUTPUT/corpus/)</h2>" + _table(

@@ -8,7 +8,13 @@ Layout added to an output directory::
     corpus_dropped/documents/language=<code>/...      every dropped document: reason, duplicate_of
     corpus_dropped/lines/language=<code>/...          every removed line: reason repeated_line, its counts
     _corpus/marker.json                               the commit: fingerprint of the input and the stats
+    _corpus/index_sample/part-0.parquet                the index statistics' sampled pages after each stage
+                                                      (stage ``<i>-<name>``, warc_record_id, text)
     _tmp/corpus/<fingerprint>/<i>-<stage>/            checkpoints of finished stages (resume), then removed
+
+Spark reads and writes a local (or cluster) path. With an ``s3://`` output the stages work in a
+staging directory (``corpus.staging_dir``): ``data/`` is copied there with pyarrow, and the final
+``corpus/``, ``corpus_dropped/`` and ``_corpus/`` are uploaded before the marker.
 
 The corpus is recomputed from all of ``data/`` (every night's pages), so a document that is
 already in it is never added twice. The fingerprint covers the ``data/`` file list with sizes
@@ -22,6 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import tempfile
 import time
 from typing import Any, Callable
 
@@ -33,6 +41,7 @@ from warcplex.config import Settings
 from warcplex.corpus.lists import with_domains
 from warcplex.corpus.stages import (DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, NearDedup, Quality,
                                     RepeatedLines, StageOutput)
+from warcplex.writing.sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from warcplex.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 
 log = logging.getLogger("warcplex.corpus")
@@ -66,10 +75,30 @@ class CorpusBuilder:
         self.spark = spark
         self.settings = settings
         self.target = OutputTarget(output, settings.s3)
+        self.staged = not isinstance(self.target.fs, pafs.LocalFileSystem)
+        # Where Spark reads and writes: the output itself, or the staging directory of an s3:// output.
+        self.work = OutputTarget(self._staging_dir(settings, output), settings.s3) if self.staged else self.target
         self.compression = settings.output.compression if settings.output.compression != "none" else "uncompressed"
+        self.sample_ids = self._index_sample()
+
+    def _index_sample(self) -> list[str] | None:
+        """The record ids whose text after each stage the index chain measures (None: no index statistics)."""
+        if not (self.settings.index.enabled and self.settings.output.sentences):
+            return None
+        try:
+            return sample_record_ids(self.settings.output.sentences, self.settings.s3, self.settings.index.sample_pages)
+        except ValueError:
+            return None
+
+    @staticmethod
+    def _staging_dir(settings: Settings, output: str) -> str:
+        if settings.corpus.staging_dir:
+            return settings.corpus.staging_dir
+        name = hashlib.sha256(output.encode("utf-8")).hexdigest()[:16]
+        return os.path.join(tempfile.gettempdir(), f"warcplex-corpus-{name}")
 
     def _uri(self, relative: str) -> str:
-        return f"file://{self.target.path(relative)}"
+        return f"file://{self.work.path(relative)}"
 
     def _data_files(self) -> list[tuple[str, int]]:
         return [(path, size) for path, size in self.target.list_files()
@@ -77,14 +106,14 @@ class CorpusBuilder:
 
     def fingerprint(self, files: list[tuple[str, int]]) -> str:
         """Hash of the input file list (with sizes) and of every setting the stages read."""
-        basis = {"files": files, "corpus": self.settings.corpus.model_dump(mode="json"),
-                 "compression": self.compression}
+        basis = {"files": files, "corpus": self.settings.corpus.model_dump(mode="json", exclude={"staging_dir"}),
+                 "compression": self.compression,
+                 "index_sample": hashlib.sha256("\n".join(self.sample_ids).encode()).hexdigest()
+                 if self.sample_ids is not None else None}
         return hashlib.sha256(json.dumps(basis, sort_keys=True).encode("utf-8")).hexdigest()[:20]
 
     def run(self) -> dict[str, Any]:
         """Run (or resume, or skip) the stages; return the ``corpus`` section of stats.json."""
-        if not isinstance(self.target.fs, pafs.LocalFileSystem):
-            return {"skipped": "corpus stages need a local or cluster file system output (not s3:// via pyarrow)"}
         files = self._data_files()
         if not files:
             return {"skipped": f"no documents in {DATASET_DIR}/"}
@@ -98,16 +127,19 @@ class CorpusBuilder:
         started = time.time()
         work = f"{WORK_DIR}/{fingerprint}"
         self.spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+        if self.staged:
+            self._stage_input(files)
         stats: dict[str, Any] = {"fingerprint": fingerprint, "stages": {}, "order": []}
         docs, first = self._checkpoint(f"{work}/0-input", lambda: StageOutput(self._input()), None)
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
-        dropped_docs, dropped_lines = [], []
+        dropped_docs, dropped_lines, stage_folders = [], [], []
         previous_counts = first
         for index, stage in enumerate(enabled_stages(self.settings, self.spark), start=1):
             folder = f"{work}/{index}-{stage.name}"
             docs, stage_stats = self._checkpoint(folder, lambda: stage.apply(docs), previous_counts)
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
+            stage_folders.append(folder)
             previous_counts = stage_stats
             if stage_stats["documents_dropped"]:
                 dropped_docs.append(self.spark.read.parquet(self._uri(f"{folder}/dropped_docs")))
@@ -115,10 +147,24 @@ class CorpusBuilder:
                 dropped_lines.append(self.spark.read.parquet(self._uri(f"{folder}/dropped_lines")))
         stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
         self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final")
+        self._write_index_sample(stage_folders, f"{work}/final")
         stats["wall_seconds"] = round(time.time() - started, 3)
         self._commit(f"{work}/final", stats)
         stats["resumed"] = False
         return stats
+
+    def _stage_input(self, files: list[tuple[str, int]]) -> None:
+        """Copy the ``data/`` files of an s3:// output into the staging directory (those already there are kept)."""
+        wanted = dict(files)
+        have = {path: size for path, size in self.work.list_files() if path.startswith(f"{DATASET_DIR}/")}
+        for path in sorted(set(have) - set(wanted)):
+            self.work.fs.delete_file(self.work.path(path))
+        for path, size in files:
+            if have.get(path) != size:
+                copied = _copy_file(self.target.fs, self.target.path(path), self.work.fs, self.work.path(path))
+                if copied != size:
+                    raise OSError(f"staging {path}: read {copied} of its {size} bytes")
+        log.info("corpus stages: %d data/ files staged in %s", len(files), self.work.root)
 
     def _input(self) -> DataFrame:
         docs = self.spark.read.parquet(self._uri(DATASET_DIR))
@@ -127,7 +173,7 @@ class CorpusBuilder:
     def _checkpoint(self, folder: str, produce: Callable[[], StageOutput],
                     before: dict[str, Any] | None) -> tuple[DataFrame, dict[str, Any]]:
         """Run a stage and write its outputs under ``folder``, or read them back if it finished before."""
-        done = self.target.read_bytes(f"{folder}/_DONE.json")
+        done = self.work.read_bytes(f"{folder}/_DONE.json")
         if done is None:
             started = time.time()
             output = produce()
@@ -139,7 +185,7 @@ class CorpusBuilder:
                         self._uri(f"{folder}/{name}"))
             counts = self._count(folder, output, before)
             counts["wall_seconds"] = round(time.time() - started, 3)
-            self.target.write_bytes(f"{folder}/_DONE.json", json.dumps(counts, sort_keys=True).encode("utf-8"))
+            self.work.write_bytes(f"{folder}/_DONE.json", json.dumps(counts, sort_keys=True).encode("utf-8"))
             log.info("corpus stage %s: %s", folder.rsplit("/", 1)[-1], counts)
         else:
             counts = json.loads(done)
@@ -188,10 +234,25 @@ class CorpusBuilder:
             self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key")
         self._tidy(final)
 
+    def _write_index_sample(self, stage_folders: list[str], final: str) -> None:
+        """The sampled pages' text after each stage, one small file (only ids the sample holds)."""
+        if self.sample_ids is None or not stage_folders:
+            return
+        ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
+        frames = [self.spark.read.parquet(self._uri(f"{folder}/docs")).join(F.broadcast(ids), "warc_record_id")
+                  .select(F.lit(folder.rsplit("/", 1)[-1]).alias("stage"), "warc_record_id", "text")
+                  for folder in stage_folders]
+        sample = frames[0]
+        for frame in frames[1:]:
+            sample = sample.unionByName(frame)
+        (sample.coalesce(1).sortWithinPartitions("stage", "warc_record_id").write.mode("overwrite")
+         .option("compression", self.compression).parquet(self._uri(f"{final}/{CORPUS_SAMPLE_DIR}")))
+        self._tidy(f"{final}/{CORPUS_SAMPLE_DIR}")
+
     def _tidy(self, final: str) -> None:
         """Remove Spark's bookkeeping files and give every part file a name that depends on its partition only."""
-        fs = self.target.fs
-        for info in fs.get_file_info(pafs.FileSelector(self.target.path(final), recursive=True)):
+        fs = self.work.fs
+        for info in fs.get_file_info(pafs.FileSelector(self.work.path(final), recursive=True)):
             if not info.is_file:
                 continue
             name = info.base_name
@@ -201,17 +262,36 @@ class CorpusBuilder:
                 fs.move(info.path, f"{info.path.rsplit('/', 1)[0]}/{name.split('-')[0]}-{name.split('-')[1]}.parquet")
 
     def _commit(self, final: str, stats: dict[str, Any]) -> None:
-        """Swap the new dataset into place; the marker, written last, is the commit."""
+        """Swap the new dataset into place (moved, or uploaded from staging); the marker, written last, is the commit."""
         fs = self.target.fs
         if self.target.exists(MARKER):
             fs.delete_file(self.target.path(MARKER))
-        for name in (CORPUS_DIR, CORPUS_DROPPED_DIR):
+        for name in (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_SAMPLE_DIR):
             if self.target.exists(name):
                 fs.delete_dir(self.target.path(name))
-            if self.target.exists(f"{final}/{name}"):
+            if not self.work.exists(f"{final}/{name}"):
+                continue
+            if self.staged:
+                source = self.work.path(f"{final}/{name}")
+                for info in self.work.fs.get_file_info(pafs.FileSelector(source, recursive=True)):
+                    if info.is_file:
+                        _copy_file(self.work.fs, info.path, fs, self.target.path(name) + info.path[len(source):])
+            else:
+                fs.create_dir(self.target.path(name).rsplit("/", 1)[0], recursive=True)
                 fs.move(self.target.path(f"{final}/{name}"), self.target.path(name))
         self.target.write_bytes(MARKER, json.dumps(stats, sort_keys=True).encode("utf-8"))
-        fs.delete_dir(self.target.path(WORK_DIR))
+        self.work.fs.delete_dir(self.work.path(WORK_DIR) if not self.staged else self.work.root)
+
+
+def _copy_file(source_fs: pafs.FileSystem, source: str, dest_fs: pafs.FileSystem, dest: str) -> int:
+    """Copy one file between file systems as a stream (the S3 file system retries each request); its bytes."""
+    dest_fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
+    copied = 0
+    with source_fs.open_input_stream(source) as reader, dest_fs.open_output_stream(dest) as writer:
+        while chunk := reader.read(8 << 20):
+            writer.write(chunk)
+            copied += len(chunk)
+    return copied
 
 
 def run_corpus(spark: SparkSession, settings: Settings, output: str) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ from warcplex.spark.dedup import duplicate_skip_sets
 from warcplex.spark.progress import Progress
 from warcplex.spark.runner import dump_json, run_split
 from warcplex.spark.session import OneLineParser, UsageError, model_files, spark_context, under_spark_submit
-from warcplex.stats import Stats
+from warcplex.stats import Stats, index_summary_lines
 from warcplex.writing.outdir import OutputError, prepare_output
 from warcplex.writing.output import OutputTarget
 
@@ -347,13 +347,7 @@ def summary_text(stats: dict[str, Any]) -> str:
             else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
                      f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
-    index = stats.get("index", {})
-    if "raw" in index:
-        lines.append(f"  tantivy index of {index['pages']} pages: {index['raw']['index_bytes']:,} -> "
-                     f"{index['clean']['index_bytes']:,} bytes ({100 * index['ratio']['index_bytes']:.1f}%), "
-                     f"query speed-up {index['queries']['speedup'] or 0:.2f}x")
-    elif index.get("skipped"):
-        lines.append(f"  index statistics skipped: {index['skipped']}")
+    lines += index_summary_lines(stats.get("index", {}))
     lines += corpus_summary_lines(stats.get("corpus"))
     failed = run.get("splits_failed", 0)
     if failed:

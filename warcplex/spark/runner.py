@@ -21,7 +21,8 @@ from warcplex.steps.loop import StepLoop
 from warcplex.steps.perplexity import log10_bin
 from warcplex.reading.warc import Split, iter_pages
 from warcplex.writing.output import OutputTarget, SplitWriter
-from warcplex.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
+from warcplex.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
+                                   VisibleText, dropped_rows, page_row, sentence_rows)
 
 _FALLBACK_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`: counted by kind
 
@@ -86,6 +87,10 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
                                     SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
+    visible = VisibleText(settings.extract) if sentences_writer and settings.index.visible_text else None
+    visible_writer = (SplitWriter(OutputTarget(f"{settings.output.sentences.rstrip('/')}/{VISIBLE_DIR}", settings.s3),
+                                  split.split_id, VISIBLE_SCHEMA, settings.output.compression, dataset="")
+                      if visible else None)
     pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
     for cleaned in loop.run(pages):
         _count_page(stats, cleaned)
@@ -93,6 +98,9 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             with timed(stats, "cpu.write"):
                 for row in sentence_rows(cleaned):
                     sentences_writer.add(cleaned.language_code, row)
+            if visible is not None:
+                with timed(stats, "cpu.visible_text"):
+                    visible_writer.add(cleaned.language_code, visible.row(cleaned))
         if cleaned.outcome != "kept":
             continue
         with timed(stats, "cpu.write"):
@@ -107,6 +115,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             dropped_writer.commit()
         if sentences_writer is not None:
             sentences_writer.commit()
+        if visible_writer is not None:
+            visible_writer.commit()
     for step in loop.all_steps:
         stats.merge(step.stats)
     stats.add("cpu.total", time.process_time() - cpu_start)

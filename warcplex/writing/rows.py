@@ -6,6 +6,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from warcplex.config import ExtractSettings
 from warcplex.document import Document
 from warcplex.steps.normalize import lm_tokens
 from warcplex.steps.perplexity import median
@@ -29,6 +30,31 @@ DROPPED_SCHEMA = _schema(warc_record_id=pa.string(), url=pa.string(), sentence=p
 # scored or not: what `warcplex sweep` re-filters and the index statistics are built from.
 SENTENCE_SCHEMA = _schema(warc_record_id=pa.string(), paragraph=pa.int32(), position=pa.int32(),
                           sentence=pa.string(), n_tokens=pa.int32(), perplexity=pa.float32(), kept=pa.bool_())
+
+
+# Side output (`<output.sentences>/_visible/`, when `index.visible_text` is on) of each page's
+# tag-stripped text: the first link of the index-size chain (all visible text -> main content -> ...).
+VISIBLE_SCHEMA = _schema(warc_record_id=pa.string(), text=pa.string())
+VISIBLE_DIR = "_visible"
+
+
+class VisibleText:
+    """A page's tag-stripped text: resiliparse without main-content detection, the paper's input.
+
+    The ``conservative`` stage's and WET input's text already is that text and is reused;
+    any other extractor's page is parsed a second time.
+    """
+
+    _REUSED = frozenset({"conservative", "wet"})
+
+    def __init__(self, settings: ExtractSettings) -> None:
+        from warcplex.steps.extractors import ResiliparseExtractor
+
+        self.extractor = ResiliparseExtractor(settings, main_content=False)
+
+    def row(self, cleaned: Document) -> dict:
+        text = cleaned.text if cleaned.extractor in self._REUSED else self.extractor.plain_text(cleaned.html)
+        return {"warc_record_id": cleaned.page.record_id, "text": text}
 
 
 def page_row(cleaned: Document, shard: str) -> dict:
