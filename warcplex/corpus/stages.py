@@ -144,10 +144,10 @@ class NearDedup(CorpusStage):
     def _signatures(self, docs: DataFrame) -> DataFrame:
         s = self.settings
         tokens = T.words(F.regexp_replace(T.normalized_text(F.col("text")), "\n", " "))
-        shingles = T.ngrams(tokens, s.shingle_words)
         n_hashes = s.bands * s.rows_per_band
         signature = F.array(*[F.array_min(F.transform("_shingles", _hash_with_seed(i))) for i in range(n_hashes)])
-        return (docs.select("warc_record_id", order_key().alias("_order"), shingles.alias("_shingles"))
+        return (docs.select("warc_record_id", order_key().alias("_order"), tokens.alias("_tokens"))
+                .select("warc_record_id", "_order", T.ngrams(F.col("_tokens"), s.shingle_words).alias("_shingles"))
                 .where(F.size("_shingles") > 0)
                 .select("warc_record_id", "_order", signature.alias("_sig")))
 
@@ -252,8 +252,7 @@ class Quality(CorpusStage):
                           F.lit(None).cast("string"))
 
     def apply(self, docs: DataFrame) -> StageOutput:
-        signals = T.quality_columns(F.col("text"), self.settings.ngram_words)
-        docs = self._perplexity_bucket(self._stop_words(docs.withColumns(signals)))
+        docs = self._perplexity_bucket(self._stop_words(T.with_quality_signals(docs, self.settings.ngram_words)))
         judged = docs.withColumn("_reason", self._reason())
         kept = judged.where(F.col("_reason").isNull()).drop("_reason")
         dropped = dropped_docs(judged.where(F.col("_reason").isNotNull()), F.col("_reason"))
