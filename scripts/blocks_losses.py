@@ -16,9 +16,15 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   ``revise``, ``block_lines``) on cached parses: fast enough to iterate; ``bench_quality.py`` does the real runs;
 - ``warc``: for the HTML responses of real WARC files (``--warc``, e.g. ../shared/bench/warc/cc-genuine/*.warc.gz),
   every block with its probability and decision (``+`` kept, ``r`` kept by a rule, ``-`` dropped), to read
-  against the page (:class:`~warcplex.steps.blocks.step.BlocksExtractor` itself).
+  against the page (:class:`~warcplex.steps.blocks.step.BlocksExtractor` itself);
+- ``evidence``: on the tuning third of the training pages (as train_blocks.py picks it), the block
+  stage's ROUGE-5 F1 against resiliparse's (the cascade's next stage) in bins of the signals a
+  fallback rule could use, and the classifier's ROUGE-5 F1 by threshold per set and page type;
+- ``snippets``: the held-out pages (``--dev``: the others) of the snippet set (trafilatura eval, never fitted on) through the
+  default pipeline in process (:class:`~warcplex.steps.loop.StepLoop`: the cascade and the filter),
+  scored with the bench's snippet F; ``--model`` picks the block model.
 
-usage: scripts/blocks_losses.py [--report losses|heldout|warc] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
+usage: scripts/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
                                 [--warc FILE ...]
 """
 
@@ -158,26 +164,95 @@ def report_warc(paths: list[Path]) -> None:
                 print(f"{mark} {p:.2f} {b.tag:6s} {b.text[:110]}")
 
 
+EVIDENCE_BINS = {"kept/resiliparse words": [0, 0.1, 0.3, 0.6, 1, 1.5, 2.5, 5, np.inf],
+                 "share of blocks in [0.3, threshold)": [0, 0.05, 0.1, 0.2, 0.3, 1.01],
+                 "mean probability of kept blocks": [0, 0.7, 0.8, 0.9, 1.01]}
+
+
+def report_evidence(pages: list[dict], model: BlockModel, bench: Path) -> None:
+    score = train_blocks._scorer(bench).score_pair
+    signals, f_blocks, f_primary = defaultdict(list), [], []
+    sweep = defaultdict(lambda: defaultdict(list))
+    for p in pages:
+        kept = [b for b, k in zip(p["blocks"], p["revised"]) if k]
+        text = block_lines(kept)
+        kept_words = word_count(text) if text.strip() else 0
+        prob = p["prob"]
+        signals["kept/resiliparse words"].append(kept_words / word_count(p["primary"]))
+        signals["share of blocks in [0.3, threshold)"].append(
+            float(((prob >= 0.3) & (prob < model.threshold)).mean()) if len(prob) else 0.0)
+        signals["mean probability of kept blocks"].append(float(prob[p["kept"]].mean()) if p["kept"].any() else 0.0)
+        f_blocks.append(score(text, p["truth"])["rouge5_f"])
+        f_primary.append(score(p["primary"], p["truth"])["rouge5_f"])
+        for t in train_blocks.THRESHOLDS:
+            out = block_lines([b for b, q in zip(p["blocks"], prob) if q >= t])
+            for key in (p["set"], f"type:{p['page_type']}") if p["page_type"] != "-" else (p["set"],):
+                sweep[key][t].append(score(out, p["truth"])["rouge5_f"])
+    f_blocks, f_primary = np.array(f_blocks), np.array(f_primary)
+    print(f"tuning pages ({len(pages)}): ROUGE-5 F1 of the block stage (with rules) vs resiliparse, by signal bin")
+    for name, edges in EVIDENCE_BINS.items():
+        values = np.array(signals[name])
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            m = (values >= lo) & (values < hi)
+            if m.any():
+                print(f"  {name} {lo}-{hi}: n={m.sum()} blocks {f_blocks[m].mean():.3f} resiliparse {f_primary[m].mean():.3f}")
+    print("classifier ROUGE-5 F1 by threshold (no rules):")
+    for key, by in sorted(sweep.items()):
+        print(f"  {key:20s} " + " ".join(f"{t}:{np.mean(v):.3f}" for t, v in by.items()))
+
+
+def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None:
+    import gzip
+    import json
+
+    from warcplex.config import load_settings
+    from warcplex.reading.warc import Page
+    from warcplex.steps.loop import StepLoop
+
+    score = train_blocks._scorer(bench).score_snippets
+    overrides = [f"extract.blocks_model={model_path}"] if model_path else []
+    loop = StepLoop(load_settings(None, overrides))
+    results = []
+    for line in open(bench / "data" / "manifest.jsonl"):
+        m = json.loads(line)
+        if m.get("truth_type") != "snippets" or is_heldout(m["id"]) != heldout:
+            continue
+        folder = bench / "data" / m["dataset"]
+        html = gzip.decompress((folder / "pages" / f"{m['id']}.html.gz").read_bytes())
+        doc = loop.process(Page(f"<urn:{m['id']}>", m.get("url") or "http://x/", "", html, None))
+        text = doc.text if doc.outcome == "kept" else ""
+        results.append(score(text, json.loads((folder / "truth" / f"{m['id']}.json").read_text(encoding="utf-8"))))
+    print(f"{'held-out' if heldout else 'dev'} snippet pages ({len(results)}), default pipeline in process: " + ", ".join(
+        f"{k} {np.mean([r[k] for r in results]):.3f}" for k in ("snippet_f", "with_recall", "without_rate")))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--report", choices=("losses", "heldout", "warc"), default="losses")
+    parser.add_argument("--report", choices=("losses", "heldout", "warc", "evidence", "snippets"), default="losses")
     parser.add_argument("--warc", type=Path, nargs="*", default=[], help="WARC files of the warc report")
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "blocks_raw.pkl")
     parser.add_argument("--model", type=Path, help="blocks_model.json (default: the packaged one)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--dev", action="store_true", help="snippets: the dev pages instead of the held-out ones")
     args = parser.parse_args()
     if args.report == "warc":
         return report_warc(args.warc)
+    if args.report == "snippets":
+        return report_snippets(args.bench, args.model, not args.dev)
     model = BlockModel.load(args.model)
     centres = {lang: pin.centre for lang, pin in model.language_models.items()}
     raw = [p for p in train_blocks.raw_pages(args.bench, args.cache, args.workers)
            if is_heldout(p["id"]) == (args.report == "heldout")]
+    if args.report == "evidence":
+        raw = raw[::3]  # train_blocks.py's tuning pages
     with Pool(args.workers) as pool:
         pages = pool.starmap(train_blocks.featurised, [(p, centres, args.bench) for p in raw], chunksize=16)
     scored(pages, model)
     if args.report == "losses":
         report_losses(pages)
+    elif args.report == "evidence":
+        report_evidence(pages, model, args.bench)
     else:
         report_heldout(pages, model, args.bench)
 

@@ -227,3 +227,25 @@ def test_structure_rules_revise_the_classifier_by_the_page_structure():
 def test_the_packaged_model_carries_its_fitted_rules():
     rules = block_model().rules
     assert isinstance(rules, RuleSettings) and rules != RuleSettings()  # fitted: at least one rule is on
+
+
+def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
+    """The fitted ``rows`` rule on real pages through the stage: a table row is kept whole or, when
+    under ``row_share`` of its cells reach the threshold, as the classifier decided."""
+    settings = load_settings(None, [])
+    stage, model = BlocksExtractor(settings.extract, settings.langid), block_model()
+    rows_seen = completed = 0
+    for _, html, _ in heldout_pages(15, "data-wcxb", page_type="product") + heldout_pages(10, "data-ml", lang="zh"):
+        blocks, probs = stage.classify(html)
+        keep = revise(blocks, probs, model.threshold, model.rules)
+        assert stage.extract(html) == block_lines([b for b, k in zip(blocks, keep) if k])
+        rows: dict[int, list[int]] = {}
+        for i, b in enumerate(blocks):
+            if b.tag in ("td", "th"):
+                rows.setdefault(b.parent, []).append(i)
+        for cells in (c for c in rows.values() if len(c) > 1):
+            share = (probs[cells] >= model.threshold).mean()
+            assert keep[cells].all() if share >= model.rules.row_share else (keep[cells] == (probs[cells] >= model.threshold)).all()
+            rows_seen += share >= model.rules.row_share
+            completed += share >= model.rules.row_share and share < 1
+    assert rows_seen >= 3 and completed >= 1
