@@ -18,6 +18,7 @@ from warcplex.reading.warc import Page
 from warcplex.steps.blocks.features import dense_names, featurize, word_count
 from warcplex.steps.blocks.model import MODEL_PATH, is_heldout
 from warcplex.steps.blocks.parse import block_element, dom_path, parse_blocks, parse_tree
+from warcplex.steps.blocks.rules import RuleSettings, revise
 from warcplex.steps.blocks.step import BlocksExtractor, block_lines
 from warcplex.steps.extractors import ConservativeExtractor
 from warcplex.steps.loop import StepLoop
@@ -198,3 +199,53 @@ def test_a_changed_language_model_file_is_refused(tmp_path):
     _, html, _ = heldout_pages(1)[0]
     with pytest.raises(ValueError, match="sha256 differs"):
         BlocksExtractor(settings.extract, settings.langid).extract(html)
+
+
+SECTIONS = """<html><body><h2>Specifications</h2><table>
+<tr><th>Weight</th><td>1.2 kg</td></tr><tr><th>Colour</th><td>red</td></tr></table>
+<h2>Reviews</h2><ul><li>Good value for the money.</li><li>Broke after a week.</li><li>Fine.</li><li>Great!</li></ul>
+<p>Shipping is free within the country for orders over fifty euros.</p></body></html>"""
+
+
+def test_structure_rules_revise_the_classifier_by_the_page_structure():
+    blocks = parse_blocks(SECTIONS)
+    assert [b.tag for b in blocks] == ["h2", "th", "td", "th", "td", "h2", "li", "li", "li", "li", "p"]
+    probs = np.array([0.3, 0.2, 0.8, 0.2, 0.8, 0.1, 0.9, 0.9, 0.9, 0.2, 0.9])
+    off = revise(blocks, probs, 0.5, RuleSettings())
+    assert list(np.flatnonzero(off)) == [2, 4, 6, 7, 8, 10]  # no rule: the threshold alone
+    rows = revise(blocks, probs, 0.5, RuleSettings(row_share=0.5))
+    assert list(np.flatnonzero(rows)) == [1, 2, 3, 4, 6, 7, 8, 10]  # attribute names join their values
+    region = revise(blocks, probs, 0.5, RuleSettings(region_share=0.7, region_min_prob=0.15))
+    assert region[9] and not revise(blocks, probs, 0.5, RuleSettings(region_share=0.7, region_min_prob=0.3))[9]
+    headings = revise(blocks, probs, 0.5, RuleSettings(row_share=0.5, heading_min_prob=0.2))
+    assert headings[0] and not headings[5]  # the second heading is below heading_min_prob
+    gaps = revise(blocks, probs, 0.5, RuleSettings(gap_min_prob=0.15))
+    assert list(np.flatnonzero(gaps)) == [2, 3, 4, 6, 7, 8, 9, 10]  # runs of one between kept blocks
+    assert not revise(blocks, probs, 0.5, RuleSettings(gap_min_prob=0.15))[5]  # 0.1 is below gap_min_prob
+
+
+def test_the_packaged_model_carries_its_fitted_rules():
+    rules = block_model().rules
+    assert isinstance(rules, RuleSettings) and rules != RuleSettings()  # fitted: at least one rule is on
+
+
+def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
+    """The fitted ``rows`` rule on real pages through the stage: a table row is kept whole or, when
+    under ``row_share`` of its cells reach the threshold, as the classifier decided."""
+    settings = load_settings(None, [])
+    stage, model = BlocksExtractor(settings.extract, settings.langid), block_model()
+    rows_seen = completed = 0
+    for _, html, _ in heldout_pages(15, "data-wcxb", page_type="product") + heldout_pages(10, "data-ml", lang="zh"):
+        blocks, probs = stage.classify(html)
+        keep = revise(blocks, probs, model.threshold, model.rules)
+        assert stage.extract(html) == block_lines([b for b, k in zip(blocks, keep) if k])
+        rows: dict[int, list[int]] = {}
+        for i, b in enumerate(blocks):
+            if b.tag in ("td", "th"):
+                rows.setdefault(b.parent, []).append(i)
+        for cells in (c for c in rows.values() if len(c) > 1):
+            share = (probs[cells] >= model.threshold).mean()
+            assert keep[cells].all() if share >= model.rules.row_share else (keep[cells] == (probs[cells] >= model.threshold)).all()
+            rows_seen += share >= model.rules.row_share
+            completed += share >= model.rules.row_share and share < 1
+    assert rows_seen >= 3 and completed >= 1

@@ -20,6 +20,7 @@ import numpy as np
 from warcplex import models
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import HASH_DIM, context_features, dense_names
+from warcplex.steps.blocks.rules import RuleSettings
 
 MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
 
@@ -111,6 +112,7 @@ class BlockModel:
         self.trees = TreeEnsemble(data["trees"])
         self.context_trees = TreeEnsemble(data["context_trees"]) if data.get("context_trees") else None
         self.language_models = {lang: LanguageModelPin(**pin) for lang, pin in data.get("language_models", {}).items()}
+        self.rules = RuleSettings(**data.get("rules", {}))  # absent: no rule (see warcplex.steps.blocks.rules)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "BlockModel":

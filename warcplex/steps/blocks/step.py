@@ -2,7 +2,7 @@
 
 :mod:`~warcplex.steps.blocks.parse` cuts the page into blocks, :mod:`~warcplex.steps.blocks.features`
 describes them (with the pinned KenLM model of the page's language), :mod:`~warcplex.steps.blocks.model`
-scores them; the kept blocks, in document order, are the page's text, one per line with the cells
+scores them and :mod:`~warcplex.steps.blocks.rules` revises the decisions by the page's structure; the kept blocks, in document order, are the page's text, one per line with the cells
 of a table row on one line (:func:`block_lines`). The stage also tells the cascade when its text
 looks incomplete (:func:`shorter_than_primary`).
 """
@@ -18,6 +18,7 @@ from warcplex.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.model import pinned_language_model
 from warcplex.steps.blocks.parse import Block, parse_blocks
+from warcplex.steps.blocks.rules import revise
 from warcplex.steps.extractors import Extractor, ResiliparseExtractor
 
 # Below this many words of resiliparse text, a short block output is no evidence of loss.
@@ -85,8 +86,8 @@ class BlocksExtractor(Extractor):
 
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
-        threshold = models.block_model(self.settings.blocks_model).threshold
-        kept = [b for b, p in zip(blocks, probs) if p >= threshold]
+        model = models.block_model(self.settings.blocks_model)
+        kept = [b for b, keep in zip(blocks, revise(blocks, probs, model.threshold, model.rules)) if keep]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
         if native.compiled() is None:

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Where the block stage loses main content, and its held-out ROUGE-5 F1 against resiliparse (in process).
+
+Reads the parsed bench dev pages of scripts/train_blocks.py (``--cache``, built on first use), scores
+their blocks with the shipped ``blocks_model.json`` and prints:
+
+- ``losses`` (default; dev pages only, never the held-out ones): per set, group (dataset, page type,
+  language) and block kind (heading, list item, table cell, spec cell of a product page, title-like
+  line, short line, link-heavy, paragraph), the main blocks (labelled as train_blocks.py does), the
+  share the classifier keeps, the share after the structure rules (:mod:`warcplex.steps.blocks.rules`),
+  and the share of the group's main words lost (what the kind costs the page's recall);
+- ``heldout``: ROUGE-5 F1 / BoW P / BoW R of the held-out pages per set, dataset, page type and
+  language for the classifier alone, with the rules, with the rules and the cascade's fallback
+  (:func:`warcplex.steps.blocks.step.shorter_than_primary`), and resiliparse's main-content text. The same
+  functions as :class:`warcplex.steps.blocks.step.BlocksExtractor` (``featurize``, ``BlockModel.scores``,
+  ``revise``, ``block_lines``) on cached parses: fast enough to iterate; ``bench_quality.py`` does the real runs;
+- ``warc``: for the HTML responses of real WARC files (``--warc``, e.g. ../shared/bench/warc/cc-genuine/*.warc.gz),
+  every block with its probability and decision (``+`` kept, ``r`` kept by a rule, ``-`` dropped), to read
+  against the page (:class:`~warcplex.steps.blocks.step.BlocksExtractor` itself);
+- ``evidence``: on the tuning third of the training pages (as train_blocks.py picks it), the block
+  stage's ROUGE-5 F1 against resiliparse's (the cascade's next stage) in bins of the signals a
+  fallback rule could use, and the classifier's ROUGE-5 F1 by threshold per set and page type;
+- ``snippets``: the held-out pages (``--dev``: the others) of the snippet set (trafilatura eval, never fitted on) through the
+  default pipeline in process (:class:`~warcplex.steps.loop.StepLoop`: the cascade and the filter),
+  scored with the bench's snippet F; ``--model`` picks the block model.
+
+usage: scripts/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
+                                [--warc FILE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections import defaultdict
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+
+from warcplex.steps.blocks.features import CELLS, HEADINGS, LIST_ITEMS, word_count
+from warcplex.steps.blocks.model import BlockModel, is_heldout
+from warcplex.steps.blocks.rules import revise
+from warcplex.steps.blocks.step import block_lines, shorter_than_primary
+
+ROOT = Path(__file__).resolve().parent.parent
+# scripts/train_blocks.py as a module: the cached parses, labels and scorer of the fit.
+_SPEC = importlib.util.spec_from_file_location("train_blocks", ROOT / "scripts" / "train_blocks.py")
+train_blocks = sys.modules["train_blocks"] = importlib.util.module_from_spec(_SPEC)  # named: Pool pickles its functions
+_SPEC.loader.exec_module(train_blocks)
+
+
+def _title_like(b) -> bool:
+    words = b.text.split()
+    return 1 < len(words) <= 12 and b.text[-1] not in ".!?:;," and sum(w[0].isupper() for w in words) >= 0.5 * len(words)
+
+
+KINDS = (("heading", lambda b, p: b.tag in HEADINGS),
+         ("list item", lambda b, p: b.tag in LIST_ITEMS),
+         ("table cell", lambda b, p: b.tag in CELLS),
+         ("spec cell (product)", lambda b, p: p["page_type"] == "product" and b.tag in CELLS | {"dt", "dd"}),
+         ("title-like", lambda b, p: b.tag not in HEADINGS and _title_like(b)),
+         ("short (<5 words)", lambda b, p: word_count(b.text) < 5),
+         ("link-heavy (>0.5)", lambda b, p: b.link_chars > 0.5 * len(b.text)),
+         ("paragraph (p)", lambda b, p: b.tag == "p"),
+         ("all", lambda b, p: True))
+
+
+def scored(pages: list[dict], model: BlockModel) -> list[dict]:
+    """Each page with its blocks' probabilities, the classifier's keep mask and the rules' one."""
+    for p in pages:
+        if p["X"] is None:
+            p["prob"], p["kept"], p["revised"] = np.zeros(0), np.zeros(0, bool), np.zeros(0, bool)
+            continue
+        p["prob"] = model.scores(p["X"], p["hashed"])
+        p["kept"] = p["prob"] >= model.threshold
+        p["revised"] = revise(p["blocks"], p["prob"], model.threshold, model.rules)
+    return pages
+
+
+def group_keys(p: dict) -> list[tuple[str, str]]:
+    keys = [(p["set"], "ALL"), (p["set"], f"dataset:{p['dataset']}")]
+    if p["page_type"] != "-":
+        keys.append((p["set"], f"type:{p['page_type']}"))
+    if p["set"] == "ml":
+        keys.append((p["set"], f"lang:{p['lang']}"))
+    return keys
+
+
+def report_losses(pages: list[dict]) -> None:
+    # (set, group, kind) -> [main blocks, kept, kept after rules, main words lost, lost after rules]
+    cells = defaultdict(lambda: np.zeros(5))
+    main_words = defaultdict(float)
+    for p in pages:
+        keys = group_keys(p)
+        for b, y, k, r in zip(p["blocks"], p["y"], p["kept"], p["revised"]):
+            if not y:
+                continue
+            words = word_count(b.text)
+            for key in keys:
+                main_words[key] += words
+            for kind, test in KINDS:
+                if test(b, p):
+                    for key in keys:
+                        cells[(*key, kind)] += (1, k, r, 0 if k else words, 0 if r else words)
+    print("dev pages (not held out): main blocks by kind; recall = kept / main; lost = main words of the kind "
+          "dropped / all main words of the group")
+    print(f"{'set':4s} {'group':26s} {'kind':20s} {'main':>7s} {'recall':>7s} {'+rules':>7s} {'lost':>6s} {'+rules':>7s}")
+    for (name, group, kind), (n, k, r, lost, lost_r) in sorted(cells.items(),
+                                                              key=lambda kv: (kv[0][0], kv[0][1] != "ALL", kv[0][1])):
+        if n < 20:
+            continue
+        total = max(main_words[(name, group)], 1.0)
+        print(f"{name:4s} {group[:26]:26s} {kind:20s} {int(n):7d} {k / n:7.3f} {r / n:7.3f} {lost / total:6.3f} "
+              f"{lost_r / total:7.3f}")
+
+
+def report_heldout(pages: list[dict], model: BlockModel, bench: Path) -> None:
+    score = train_blocks._scorer(bench).score_pair
+    cells = defaultdict(lambda: defaultdict(list))
+    for p in pages:
+        if p["X"] is None:
+            plain = revised = ""
+        else:
+            plain = block_lines([b for b, k in zip(p["blocks"], p["kept"]) if k])
+            revised = block_lines([b for b, k in zip(p["blocks"], p["revised"]) if k])
+        fallback = p["primary"] if shorter_than_primary(revised, p["primary"], model.fallback_min_share) else revised
+        for key in group_keys(p):
+            for system, text in (("blocks", plain), ("+rules", revised), ("+rules+fallback", fallback),
+                                 ("resiliparse", p["primary"])):
+                cells[key][system].append(score(text, p["truth"]))
+    print(f"held-out pages ({len(pages)}): ROUGE-5 F1 / BoW P / BoW R")
+    systems = ("blocks", "+rules", "+rules+fallback", "resiliparse")
+    print(f"{'set':4s} {'group':26s} {'n':>4s}  " + "  ".join(f"{s:>19s}" for s in systems))
+    for (name, group), by in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] != "ALL", kv[0][1])):
+        row = ["/".join(f"{np.mean([s[m] for s in by[k]]):.3f}" for m in ("rouge5_f", "rouge1_p", "rouge1_r"))
+               for k in systems]
+        print(f"{name:4s} {group[:26]:26s} {len(by['blocks']):4d}  " + "  ".join(f"{r:>19s}" for r in row))
+
+
+def report_warc(paths: list[Path]) -> None:
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    from warcplex.config import load_settings
+    from warcplex.models import block_model
+    from warcplex.reading.decode import decode_html
+    from warcplex.steps.blocks.step import BlocksExtractor
+
+    settings = load_settings(None, [])
+    stage, model = BlocksExtractor(settings.extract, settings.langid), block_model(settings.extract.blocks_model)
+    for path in paths:
+        for record in ArchiveIterator(open(path, "rb"), record_types=WarcRecordType.response):
+            content_type = (record.http_headers.get("Content-Type") or "") if record.http_headers else ""
+            if "html" not in content_type:
+                continue
+            html = decode_html(record.reader.read(), record.http_charset)
+            blocks, probs = stage.classify(html)
+            keep = revise(blocks, probs, model.threshold, model.rules)
+            print(f"\n=== {path.name} {record.headers.get('WARC-Target-URI')} ({len(blocks)} blocks, "
+                  f"{int(keep.sum())} kept)")
+            for b, p, k in zip(blocks, probs, keep):
+                mark = "+" if p >= model.threshold else ("r" if k else "-")
+                print(f"{mark} {p:.2f} {b.tag:6s} {b.text[:110]}")
+
+
+EVIDENCE_BINS = {"kept/resiliparse words": [0, 0.1, 0.3, 0.6, 1, 1.5, 2.5, 5, np.inf],
+                 "share of blocks in [0.3, threshold)": [0, 0.05, 0.1, 0.2, 0.3, 1.01],
+                 "mean probability of kept blocks": [0, 0.7, 0.8, 0.9, 1.01]}
+
+
+def report_evidence(pages: list[dict], model: BlockModel, bench: Path) -> None:
+    score = train_blocks._scorer(bench).score_pair
+    signals, f_blocks, f_primary = defaultdict(list), [], []
+    sweep = defaultdict(lambda: defaultdict(list))
+    for p in pages:
+        kept = [b for b, k in zip(p["blocks"], p["revised"]) if k]
+        text = block_lines(kept)
+        kept_words = word_count(text) if text.strip() else 0
+        prob = p["prob"]
+        signals["kept/resiliparse words"].append(kept_words / word_count(p["primary"]))
+        signals["share of blocks in [0.3, threshold)"].append(
+            float(((prob >= 0.3) & (prob < model.threshold)).mean()) if len(prob) else 0.0)
+        signals["mean probability of kept blocks"].append(float(prob[p["kept"]].mean()) if p["kept"].any() else 0.0)
+        f_blocks.append(score(text, p["truth"])["rouge5_f"])
+        f_primary.append(score(p["primary"], p["truth"])["rouge5_f"])
+        for t in train_blocks.THRESHOLDS:
+            out = block_lines([b for b, q in zip(p["blocks"], prob) if q >= t])
+            for key in (p["set"], f"type:{p['page_type']}") if p["page_type"] != "-" else (p["set"],):
+                sweep[key][t].append(score(out, p["truth"])["rouge5_f"])
+    f_blocks, f_primary = np.array(f_blocks), np.array(f_primary)
+    print(f"tuning pages ({len(pages)}): ROUGE-5 F1 of the block stage (with rules) vs resiliparse, by signal bin")
+    for name, edges in EVIDENCE_BINS.items():
+        values = np.array(signals[name])
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            m = (values >= lo) & (values < hi)
+            if m.any():
+                print(f"  {name} {lo}-{hi}: n={m.sum()} blocks {f_blocks[m].mean():.3f} resiliparse {f_primary[m].mean():.3f}")
+    print("classifier ROUGE-5 F1 by threshold (no rules):")
+    for key, by in sorted(sweep.items()):
+        print(f"  {key:20s} " + " ".join(f"{t}:{np.mean(v):.3f}" for t, v in by.items()))
+
+
+def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None:
+    import gzip
+    import json
+
+    from warcplex.config import load_settings
+    from warcplex.reading.warc import Page
+    from warcplex.steps.loop import StepLoop
+
+    score = train_blocks._scorer(bench).score_snippets
+    overrides = [f"extract.blocks_model={model_path}"] if model_path else []
+    loop = StepLoop(load_settings(None, overrides))
+    results = []
+    for line in open(bench / "data" / "manifest.jsonl"):
+        m = json.loads(line)
+        if m.get("truth_type") != "snippets" or is_heldout(m["id"]) != heldout:
+            continue
+        folder = bench / "data" / m["dataset"]
+        html = gzip.decompress((folder / "pages" / f"{m['id']}.html.gz").read_bytes())
+        doc = loop.process(Page(f"<urn:{m['id']}>", m.get("url") or "http://x/", "", html, None))
+        text = doc.text if doc.outcome == "kept" else ""
+        results.append(score(text, json.loads((folder / "truth" / f"{m['id']}.json").read_text(encoding="utf-8"))))
+    print(f"{'held-out' if heldout else 'dev'} snippet pages ({len(results)}), default pipeline in process: " + ", ".join(
+        f"{k} {np.mean([r[k] for r in results]):.3f}" for k in ("snippet_f", "with_recall", "without_rate")))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", choices=("losses", "heldout", "warc", "evidence", "snippets"), default="losses")
+    parser.add_argument("--warc", type=Path, nargs="*", default=[], help="WARC files of the warc report")
+    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--cache", type=Path, default=ROOT / "build" / "blocks_raw.pkl")
+    parser.add_argument("--model", type=Path, help="blocks_model.json (default: the packaged one)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--dev", action="store_true", help="snippets: the dev pages instead of the held-out ones")
+    args = parser.parse_args()
+    if args.report == "warc":
+        return report_warc(args.warc)
+    if args.report == "snippets":
+        return report_snippets(args.bench, args.model, not args.dev)
+    model = BlockModel.load(args.model)
+    centres = {lang: pin.centre for lang, pin in model.language_models.items()}
+    raw = [p for p in train_blocks.raw_pages(args.bench, args.cache, args.workers)
+           if is_heldout(p["id"]) == (args.report == "heldout")]
+    if args.report == "evidence":
+        raw = raw[::3]  # train_blocks.py's tuning pages
+    with Pool(args.workers) as pool:
+        pages = pool.starmap(train_blocks.featurised, [(p, centres, args.bench) for p in raw], chunksize=16)
+    scored(pages, model)
+    if args.report == "losses":
+        report_losses(pages)
+    elif args.report == "evidence":
+        report_evidence(pages, model, args.bench)
+    else:
+        report_heldout(pages, model, args.bench)
+
+
+if __name__ == "__main__":
+    main()
