@@ -34,14 +34,14 @@ from typing import Iterator
 from pathlib import Path
 import yaml
 
-from warcplex.config import ConfigError, Settings, load_settings, resolve_path
+from warcplex.config import ConfigError, PerplexitySettings, Settings, load_settings, resolve_path
 from warcplex.document import Sentence, page_text
 from warcplex.models import kenlm_model
 from warcplex.reading.decode import decode_html
-from warcplex.registry import keeps, load_registry
+from warcplex.registry import load_registry
 from warcplex.steps.extractors import build_extractor
 from warcplex.steps.langid import LanguageIdentifier
-from warcplex.steps.perplexity import perplexity
+from warcplex.steps.perplexity import kept_mask, perplexity
 from warcplex.steps.sentences import SentenceSplitter
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
@@ -57,22 +57,24 @@ class PageSentences:
     # perplexity None: unscored (no model, or shorter than perplexity.min_tokens, which the filter keeps)
     sentences: list[Sentence]
     labels: list[bool | None]  # per sentence: is it main content (None: unlabelled)
+    rule: PerplexitySettings  # the filter's rule (unit, rule, window) the thresholds are calibrated for
 
     @property
     def snippets(self) -> bool:
         return isinstance(self.truth, dict)
 
+    def kept(self, threshold: float) -> list[bool]:
+        """Per sentence: does the filter keep it at ``threshold``."""
+        return kept_mask(self.sentences, threshold, self.rule)
+
     def text(self, threshold: float) -> str:
         """The page as the filter leaves it at ``threshold`` (paragraphs on lines, as the pipeline writes)."""
-        return page_text(self.sentences, lambda s: kept_at(s, threshold))
+        kept = {id(s) for s, keep in zip(self.sentences, self.kept(threshold)) if keep}
+        return page_text(self.sentences, lambda s: id(s) in kept)
 
-    def labelled(self) -> Iterator[tuple[Sentence, bool | None]]:
-        return zip(self.sentences, self.labels)
-
-
-def kept_at(sentence: Sentence, threshold: float) -> bool:
-    """Whether the filter keeps ``sentence`` at ``threshold`` (short ones are already unscored here)."""
-    return keeps(sentence.perplexity, sentence.n_tokens or 0, threshold, 0)
+    def labelled(self, threshold: float) -> Iterator[tuple[Sentence, bool | None, bool]]:
+        """(sentence, main label, kept at ``threshold``) of every sentence."""
+        return zip(self.sentences, self.labels, self.kept(threshold))
 
 
 def _tokens(text: str) -> list[str]:
@@ -153,6 +155,7 @@ class _Worker:
     def __init__(self, settings: Settings, extractor: str) -> None:
 
         self.registry = settings.perplexity.registry
+        self.rule = settings.perplexity
         self.min_tokens = settings.perplexity.min_tokens
         self.extractor = build_extractor(extractor, settings)
         self.langid = LanguageIdentifier(settings.langid)
@@ -174,13 +177,13 @@ class _Worker:
         sentences = []
         for paragraph, para in enumerate(self.splitter.split(text, language)):
             for sentence in para:
-                ppl = None
+                ppl = n_words = None
                 if model is not None:
                     ppl, n_words = perplexity(model, sentence)
                     if n_words < self.min_tokens:  # the filter keeps these unscored
                         ppl = None
-                sentences.append(Sentence(sentence, paragraph, ppl))
-        return PageSentences(page_id, language, truth, sentences, [label(s.text) for s in sentences])
+                sentences.append(Sentence(sentence, paragraph, ppl, n_tokens=n_words))
+        return PageSentences(page_id, language, truth, sentences, [label(s.text) for s in sentences], self.rule)
 
 
 def _labeller_for(truth: str | dict):
@@ -228,14 +231,14 @@ def mean_score(pages: list[PageSentences], threshold: float) -> float:
 
 
 def score_curve(pages: list[PageSentences], grid: list[float]) -> list[float]:
-    """Mean page score at each threshold of ``grid`` (ascending); a page is rescored only where
-    the threshold changes which of its sentences are kept."""
+    """Mean page score at each threshold of ``grid``; a page is rescored only where the threshold
+    changes which of its sentences are kept."""
     totals = [0.0] * len(grid)
     for page in pages:
-        scores = sorted(s.perplexity for s in page.sentences if s.perplexity is not None)
-        last_kept, last_score = -1, 0.0
+        last_kept: list[bool] | None = None
+        last_score = 0.0
         for i, threshold in enumerate(grid):
-            kept = bisect.bisect_right(scores, threshold)
+            kept = page.kept(threshold)
             if kept != last_kept:
                 last_kept, last_score = kept, page_score(page, threshold)
             totals[i] += last_score
@@ -243,8 +246,8 @@ def score_curve(pages: list[PageSentences], grid: list[float]) -> list[float]:
 
 
 def main_precision(pages: list[PageSentences], threshold: float) -> float:
-    kept = [main for p in pages for s, main in p.labelled()
-            if s.perplexity is not None and kept_at(s, threshold) and main is not None]
+    kept = [main for p in pages for s, main, keep in p.labelled(threshold)
+            if s.perplexity is not None and keep and main is not None]
     return sum(kept) / len(kept) if kept else 1.0
 
 
@@ -252,11 +255,10 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
     """Shares of boilerplate tokens removed and main-content tokens kept at ``threshold``."""
     main_all = main_kept = boiler_all = boiler_removed = 0
     for page in pages:
-        for sentence, main in page.labelled():
+        for sentence, main, kept in page.labelled(threshold):
             if main is None:
                 continue
             n = len(_tokens(sentence.text))
-            kept = kept_at(sentence, threshold)
             if main:
                 main_all += n
                 main_kept += n * kept
@@ -269,8 +271,8 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
 
 
 def sentences_dropped(pages: list[PageSentences], threshold: float) -> float:
-    scored = [s for p in pages for s in p.sentences if s.perplexity is not None]
-    return sum(not kept_at(s, threshold) for s in scored) / len(scored) if scored else 0.0
+    scored = [keep for p in pages for s, _, keep in p.labelled(threshold) if s.perplexity is not None]
+    return sum(not keep for keep in scored) / len(scored) if scored else 0.0
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -321,8 +323,9 @@ def calibrate_language(pages: list[PageSentences], target_precision: float | Non
         best_f = dict(curve)[best_t]
         objective = f"main_precision>={target_precision}"
     scored = [s.perplexity for p in pages for s in p.sentences if s.perplexity is not None]
-    main = [s.perplexity for p in pages for s, m in p.labelled() if s.perplexity is not None and m]
-    boiler = [s.perplexity for p in pages for s, m in p.labelled() if s.perplexity is not None and m is False]
+    main = [s.perplexity for p in pages for s, m in zip(p.sentences, p.labels) if s.perplexity is not None and m]
+    boiler = [s.perplexity for p in pages for s, m in zip(p.sentences, p.labels)
+              if s.perplexity is not None and m is False]
     return {
         "objective": objective,
         "metric": metric,
