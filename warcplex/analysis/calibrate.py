@@ -341,6 +341,7 @@ def calibrate_language(pages: list[PageSentences], target_precision: float | Non
         "percentiles": {p: round(percentile(scored, p), 1) for p in PERCENTILES} if scored else {},
         "token_effect": token_effect(pages, best_t),
         "objectives": objectives,
+        "rule": f"{pages[0].rule.unit}/{pages[0].rule.rule}",
         "curve": [[t, f] for t, f in curve],
         "log10_main": [round(math.log10(v), 3) for v in main],
         "log10_boilerplate": [round(math.log10(v), 3) for v in boiler],
@@ -389,6 +390,7 @@ def write_registry(registry: str, results: dict[str, dict], extractor: str) -> N
         entry["threshold"] = r["threshold"]
         entry["percentiles"] = {int(p): v for p, v in r["percentiles"].items()}
         entry["calibration"] = {"objective": r["objective"], "extractor": extractor, "pages": r["pages"],
+                                "rule": r["rule"],
                                 "score": r["score"], "score_unfiltered": r["score_unfiltered"],
                                 "sentences_dropped": r["sentences_dropped"]}
     header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
