@@ -21,7 +21,6 @@ PNG shows the two distributions, the objective curve and the chosen threshold.
 from __future__ import annotations
 
 import argparse
-import bisect
 import gzip
 import json
 import math

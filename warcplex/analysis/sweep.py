@@ -18,7 +18,6 @@ from typing import Any
 
 from warcplex.config import PerplexitySettings, S3Settings
 from warcplex.analysis.index_stats import ScoredPage, index_size, load_scored_pages
-from warcplex.document import Sentence
 from warcplex.steps.perplexity import kept_mask
 from warcplex.writing.output import OutputTarget
 from warcplex.spark.runner import dump_json
