@@ -3,15 +3,17 @@
 
 Every full-text page of a bench dev set (default ``../shared/bench/data``) goes through the
 pipeline's own stages: the all-text extraction (``conservative``: resiliparse without main-content
-heuristics), language ID, sentence splitting and KenLM scoring of every sentence and every line
-(paragraph). Each rule below then decides which text is kept, and the page is scored against its
-truth with ROUGE-5 F1 and bag-of-words precision/recall (the bench scorer's tokens). Rows are
+heuristics), language ID, sentence splitting and KenLM scoring of every sentence. Each rule of
+:func:`warcplex.steps.perplexity.rule_mask` then decides which sentences are kept, and the page is
+scored against its truth with ROUGE-5 F1 and bag-of-words precision/recall (the bench scorer's tokens). Rows are
 the best threshold of each rule on the fitting pages (not held out by
 :func:`warcplex.steps.blocks.model.is_heldout`), with the same threshold's figures on the held-out
 pages, plus the corpus view: boilerplate tokens removed and main-content tokens kept (a token is
-main when its line's word trigrams are mostly in the truth, as ``warcplex calibrate`` labels).
+main when its sentence's word trigrams are mostly in the truth, as ``warcplex calibrate`` labels).
+The scored pages are cached (``--cache``); the rules run on the cache.
 
-usage: scripts/filter_study.py [--bench ../shared/bench] [--data data] [--cache build/filter_study.pkl]
+usage: scripts/filter_study.py [--bench ../shared/bench] [--data data] [--cache build/filter_study.v2.pkl]
+                               [--grid 1000,2000,...] [--rules 0 1 ...]
 """
 
 from __future__ import annotations
@@ -54,12 +56,8 @@ class _Scorer:
         text = self.extractor.extract(decode_html(gzip.decompress(Path(html_path).read_bytes())))
         language = self.langid.identify(text or truth).code
         model = kenlm_model(self.registry[language].path) if language in self.registry else None
-        lines = []
-        for para in self.splitter.split(text, language):
-            line = " ".join(para)
-            scored = [perplexity(model, s) if model else (None, len(s.split())) for s in para]
-            lines.append((line, perplexity(model, line) if model else (None, len(line.split())),
-                          [(s, p, n) for s, (p, n) in zip(para, scored)]))
+        lines = [[(s, *(perplexity(model, s) if model else (None, len(s.split())))) for s in para]
+                 for para in self.splitter.split(text, language)]
         return {"id": page_id, "dataset": dataset, "language": language, "truth": truth, "lines": lines}
 
 
@@ -83,7 +81,7 @@ def prepare(pages: list[dict]) -> None:
         page["truth5"] = Counter(tuple(truth[i:i + 5]) for i in range(len(truth) - 4))
         page["truth1"] = Counter(truth)
         label = _labeller_for(page["truth"])
-        sentences = [(i, s, ppl, n) for i, (_, _, sents) in enumerate(page["lines"]) for s, ppl, n in sents]
+        sentences = [(i, s, ppl, n) for i, sents in enumerate(page["lines"]) for s, ppl, n in sents]
         page["units"] = [Unit(ppl, n, i) for i, _, ppl, n in sentences]
         page["tokens"] = [_tokens(s) for _, s, _, _ in sentences]
         page["main"] = [label(s) for _, s, _, _ in sentences]
@@ -129,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench", default=str(ROOT.parent / "shared" / "bench"))
     parser.add_argument("--data", default="data")
-    parser.add_argument("--cache", default=str(ROOT / "build" / "filter_study.pkl"))
+    parser.add_argument("--cache", default=str(ROOT / "build" / "filter_study.v2.pkl"))
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--grid", default=GRID, type=lambda v: [float(x) for x in v.split(",")],
                         help=f"thresholds tried per rule (default {GRID})")
