@@ -389,9 +389,10 @@ def write_registry(registry: str, results: dict[str, dict], extractor: str) -> N
         entry["threshold"] = r["threshold"]
         entry["percentiles"] = {int(p): v for p, v in r["percentiles"].items()}
         entry["calibration"] = {"objective": r["objective"], "extractor": extractor, "pages": r["pages"],
-                                "rule": r["rule"],
                                 "score": r["score"], "score_unfiltered": r["score_unfiltered"],
                                 "sentences_dropped": r["sentences_dropped"]}
+        if r.get("rule"):  # the rule the threshold was judged under (calibrate_language reports it)
+            entry["calibration"]["rule"] = r["rule"]
     header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
     path.write_text(header + yaml.safe_dump(tree, sort_keys=True, allow_unicode=True), encoding="utf-8")
 
