@@ -11,6 +11,10 @@ bench's score.py scores every page. Prints per set: ROUGE-5 F1, bag-of-words P/R
 snippet F of the multilingual snippet set and pages per CPU second; then ROUGE-5 F1 per dataset,
 per page type and per language; once on every page and once on the held-out pages only (the
 block classifier's fixed split, :func:`warcplex.steps.blocks.model.is_heldout`, never fitted on).
+Runs come in pairs with and without the perplexity filter (the default cascade, and the
+``conf/pyplexity.yaml`` preset: all visible text cleaned by the filter alone); for each pair the
+filter's effect is printed by language: the share of boilerplate tokens it removed and of main
+tokens it kept (:func:`filter_effect`).
 
 usage: scripts/bench_quality.py [--bench ../shared/bench] [--work build/bench-quality] [--sets data,data-wcxb]
                                 [--runs 1,2,peers] [--heldout-only]
@@ -37,7 +41,13 @@ ROOT = Path(__file__).resolve().parent.parent
 WARCPLEX_RUNS = [
     ("warcplex default cascade +filter", []),
     ("warcplex primary [blocks] +filter", ["extract.cascade=[blocks]"]),
+    ("warcplex default cascade, no filter", ["perplexity.enabled=false"]),
+    ("warcplex pyplexity preset (all text +filter)", ["config=conf/pyplexity.yaml"]),
+    ("warcplex pyplexity preset, no filter", ["config=conf/pyplexity.yaml", "perplexity.enabled=false"]),
 ]
+# (with the filter, without it): runs whose difference is the filter's effect (filter_effect)
+FILTER_PAIRS = [("warcplex default cascade +filter", "warcplex default cascade, no filter"),
+                ("warcplex pyplexity preset (all text +filter)", "warcplex pyplexity preset, no filter")]
 SETS = ("data", "data-wcxb", "data-ml")
 METRICS = ("rouge5_f", "rouge1_p", "rouge1_r", "rouge1_f")
 # jusText stoplists by language code (English elsewhere in the README's peer table); pages of
@@ -144,9 +154,11 @@ def run_peer(extract, pages: list[tuple[str, str]], lang_of: dict, preds: Path) 
 
 def run_warcplex(label: str, overrides: list[str], args, warc: Path, index: Path, out: Path, preds: Path) -> float:
     """One real `warcplex run` (local Spark, Parquet) turned into predictions; return pages per task-CPU second."""
+    config = next((o.split("=", 1)[1] for o in overrides if o.startswith("config=")), args.config)
     cmd = [str(ROOT / ".venv" / "bin" / "warcplex"), "run", "--input", str(warc), "--output", str(out),
-           "--config", args.config, "--no-resume", "--set", "index.enabled=false"]
-    for item in overrides + args.set:
+           "--config", config, "--no-resume", "--set", "index.enabled=false",
+           "--set", "corpus.enabled=false"]  # the page output is what is scored
+    for item in [o for o in overrides if not o.startswith("config=")] + args.set:
         cmd += ["--set", item]
     env = dict(os.environ, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
     print(f"[bench] {label}: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
@@ -171,6 +183,53 @@ def score(preds: Path, args, name: str, ids: set[str], per_page: Path) -> list[d
     subprocess.run([sys.executable, str(args.bench / "score.py"), "--pred", str(preds), "--data",
                     str(args.bench / name), "--ids", str(id_file), "--per-page", str(per_page), "--quiet"], check=True)
     return list(csv.DictReader(open(per_page)))
+
+
+def filter_effect(with_filter: Path, without: Path, truth: Path, ids: set[str], meta: dict[str, dict],
+                  tokenize) -> dict[str, tuple[float, float, int]]:
+    """Per language (and ``all``): the share of boilerplate tokens the filter removed and of main tokens it
+    kept, comparing a run's predictions with and without the filter on pages with full-text truth (a
+    token is main while the truth still has an unmatched copy of it, boilerplate otherwise), and pages."""
+    from collections import Counter
+
+    sums: dict[str, Counter] = defaultdict(Counter)
+    for page in ids:
+        row = meta[page]
+        truth_file = truth / row["dataset"] / "truth" / f"{page}.txt"
+        if row.get("truth_type") != "fulltext" or not truth_file.exists():
+            continue
+        gold = Counter(tokenize(truth_file.read_text(encoding="utf-8", errors="replace")))
+        counts = []
+        for preds in (with_filter, without):
+            path = preds / f"{page}.txt"
+            bag = Counter(tokenize(path.read_text(encoding="utf-8", errors="replace"))) if path.exists() else Counter()
+            main = bag & gold
+            counts.append((sum(main.values()), sum((bag - main).values())))
+        (main_with, boiler_with), (main_without, boiler_without) = counts
+        for key in (row.get("lang") or "-", "all"):
+            sums[key].update(main_with=main_with, main_without=main_without, boiler_with=boiler_with,
+                             boiler_without=boiler_without, pages=1)
+    return {key: (1 - c["boiler_with"] / c["boiler_without"] if c["boiler_without"] else 0.0,
+                  c["main_with"] / c["main_without"] if c["main_without"] else 1.0, c["pages"])
+            for key, c in sums.items()}
+
+
+def print_filter_effects(systems: list[tuple[str, Path, float]], args, name: str, ids: set[str],
+                         meta: dict[str, dict]) -> None:
+    """The filter's effect for each run pair of FILTER_PAIRS that ran: boilerplate removed, main kept, by language."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_score", args.bench / "score.py")
+    scorer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scorer)
+    preds = {label: folder for label, folder, _ in systems}
+    for with_label, without_label in FILTER_PAIRS:
+        if with_label not in preds or without_label not in preds:
+            continue
+        effect = filter_effect(preds[with_label], preds[without_label], args.bench / name, ids, meta, scorer.tokenize)
+        order = ["all"] + sorted((k for k in effect if k != "all"), key=lambda k: -effect[k][2])[:15]
+        print(f"\nthe filter in '{with_label}': boilerplate tokens removed / main tokens kept (pages)")
+        print("  ".join(f"{k}: {effect[k][0]:.3f} / {effect[k][1]:.3f} ({effect[k][2]})" for k in order))
 
 
 def mean(values: list[float]) -> float:
@@ -245,6 +304,7 @@ def main() -> None:
             results = [(label, score(preds, args, name, ids, work / f"{preds.name}.{tag}.csv"), speed)
                        for label, preds, speed in systems]
             print_set(name, results, meta, title)
+            print_filter_effects(systems, args, name, ids, meta)
 
 
 if __name__ == "__main__":

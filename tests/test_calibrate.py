@@ -9,9 +9,10 @@ import pytest
 import yaml
 
 from conftest import bench_file
-from warcplex.analysis.calibrate import is_main_sentence, rouge_n_f1, snippet_f, snippet_label
+from warcplex.analysis.calibrate import (is_main_sentence, load_pages, rouge_n_f1, score_pages, snippet_f,
+                                        snippet_label, token_effect)
 from warcplex.cli import main as cli_main
-from warcplex.config import PROJECT_ROOT, resolve_path
+from warcplex.config import PROJECT_ROOT, load_settings, resolve_path
 
 
 def load_bench_scorer():
@@ -92,6 +93,33 @@ def test_calibrate_writes_distributions_plot_and_thresholds(tmp_path, registry_c
     assert written["threshold"] == result["threshold"]
     assert written["calibration"]["extractor"] == "conservative" and written["calibration"]["pages"] == result["pages"]
     assert written["percentiles"][90] == result["percentiles"]["90"]
+
+
+@pytest.mark.slow
+def test_calibrate_corpus_objective_removes_most_boilerplate_within_the_main_token_budget(tmp_path, registry_copy):
+    data = bench_file("data")
+    manifest = [json.loads(line) for line in (data / "manifest.jsonl").read_text().splitlines()]
+    ids = [r["id"] for r in manifest if r["dataset"] == "cleaneval" and r["lang"] == "en"][:20]
+    (tmp_path / "ids.txt").write_text("\n".join(ids))
+    out = tmp_path / "cal"
+    status = cli_main(["calibrate", "--data", str(data), "--ids", str(tmp_path / "ids.txt"), "--extractor", "conservative",
+                       "--registry", str(registry_copy), "--out", str(out), "--min-pages", "5", "--processes", "1",
+                       "--objective", "corpus", "--max-main-loss", "0.05"])
+    assert status == 0
+    result = json.loads((out / "calibration.json").read_text())["languages"]["en"]
+    corpus, quality = result["objectives"]["corpus"], result["objectives"]["quality"]
+    assert result["threshold"] == corpus["threshold"] and result["objective"] == corpus["objective"]
+    assert corpus["token_effect"]["main_tokens_kept"] >= 0.95
+    assert corpus["token_effect"]["boilerplate_tokens_removed"] > 0
+    # The next lower threshold of the grid would lose more than the budget.
+    grid = [t for t, _ in result["curve"]]
+    lower = grid.index(corpus["threshold"]) - 1
+    assert lower >= 0
+    pages = score_pages(load_pages(data, set(ids)), load_settings(None, [f"perplexity.registry={registry_copy}"]),
+                        "conservative", 1)
+    assert token_effect([p for p in pages if p.language == "en"], grid[lower])["main_tokens_kept"] < 0.95
+    # Both objectives are reported with their score.
+    assert quality["score"] == max(f for _, f in result["curve"])
 
 
 def test_calibrate_rejects_a_folder_without_manifest(tmp_path, capsys):

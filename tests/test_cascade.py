@@ -77,6 +77,17 @@ def test_filter_removing_too_much_falls_back_to_unfiltered_conservative():
     assert "stone bridge" in cleaned.clean_text
 
 
+def test_conservative_as_the_first_stage_is_filtered():
+    """`extract.cascade=[conservative]` is the paper's all-text mode: the threshold applies to it."""
+    if not (ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the English KenLM model) is not built yet")
+    c = cleaner("perplexity.threshold=1.5", "extract.cascade=[conservative]", "langid.enabled=true")
+    cleaned = c.process(page(ARTICLE))
+    assert cleaned.extractor == "conservative" and not cleaned.unfiltered
+    assert all(s.perplexity is not None for s in cleaned.sentences if s.n_tokens)
+    assert not any(s.kept for s in cleaned.sentences if s.n_tokens)
+
+
 def test_time_guard_skips_a_pathological_page_to_the_next_stage():
     c = cleaner("perplexity.enabled=false", "extract.cascade=[readability, conservative]", "extract.timeout_s=0.5")
     results = list(c.run([page(pathological_html(), "<urn:uuid:slow>"), page(ARTICLE, "<urn:uuid:fine>")]))

@@ -52,3 +52,24 @@ def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
 
     html = render(stats)
     assert "sentences unscored" in html and "none (unscored)" in html
+
+
+def test_the_pyplexity_preset_filters_all_text_and_reports_what_it_removed_per_language(tmp_path):
+    """conf/pyplexity.yaml: all visible text (the conservative stage, alone) judged by the filter; stats,
+    summary and report say per language how many sentences and LM tokens it removed."""
+    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    settings = load_settings(ROOT / "conf" / "pyplexity.yaml", ["index.enabled=false"])
+    assert settings.extract.cascade == ["conservative"]
+    result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
+    stats = CleanWarcJob().merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])
+    counts = Stats.from_dict(result).counts
+    assert counts["extractor.conservative"] == counts["outcome.kept"] > 0
+    english = stats["lang"]["en"]
+    assert 0 < english["sentences_filtered"] < english["sentences_scored"]
+    assert 0 < english["tokens_filtered"] < english["tokens_scored"]
+    assert english["sentences_filtered"] == counts[f"removal_reasons.perplexity>{settings.perplexity.threshold:g}"] \
+        - sum(v.get("sentences_filtered", 0) for k, v in stats["lang"].items() if k != "en")
+    summary = summary_text({**stats, "run": {**stats["run"], "files": []}})
+    line = next(l for l in summary.splitlines() if "perplexity filter removed" in l)
+    assert f"en {english['sentences_filtered']} of {english['sentences_scored']} sentences" in line
+    assert "LM tokens removed" in render(stats)

@@ -11,7 +11,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from warcplex.cli import main as cli_main
-from warcplex.config import PROJECT_ROOT, IndexSettings, S3Settings
+from warcplex.config import PROJECT_ROOT, IndexSettings, PerplexitySettings, S3Settings
 from warcplex.analysis.index_stats import _analyzer, compare_raw_clean, load_scored_pages
 from warcplex.analysis.sweep import sweep
 from conftest import bench_file
@@ -108,7 +108,7 @@ def test_sweep_is_monotone_and_bounded_by_raw(run_output):
     out, stats = run_output
     pages = load_scored_pages(str(out / "sentences"), S3Settings())
     scores = [s.perplexity for p in pages for s in p.sentences if s.perplexity is not None]
-    rows = sweep(pages, [min(scores) / 2, 500, 2000, max(scores) * 2], min_tokens=1)
+    rows = sweep(pages, [min(scores) / 2, 500, 2000, max(scores) * 2], PerplexitySettings(min_tokens=1))
     raw, *by_threshold, run = rows
     assert raw["threshold"] == "raw" and run["threshold"] == "run"
     kept = [r["sentences_kept"] for r in by_threshold]

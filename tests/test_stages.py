@@ -138,6 +138,11 @@ def tiny_model(tmp_path):
     return path
 
 
+def sentence_rule(**settings) -> PerplexitySettings:
+    """Filter settings judging each sentence alone at the threshold (unless ``settings`` say otherwise)."""
+    return PerplexitySettings(**{"unit": "sentence", "rule": "fixed", **settings})
+
+
 def registry(tmp_path, model_path, **entry) -> str:
     import yaml
 
@@ -166,7 +171,7 @@ def test_perplexity_formula_against_hand_computation_and_kenlm(tiny_model):
 def test_filter_drops_above_threshold_keeps_below_and_records_scores(tmp_path, tiny_model):
     good_ppl = 10 ** (0.85 / 4)
     bad_ppl = 10 ** (-BAD_LOG10 / 4)
-    stage = PerplexityFilter(PerplexitySettings(registry=registry(tmp_path, tiny_model, threshold=10)))
+    stage = PerplexityFilter(sentence_rule(registry=registry(tmp_path, tiny_model, threshold=10)))
     assert stage.has_model("en") and not stage.has_model("de")
     [[good, bad], [good2]] = score(stage, [[GOOD, BAD], [GOOD]], "en")
     assert good.kept and good.perplexity == pytest.approx(good_ppl, rel=1e-5) and good.reason is None
@@ -175,33 +180,66 @@ def test_filter_drops_above_threshold_keeps_below_and_records_scores(tmp_path, t
     assert good2.kept
 
 
+def test_line_unit_pools_a_lines_sentences_and_keeps_or_drops_them_together(tmp_path, tiny_model):
+    reg = registry(tmp_path, tiny_model, threshold=5)
+    by_sentence = score(PerplexityFilter(sentence_rule(registry=reg)), [[GOOD, BAD]], "en")[0]
+    assert [s.kept for s in by_sentence] == [True, False]
+    # pooled: 10^((0.85 + 4.2) / 8) = 4.3 perplexity, under 5 (alone BAD scores 10^(4.2 / 4) = 11.2)
+    by_line = score(PerplexityFilter(sentence_rule(registry=reg, unit="line")), [[GOOD, BAD]], "en")[0]
+    assert [s.kept for s in by_line] == [True, True]
+    strict = score(PerplexityFilter(sentence_rule(registry=reg, unit="line", threshold=3)), [[GOOD, BAD]], "en")
+    assert [s.kept for s in strict[0]] == [False, False] and strict[0][1].reason == "perplexity>3"
+
+
+def test_window_rule_judges_a_short_line_with_its_neighbours(tmp_path, tiny_model):
+    reg = registry(tmp_path, tiny_model, threshold=5)
+    lines = [[GOOD], [BAD], [GOOD]]
+    fixed = score(PerplexityFilter(sentence_rule(registry=reg, unit="line")), lines, "en")
+    assert [p[0].kept for p in fixed] == [True, False, True]
+    # BAD (3 tokens) pooled with both neighbours: 10^((2 * 0.85 + 4.2) / 12) = 3.1
+    window = PerplexityFilter(sentence_rule(registry=reg, unit="line", rule="window", window_tokens=9))
+    assert [p[0].kept for p in score(window, lines, "en")] == [True, True, True]
+    # a long enough line is judged alone
+    alone = PerplexityFilter(sentence_rule(registry=reg, unit="line", rule="window", window_tokens=3))
+    assert [p[0].kept for p in score(alone, lines, "en")] == [True, False, True]
+
+
+def test_length_rule_lowers_the_threshold_for_short_units(tmp_path, tiny_model):
+    reg = registry(tmp_path, tiny_model, threshold=20)
+    fixed = score(PerplexityFilter(sentence_rule(registry=reg)), [[GOOD, BAD]], "en")[0]
+    assert [s.kept for s in fixed] == [True, True]
+    # 3 tokens of a 6-token window: threshold 20 * 3/6 = 10 (BAD scores 11.2, GOOD 1.6)
+    length = PerplexityFilter(sentence_rule(registry=reg, rule="length", window_tokens=6))
+    assert [s.kept for s in score(length, [[GOOD, BAD]], "en")[0]] == [True, False]
+
+
 def test_threshold_override_and_min_tokens(tmp_path, tiny_model):
     reg = registry(tmp_path, tiny_model, threshold=10)
-    strict = PerplexityFilter(PerplexitySettings(registry=reg, threshold=1.5))
+    strict = PerplexityFilter(sentence_rule(registry=reg, threshold=1.5))
     assert [s.kept for s in score(strict, [[GOOD, BAD]], "en")[0]] == [False, False]
-    lenient_short = PerplexityFilter(PerplexitySettings(registry=reg, threshold=1.5, min_tokens=4))
+    lenient_short = PerplexityFilter(sentence_rule(registry=reg, threshold=1.5, min_tokens=4))
     scored = score(lenient_short, [[GOOD, BAD]], "en")[0]
     assert [s.kept for s in scored] == [True, True] and all(s.perplexity for s in scored)
 
 
 def test_percentile_mode_uses_the_registry_percentiles(tmp_path, tiny_model):
     reg = registry(tmp_path, tiny_model, threshold=1000, percentiles={50: 5.0, 90: 20.0})
-    p50 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=50))
-    p90 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=90))
+    p50 = PerplexityFilter(sentence_rule(registry=reg, threshold_mode="percentile", percentile=50))
+    p90 = PerplexityFilter(sentence_rule(registry=reg, threshold_mode="percentile", percentile=90))
     assert p50.threshold("en") == 5.0 and p90.threshold("en") == 20.0
     assert [s.kept for s in score(p50, [[GOOD, BAD]], "en")[0]] == [True, False]
     assert [s.kept for s in score(p90, [[GOOD, BAD]], "en")[0]] == [True, True]
-    p75 = PerplexityFilter(PerplexitySettings(registry=reg, threshold_mode="percentile", percentile=75))
+    p75 = PerplexityFilter(sentence_rule(registry=reg, threshold_mode="percentile", percentile=75))
     with pytest.raises(ValueError, match="no percentiles.75"):
         p75.threshold("en")
 
 
 def test_unknown_language_passes_unscored_and_is_counted(tmp_path, tiny_model):
-    stage = PerplexityFilter(PerplexitySettings(registry=registry(tmp_path, tiny_model, threshold=1.5)))
+    stage = PerplexityFilter(sentence_rule(registry=registry(tmp_path, tiny_model, threshold=1.5)))
     result = score(stage, [[BAD, GOOD], [BAD]], "sw")
     assert all(s.kept and s.perplexity is None for para in result for s in para)
     assert stage.stats.counts["stage.perplexity.unscored_language_pages"] == 1
-    disabled = PerplexityFilter(PerplexitySettings(enabled=False, registry=registry(tmp_path, tiny_model, threshold=1)))
+    disabled = PerplexityFilter(sentence_rule(enabled=False, registry=registry(tmp_path, tiny_model, threshold=1)))
     assert not disabled.has_model("en")
 
 
@@ -209,3 +247,21 @@ def test_median_and_histogram_bins():
     assert median([]) is None and median([3.0]) == 3.0 and median([4.0, 1.0, 2.0, 3.0]) == 2.5
     assert log10_bin(1.0) == 0 and log10_bin(0.5) == 0
     assert log10_bin(100.0) == 20 and log10_bin(150.0) == math.floor(math.log10(150) * 10)
+
+
+def test_context_rule_pools_short_lines_and_lets_agreeing_neighbours_decide():
+    from warcplex.steps.perplexity import Unit, rule_mask
+
+    # long good, short bad, long good, long bad, short good, long bad (one sentence a line)
+    units = [Unit(100, 40, 0), Unit(50_000, 2, 1), Unit(100, 40, 2), Unit(10_000, 40, 3), Unit(200, 3, 4),
+             Unit(10_000, 40, 5)]
+    # alone, each short line is judged against threshold * (tokens + 1) / short_tokens: 300 and 400
+    assert rule_mask(units, 3000, "line", "length", short_tokens=30) == [True, False, True, False, True, False]
+    # the neighbours decide a short line they agree on
+    assert rule_mask(units, 3000, "line", "context", window_tokens=1, short_tokens=30) == \
+        [True, True, True, False, False, False]
+    # pooled with its neighbours up to 40 tokens, the short bad line scores 10^((3 * 4.7 + 82 * 2) / 85) = 124
+    assert rule_mask(units, 3000, "line", "window", window_tokens=40)[1]
+    assert rule_mask(units, 3000, "line", "fixed") == [True, False, True, False, True, False]
+    # unscored units stay
+    assert rule_mask([Unit(None, 5, 0), Unit(10_000, 40, 1)], 3000, "line", "context") == [True, False]

@@ -134,6 +134,17 @@ class PerplexitySettings(_Section):
     self_train_min_pages: int = Field(default=50, ge=1)
     # Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there).
     min_tokens: int = Field(default=1, ge=0)
+    # What the threshold judges (warcplex.steps.perplexity.rule_mask): `sentence` each sentence,
+    # `line` each line (paragraph), its sentences pooled and kept or dropped together.
+    unit: Literal["sentence", "line"] = "line"
+    # `fixed`: a unit above the threshold is dropped; `window`: a unit shorter than `window_tokens`
+    # LM tokens is scored pooled with its neighbours up to that many tokens; `length`: a unit of n
+    # tokens must score under threshold x min(1, (n+1)/short_tokens); `context`: the window's score
+    # against the length threshold, and a short unit whose two neighbours agree follows them.
+    # scripts/filter_study.py measures them (README, "Language models and thresholds").
+    rule: Literal["fixed", "window", "length", "context"] = "context"
+    window_tokens: int = Field(default=40, ge=1)
+    short_tokens: int = Field(default=30, ge=1)
 
 
 class OutputSettings(_Section):

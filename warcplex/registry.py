@@ -1,14 +1,14 @@
-"""The per-language model registry (``conf/models.yaml``) and the one sentence-keeping rule.
+"""The per-language model registry (``conf/models.yaml``).
 
 Every reader of a threshold goes through :meth:`RegistryEntry.threshold_for` (the filter, the
-report) and every decision "is this sentence kept" through :func:`keeps` (the filter, the
-sweep, calibration), so the rule is written once.
+report); every decision "which sentences are kept" goes through
+:func:`warcplex.steps.perplexity.rule_mask` (the filter, the sweep, calibration).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -21,24 +21,14 @@ class RegistryError(ValueError):
     """A registry entry that cannot answer what is asked of it."""
 
 
-def keeps(perplexity: float | None, n_tokens: int, threshold: float, min_tokens: int) -> bool:
-    """Is a sentence kept: unscored, shorter than ``min_tokens`` LM tokens, or not above ``threshold``."""
-    return perplexity is None or n_tokens < min_tokens or perplexity <= threshold
-
-
 @dataclass(frozen=True)
 class RegistryEntry:
-    """One language's model: its KenLM path, calibrated threshold and perplexity percentiles.
-
-    ``limit`` and ``min_tokens`` are the rule of a run (:meth:`bind`); :meth:`keeps` applies it.
-    """
+    """One language's model: its KenLM path, calibrated threshold and perplexity percentiles."""
 
     language: str
     path: str
     threshold: float | None = None
     percentiles: dict[str, float] = field(default_factory=dict)
-    limit: float | None = None
-    min_tokens: int = 0
 
     def threshold_for(self, settings: PerplexitySettings) -> float:
         """The threshold a run with ``settings`` uses: the global override, a percentile, or the registry's."""
@@ -53,16 +43,6 @@ class RegistryEntry:
         if self.threshold is None:
             raise RegistryError(f"{settings.registry}: models.{self.language} has no threshold")
         return float(self.threshold)
-
-    def bind(self, settings: PerplexitySettings) -> "RegistryEntry":
-        """This entry with the rule of a run with ``settings``."""
-        return replace(self, limit=self.threshold_for(settings), min_tokens=settings.min_tokens)
-
-    def keeps(self, perplexity: float | None, n_tokens: int) -> bool:
-        """Is a sentence kept under the bound rule (see :meth:`bind`)."""
-        if self.limit is None:
-            raise RegistryError(f"models.{self.language}: keeps() needs a bound threshold (RegistryEntry.bind)")
-        return keeps(perplexity, n_tokens, self.limit, self.min_tokens)
 
 
 def _entry_path(registry: str, path: str) -> str:

@@ -9,6 +9,9 @@ in the truth (or it overlaps a ``with`` snippet), *boilerplate* otherwise (or wh
 ``without`` snippet). Per language, the threshold maximises the mean ROUGE-5 F1 of the filtered
 page against full-text truth (the snippet F of ``../shared/bench/score.py`` where a language has
 only snippet pages); the lowest threshold within ``--tolerance`` of the best wins. With
+``--objective corpus`` (for corpus builders) it is the threshold that removes the most boilerplate
+tokens while losing at most ``--max-main-loss`` (default 2%) of the main-content tokens; both
+objectives' thresholds and their effects are reported either way. With
 ``--target-precision`` it is the highest threshold whose kept sentences reach that share of
 main sentences. Percentiles of the sentence perplexities
 (cc_net-style thresholds) are written too. ``--write`` stores both in the model registry; a
@@ -18,7 +21,6 @@ PNG shows the two distributions, the objective curve and the chosen threshold.
 from __future__ import annotations
 
 import argparse
-import bisect
 import gzip
 import json
 import math
@@ -31,14 +33,14 @@ from typing import Iterator
 from pathlib import Path
 import yaml
 
-from warcplex.config import ConfigError, Settings, load_settings, resolve_path
+from warcplex.config import ConfigError, PerplexitySettings, Settings, load_settings, resolve_path
 from warcplex.document import Sentence, page_text
 from warcplex.models import kenlm_model
 from warcplex.reading.decode import decode_html
-from warcplex.registry import keeps, load_registry
+from warcplex.registry import load_registry
 from warcplex.steps.extractors import build_extractor
 from warcplex.steps.langid import LanguageIdentifier
-from warcplex.steps.perplexity import perplexity
+from warcplex.steps.perplexity import kept_mask, perplexity
 from warcplex.steps.sentences import SentenceSplitter
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
@@ -54,22 +56,24 @@ class PageSentences:
     # perplexity None: unscored (no model, or shorter than perplexity.min_tokens, which the filter keeps)
     sentences: list[Sentence]
     labels: list[bool | None]  # per sentence: is it main content (None: unlabelled)
+    rule: PerplexitySettings  # the filter's rule (unit, rule, window) the thresholds are calibrated for
 
     @property
     def snippets(self) -> bool:
         return isinstance(self.truth, dict)
 
+    def kept(self, threshold: float) -> list[bool]:
+        """Per sentence: does the filter keep it at ``threshold``."""
+        return kept_mask(self.sentences, threshold, self.rule)
+
     def text(self, threshold: float) -> str:
         """The page as the filter leaves it at ``threshold`` (paragraphs on lines, as the pipeline writes)."""
-        return page_text(self.sentences, lambda s: kept_at(s, threshold))
+        kept = {id(s) for s, keep in zip(self.sentences, self.kept(threshold)) if keep}
+        return page_text(self.sentences, lambda s: id(s) in kept)
 
-    def labelled(self) -> Iterator[tuple[Sentence, bool | None]]:
-        return zip(self.sentences, self.labels)
-
-
-def kept_at(sentence: Sentence, threshold: float) -> bool:
-    """Whether the filter keeps ``sentence`` at ``threshold`` (short ones are already unscored here)."""
-    return keeps(sentence.perplexity, sentence.n_tokens or 0, threshold, 0)
+    def labelled(self, threshold: float) -> Iterator[tuple[Sentence, bool | None, bool]]:
+        """(sentence, main label, kept at ``threshold``) of every sentence."""
+        return zip(self.sentences, self.labels, self.kept(threshold))
 
 
 def _tokens(text: str) -> list[str]:
@@ -150,6 +154,7 @@ class _Worker:
     def __init__(self, settings: Settings, extractor: str) -> None:
 
         self.registry = settings.perplexity.registry
+        self.rule = settings.perplexity
         self.min_tokens = settings.perplexity.min_tokens
         self.extractor = build_extractor(extractor, settings)
         self.langid = LanguageIdentifier(settings.langid)
@@ -167,26 +172,27 @@ class _Worker:
         language = self.langid.identify(text or (truth if isinstance(truth, str) else " ".join(truth["with"]))).code
         models = load_registry(self.registry)
         model = kenlm_model(models[language].path) if language in models else None
-        label = self._labeller(truth)
+        label = _labeller_for(truth)
         sentences = []
         for paragraph, para in enumerate(self.splitter.split(text, language)):
             for sentence in para:
-                ppl = None
+                ppl = n_words = None
                 if model is not None:
                     ppl, n_words = perplexity(model, sentence)
                     if n_words < self.min_tokens:  # the filter keeps these unscored
                         ppl = None
-                sentences.append(Sentence(sentence, paragraph, ppl))
-        return PageSentences(page_id, language, truth, sentences, [label(s.text) for s in sentences])
+                sentences.append(Sentence(sentence, paragraph, ppl, n_tokens=n_words))
+        return PageSentences(page_id, language, truth, sentences, [label(s.text) for s in sentences], self.rule)
 
-    @staticmethod
-    def _labeller(truth: str | dict):
-        if isinstance(truth, dict):
-            return lambda sentence: snippet_label(sentence, truth)
-        truth_tokens = _tokens(truth)
-        shingles = {n: _shingles(truth_tokens, n) for n in (2, 3)}
-        vocabulary = set(truth_tokens)
-        return lambda sentence: is_main_sentence(sentence, shingles, vocabulary)
+
+def _labeller_for(truth: str | dict):
+    """A function labelling a piece of the page main (True), boilerplate (False) or unknown (None)."""
+    if isinstance(truth, dict):
+        return lambda sentence: snippet_label(sentence, truth)
+    truth_tokens = _tokens(truth)
+    shingles = {n: _shingles(truth_tokens, n) for n in (2, 3)}
+    vocabulary = set(truth_tokens)
+    return lambda sentence: is_main_sentence(sentence, shingles, vocabulary)
 
 
 def load_pages(data: Path, ids: set[str] | None) -> list[tuple[str, str, str]]:
@@ -224,14 +230,14 @@ def mean_score(pages: list[PageSentences], threshold: float) -> float:
 
 
 def score_curve(pages: list[PageSentences], grid: list[float]) -> list[float]:
-    """Mean page score at each threshold of ``grid`` (ascending); a page is rescored only where
-    the threshold changes which of its sentences are kept."""
+    """Mean page score at each threshold of ``grid``; a page is rescored only where the threshold
+    changes which of its sentences are kept."""
     totals = [0.0] * len(grid)
     for page in pages:
-        scores = sorted(s.perplexity for s in page.sentences if s.perplexity is not None)
-        last_kept, last_score = -1, 0.0
+        last_kept: list[bool] | None = None
+        last_score = 0.0
         for i, threshold in enumerate(grid):
-            kept = bisect.bisect_right(scores, threshold)
+            kept = page.kept(threshold)
             if kept != last_kept:
                 last_kept, last_score = kept, page_score(page, threshold)
             totals[i] += last_score
@@ -239,8 +245,8 @@ def score_curve(pages: list[PageSentences], grid: list[float]) -> list[float]:
 
 
 def main_precision(pages: list[PageSentences], threshold: float) -> float:
-    kept = [main for p in pages for s, main in p.labelled()
-            if s.perplexity is not None and kept_at(s, threshold) and main is not None]
+    kept = [main for p in pages for s, main, keep in p.labelled(threshold)
+            if s.perplexity is not None and keep and main is not None]
     return sum(kept) / len(kept) if kept else 1.0
 
 
@@ -248,11 +254,10 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
     """Shares of boilerplate tokens removed and main-content tokens kept at ``threshold``."""
     main_all = main_kept = boiler_all = boiler_removed = 0
     for page in pages:
-        for sentence, main in page.labelled():
+        for sentence, main, kept in page.labelled(threshold):
             if main is None:
                 continue
             n = len(_tokens(sentence.text))
-            kept = kept_at(sentence, threshold)
             if main:
                 main_all += n
                 main_kept += n * kept
@@ -265,8 +270,8 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
 
 
 def sentences_dropped(pages: list[PageSentences], threshold: float) -> float:
-    scored = [s for p in pages for s in p.sentences if s.perplexity is not None]
-    return sum(not kept_at(s, threshold) for s in scored) / len(scored) if scored else 0.0
+    scored = [keep for p in pages for s, _, keep in p.labelled(threshold) if s.perplexity is not None]
+    return sum(not keep for keep in scored) / len(scored) if scored else 0.0
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -278,28 +283,48 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def calibrate_language(pages: list[PageSentences], target_precision: float | None, tolerance: float = 0.0) -> dict:
+def corpus_threshold(pages: list[PageSentences], grid: list[float], max_main_loss: float) -> float:
+    """The corpus objective: the lowest threshold of ``grid`` (the most boilerplate removed) that keeps
+    at least ``1 - max_main_loss`` of the main-content tokens; the highest of ``grid`` when none does."""
+    for threshold in grid:
+        if token_effect(pages, threshold)["main_tokens_kept"] >= 1 - max_main_loss - 1e-12:
+            return threshold
+    return grid[-1]
+
+
+def calibrate_language(pages: list[PageSentences], target_precision: float | None, tolerance: float = 0.0,
+                       objective: str = "quality", max_main_loss: float = 0.02) -> dict:
     """Choose the threshold for one language's pages and describe both classes.
 
-    The objective is ROUGE-5 F1 where the pages have full-text truth, the snippet F where they
-    have snippets. The lowest threshold (the one that drops most) whose score is within
-    ``tolerance`` of the best, to four decimals, wins.
+    ``quality``: ROUGE-5 F1 where the pages have full-text truth, the snippet F where they have
+    snippets; the lowest threshold (the one that drops most) whose score is within ``tolerance``
+    of the best, to four decimals, wins. ``corpus``: :func:`corpus_threshold`. Both thresholds
+    are reported (``objectives``) with their score and token effect.
     """
     grid = candidate_thresholds()
     curve = [(t, round(f, 4)) for t, f in zip(grid, score_curve(pages, grid))]
     metric = "snippet_f" if pages[0].snippets else "rouge5_f1"
+    best = max(f for _, f in curve)
+    quality_t = next(t for t, f in curve if f >= best - tolerance - 1e-9)
+    corpus_t = corpus_threshold(pages, grid, max_main_loss)
+    quality_name = metric if not tolerance else f"{metric} within {tolerance:g} of the best"
+    corpus_name = f"boilerplate_removed at main_tokens_lost<={max_main_loss:g}"
+    objectives = {name: {"objective": label, "threshold": t, "score": dict(curve)[t],
+                         "token_effect": token_effect(pages, t)}
+                  for name, label, t in (("quality", quality_name, quality_t), ("corpus", corpus_name, corpus_t))}
     if target_precision is None:
-        best = max(f for _, f in curve)
-        best_t, best_f = next((t, f) for t, f in curve if f >= best - tolerance - 1e-9)
-        objective = metric if not tolerance else f"{metric} within {tolerance:g} of the best"
+        best_t = corpus_t if objective == "corpus" else quality_t
+        best_f = dict(curve)[best_t]
+        objective = objectives[objective]["objective"]
     else:
         ok = [t for t in grid if main_precision(pages, t) >= target_precision]
         best_t = max(ok) if ok else grid[0]
         best_f = dict(curve)[best_t]
         objective = f"main_precision>={target_precision}"
     scored = [s.perplexity for p in pages for s in p.sentences if s.perplexity is not None]
-    main = [s.perplexity for p in pages for s, m in p.labelled() if s.perplexity is not None and m]
-    boiler = [s.perplexity for p in pages for s, m in p.labelled() if s.perplexity is not None and m is False]
+    main = [s.perplexity for p in pages for s, m in zip(p.sentences, p.labels) if s.perplexity is not None and m]
+    boiler = [s.perplexity for p in pages for s, m in zip(p.sentences, p.labels)
+              if s.perplexity is not None and m is False]
     return {
         "objective": objective,
         "metric": metric,
@@ -314,6 +339,8 @@ def calibrate_language(pages: list[PageSentences], target_precision: float | Non
         "median_perplexity_boilerplate": round(percentile(boiler, 50), 1) if boiler else None,
         "percentiles": {p: round(percentile(scored, p), 1) for p in PERCENTILES} if scored else {},
         "token_effect": token_effect(pages, best_t),
+        "objectives": objectives,
+        "rule": f"{pages[0].rule.unit}/{pages[0].rule.rule}",
         "curve": [[t, f] for t, f in curve],
         "log10_main": [round(math.log10(v), 3) for v in main],
         "log10_boilerplate": [round(math.log10(v), 3) for v in boiler],
@@ -364,6 +391,8 @@ def write_registry(registry: str, results: dict[str, dict], extractor: str) -> N
         entry["calibration"] = {"objective": r["objective"], "extractor": extractor, "pages": r["pages"],
                                 "score": r["score"], "score_unfiltered": r["score_unfiltered"],
                                 "sentences_dropped": r["sentences_dropped"]}
+        if r.get("rule"):  # the rule the threshold was judged under (calibrate_language reports it)
+            entry["calibration"]["rule"] = r["rule"]
     header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))
     path.write_text(header + yaml.safe_dump(tree, sort_keys=True, allow_unicode=True), encoding="utf-8")
 
@@ -379,6 +408,11 @@ def add_parser(commands) -> None:
     parser.add_argument("--extractor", choices=EXTRACTORS,
                         help="the extraction whose text is filtered (default: the first cascade stage); "
                              "`conservative` is all visible text, no main-content extraction")
+    parser.add_argument("--objective", choices=("quality", "corpus"), default="quality",
+                        help="quality: the best ROUGE-5 F1 (snippet F); corpus: the most boilerplate removed "
+                             "for at most --max-main-loss of the main-content tokens")
+    parser.add_argument("--max-main-loss", type=float, default=0.02,
+                        help="the corpus objective's budget: share of main-content tokens it may drop (default 0.02)")
     parser.add_argument("--target-precision", type=float,
                         help="pick the highest threshold whose kept sentences are at least this share main")
     parser.add_argument("--tolerance", type=float, default=0.0,
@@ -396,6 +430,9 @@ def run(args: argparse.Namespace) -> int:
     if not (data / "manifest.jsonl").exists():
         print(f"warcplex: error: {data}/manifest.jsonl not found (expected the layout of shared/bench/data)",
               file=sys.stderr)
+        return 2
+    if not 0 <= args.max_main_loss < 1:
+        print(f"warcplex: error: --max-main-loss {args.max_main_loss:g}: expected a share in [0, 1)", file=sys.stderr)
         return 2
     overrides = list(args.overrides) + ([f"perplexity.registry={args.registry}"] if args.registry else [])
     try:
@@ -418,7 +455,8 @@ def run(args: argparse.Namespace) -> int:
         # Full-text truth measures the whole page; snippets only where a language has too few of those.
         chosen = fulltext if len(fulltext) >= args.min_pages else [p for p in language_pages if p.snippets]
         if len(chosen) >= args.min_pages:
-            results[lang] = calibrate_language(chosen, args.target_precision, args.tolerance)
+            results[lang] = calibrate_language(chosen, args.target_precision, args.tolerance,
+                                               args.objective, args.max_main_loss)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "calibration.json").write_text(json.dumps({"extractor": extractor, "languages": results}, indent=1)
@@ -432,6 +470,11 @@ def run(args: argparse.Namespace) -> int:
               f"sentences dropped), {r['metric']} {r['score_unfiltered']} -> {r['score']}; main tokens kept "
               f"{effect['main_tokens_kept']:.3f}, boilerplate tokens removed {effect['boilerplate_tokens_removed']:.3f}; "
               f"median ppl main {r['median_perplexity_main']} vs boilerplate {r['median_perplexity_boilerplate']}")
+        for name, o in r["objectives"].items():
+            e = o["token_effect"]
+            print(f"  {name} objective ({o['objective']}): threshold {o['threshold']:g}, {r['metric']} {o['score']}, "
+                  f"boilerplate tokens removed {e['boilerplate_tokens_removed']:.3f}, "
+                  f"main tokens lost {1 - e['main_tokens_kept']:.3f}")
     skipped = {lang: len(ps) for lang, ps in by_language.items() if lang not in results}
     if skipped:
         print(f"not calibrated (no model or < {args.min_pages} pages): {dict(sorted(skipped.items()))}")

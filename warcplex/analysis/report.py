@@ -252,10 +252,20 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
     coverage_rows = [[lang, _fmt(v["pages"]), _fmt(v["pages_kept"]), _fmt(v["sentences_scored"]),
                       _fmt(v["sentences_unscored"]), v["model"] or "none (unscored)"]
                      for lang, v in sorted(stats.get("coverage", {}).items(), key=lambda kv: -kv[1]["pages"])]
+    languages = stats.get("lang", {})
+    filter_rows = [[lang, _fmt(v["sentences_scored"]), _fmt(v.get("sentences_filtered", 0)),
+                    _fmt(v.get("tokens_scored", 0)), _fmt(v.get("tokens_filtered", 0)),
+                    _fmt(v.get("tokens_filtered", 0) / v["tokens_scored"]) if v.get("tokens_scored") else "-"]
+                   for lang, v in sorted(languages.items(), key=lambda kv: -kv[1].get("sentences_scored", 0))
+                   if v.get("sentences_scored")]
     sections.append("<h2>Kept, dropped and unscored sentences per language</h2>"
                     + _img(chart_language_share(stats), "kept/dropped/unscored share")
                     + (_table(["language", "pages", "pages kept", "sentences scored", "sentences unscored", "model"],
-                              coverage_rows) if coverage_rows else ""))
+                              coverage_rows) if coverage_rows else "")
+                    + ("<p>What the perplexity filter removed of the text it scored (its cost in main-content "
+                       "tokens needs truth: <code>warcplex calibrate</code>, <code>make bench-quality</code>).</p>"
+                       + _table(["language", "sentences scored", "sentences removed", "LM tokens scored",
+                                 "LM tokens removed", "share removed"], filter_rows) if filter_rows else ""))
     index = stats.get("index", {})
     size_rows = [["text bytes (all pages)", _fmt(stats.get("bytes", {}).get("text_raw", 0)),
                   _fmt(stats.get("bytes", {}).get("text_clean", 0)), ""]]

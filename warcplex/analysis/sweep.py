@@ -3,9 +3,9 @@
 Nothing is re-extracted or re-scored: the run's sentence side output (``output.sentences``)
 already holds every sentence with its perplexity. For each threshold the kept text of the
 same pages is counted and indexed with tantivy, giving seed 002's Table 2 (index size
-against threshold). A sentence is kept at threshold T when it is unscored (no model for its
-language, or the conservative extraction), shorter than ``perplexity.min_tokens``, or its
-perplexity is at most T. The cascade's fallback decisions are the run's: a page keeps the
+against threshold). The sentences kept at threshold T are those the run's rule keeps
+(:func:`warcplex.steps.perplexity.kept_mask`: unscored ones, those shorter than
+``perplexity.min_tokens``, and those whose unit passes T). The cascade's fallback decisions are the run's: a page keeps the
 extraction the run chose.
 """
 
@@ -16,18 +16,19 @@ import json
 import sys
 from typing import Any
 
-from warcplex.config import S3Settings
+from warcplex.config import PerplexitySettings, S3Settings
 from warcplex.analysis.index_stats import ScoredPage, index_size, load_scored_pages
-from warcplex.document import Sentence
-from warcplex.registry import keeps
+from warcplex.steps.perplexity import kept_mask
 from warcplex.writing.output import OutputTarget
 from warcplex.spark.runner import dump_json
 
 
-def _row(label: str, pages: list[ScoredPage], keep, raw_index_bytes: int | None) -> dict[str, Any]:
-    texts = [page.text(keep) for page in pages]
+def _row(label: str, pages: list[ScoredPage], masks: list[list[bool]] | None,
+         raw_index_bytes: int | None) -> dict[str, Any]:
+    texts = [page.text() for page in pages] if masks is None else \
+        [_kept_text(page, mask) for page, mask in zip(pages, masks)]
     total = sum(len(page.sentences) for page in pages)
-    kept = sum(1 for page in pages for s in page.sentences if keep is None or keep(s))
+    kept = total if masks is None else sum(sum(mask) for mask in masks)
     stats = index_size(texts)
     return {
         "threshold": label,
@@ -39,15 +40,20 @@ def _row(label: str, pages: list[ScoredPage], keep, raw_index_bytes: int | None)
     }
 
 
-def sweep(pages: list[ScoredPage], thresholds: list[float], min_tokens: int) -> list[dict[str, Any]]:
-    """One row per threshold, framed by the unfiltered text (``raw``) and the run's own decisions (``run``)."""
+def _kept_text(page: ScoredPage, mask: list[bool]) -> str:
+    kept = {id(s) for s, keep in zip(page.sentences, mask) if keep}
+    return page.text(lambda s: id(s) in kept)
+
+
+def sweep(pages: list[ScoredPage], thresholds: list[float], settings: PerplexitySettings) -> list[dict[str, Any]]:
+    """One row per threshold under the rule of ``settings``, framed by the unfiltered text (``raw``)
+    and the run's own decisions (``run``)."""
     raw = _row("raw", pages, None, None)
     rows = [raw]
     for threshold in thresholds:
-        def keep(s: Sentence, limit: float = threshold) -> bool:
-            return keeps(s.perplexity, s.n_tokens, limit, min_tokens)
-        rows.append(_row(f"{threshold:g}", pages, keep, raw["index_bytes"]))
-    rows.append(_row("run", pages, lambda s: s.kept, raw["index_bytes"]))
+        masks = [kept_mask(page.sentences, threshold, settings) for page in pages]
+        rows.append(_row(f"{threshold:g}", pages, masks, raw["index_bytes"]))
+    rows.append(_row("run", pages, [[s.kept for s in page.sentences] for page in pages], raw["index_bytes"]))
     return rows
 
 
@@ -105,9 +111,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"warcplex: error: {exc}", file=sys.stderr)
         return 2
-    rows = sweep(pages, thresholds, int(config["perplexity"].get("min_tokens", 1)))
+    rule = PerplexitySettings.model_validate(config["perplexity"])
+    rows = sweep(pages, thresholds, rule)
     result = {"pages": len(pages), "sentences": sentences, "languages": languages, "engine": "tantivy",
-              "min_tokens": config["perplexity"].get("min_tokens", 1), "rows": rows}
+              "min_tokens": rule.min_tokens, "unit": rule.unit, "rule": rule.rule,
+              "window_tokens": rule.window_tokens, "rows": rows}
     target.write_bytes("sweep.json", dump_json(result).encode("utf-8"))
     print(f"{len(pages)} pages from {sentences}")
     print(format_table(rows))

@@ -310,6 +310,17 @@ def _unscored_line(coverage: dict[str, dict[str, Any]]) -> str:
             + (", ".join(f"{lang} {unscored[lang]}" for lang in no_model) or "none"))
 
 
+def _filter_line(languages: dict[str, dict[str, Any]]) -> str | None:
+    """What the perplexity filter removed per language: sentences and LM tokens of those it scored."""
+    rows = sorted(((lang, v) for lang, v in languages.items() if v.get("sentences_scored")),
+                  key=lambda kv: -kv[1]["sentences_scored"])[:8]
+    if not rows:
+        return None
+    return "  perplexity filter removed (sentences, LM tokens of the scored): " + ", ".join(
+        f"{lang} {v.get('sentences_filtered', 0)} of {v['sentences_scored']} sentences, "
+        f"{100 * v.get('tokens_filtered', 0) / max(v.get('tokens_scored', 0), 1):.1f}% of tokens" for lang, v in rows)
+
+
 def summary_text(stats: dict[str, Any]) -> str:
     """The short human summary printed at the end of a run and saved as summary.txt."""
     run = stats["run"]
@@ -337,6 +348,9 @@ def summary_text(stats: dict[str, Any]) -> str:
             for lang, v in languages),
         _unscored_line(coverage),
     ]
+    removed = _filter_line(stats.get("lang", {}))
+    if removed:
+        lines.append(removed)
     carbon = stats.get("carbon", {})
     if carbon:
         lines.append(f"  CPU {carbon['cpu_hours'] * 3600:.1f} s, est. {carbon['kg_co2'] * 1000:.4f} g CO2 "

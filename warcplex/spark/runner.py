@@ -59,6 +59,10 @@ def _count_page(stats: Stats, cleaned: Document) -> None:
                 stats.add(f"lang.{lang}.sentences_unscored_dropped")
             continue
         stats.add(f"lang.{lang}.sentences_scored")
+        stats.add(f"lang.{lang}.tokens_scored", sentence.n_tokens or 0)
+        if not sentence.kept and (sentence.reason or "").startswith("perplexity"):
+            stats.add(f"lang.{lang}.sentences_filtered")
+            stats.add(f"lang.{lang}.tokens_filtered", sentence.n_tokens or 0)
         side = "kept" if sentence.kept else "dropped"
         stats.add(f"ppl_hist.{lang}.{side}.{log10_bin(sentence.perplexity)}")
 

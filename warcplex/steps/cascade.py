@@ -56,7 +56,9 @@ class Cascade(Step):
 
     @classmethod
     def build(cls, settings: Settings, then: list[Step]) -> "Cascade":
-        return cls([build_extractor(name, settings) for name in settings.extract.cascade], then, settings.extract)
+        names = settings.extract.cascade
+        return cls([build_extractor(name, settings, first=i == 0) for i, name in enumerate(names)], then,
+                   settings.extract)
 
     @property
     def steps(self) -> list[Step]:

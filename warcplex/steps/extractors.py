@@ -107,13 +107,15 @@ class ResiliparseExtractor(Extractor):
 
 
 class ConservativeExtractor(ResiliparseExtractor):
-    """All visible text, no main-content heuristics: SORE's conservative revert."""
+    """All visible text, no main-content heuristics: SORE's conservative revert (``revert``: its text
+    passes the filter unscored), or, as the first stage, the paper's tag-stripped text that the
+    filter cleans (``conf/pyplexity.yaml``)."""
 
     name = "conservative"
-    unfiltered = True
 
-    def __init__(self, settings: ExtractSettings) -> None:
+    def __init__(self, settings: ExtractSettings, revert: bool = True) -> None:
         super().__init__(settings, main_content=False)
+        self.unfiltered = revert
 
 
 class TrafilaturaExtractor(Extractor):
@@ -151,8 +153,8 @@ class WetExtractor(Extractor):
         return html
 
 
-def build_extractor(name: str, settings: Settings) -> Extractor:
-    """The extraction stage called ``name`` (an ``extract.cascade`` entry)."""
+def build_extractor(name: str, settings: Settings, first: bool = False) -> Extractor:
+    """The extraction stage called ``name`` (an ``extract.cascade`` entry; ``first``: the cascade's first)."""
     extract = settings.extract
     if name == "resiliparse":
         return ResiliparseExtractor(extract)
@@ -161,7 +163,7 @@ def build_extractor(name: str, settings: Settings) -> Extractor:
     if name == "readability":
         return ReadabilityExtractor()
     if name == "conservative":
-        return ConservativeExtractor(extract)
+        return ConservativeExtractor(extract, revert=not first)
     if name == "blocks":
         from warcplex.steps.blocks.step import BlocksExtractor
 

@@ -1,16 +1,18 @@
-"""Step ``perplexity``: every sentence scored by its language's KenLM model, those above the threshold dropped.
+"""Step ``perplexity``: every sentence scored by its language's KenLM model, the rule drops those it judges noise.
 
-:func:`perplexity` is the one formula (``lm_models/train.py`` imports it); which sentence is
-kept is :func:`warcplex.registry.keeps`.
+:func:`perplexity` is the one formula (``lm_models/train.py`` imports it); which sentences are
+kept is :func:`rule_mask`, for the filter, ``warcplex sweep`` and ``warcplex calibrate`` alike
+(:func:`kept_mask` applies a run's settings to a page's scored sentences).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from warcplex import models
 from warcplex.config import PerplexitySettings
-from warcplex.document import Document
+from warcplex.document import Document, Sentence
 from warcplex.registry import RegistryEntry, load_registry
 from warcplex.steps.base import Step
 from warcplex.steps.blocks import native
@@ -45,8 +47,97 @@ def perplexity(model, text: str) -> tuple[float, int]:
     return scored
 
 
+@dataclass(frozen=True)
+class Unit:
+    """What the rule sees of a sentence: its perplexity (None: unscored), LM tokens and line."""
+
+    perplexity: float | None
+    n_tokens: int
+    paragraph: int = 0
+
+
+def pooled(units: list[Unit]) -> Unit:
+    """Several units scored as one: the perplexity of their joint log-probability (each unit's
+    ``(tokens + 1) * log10 perplexity`` summed, over the summed ``tokens + 1``)."""
+    scored = [u for u in units if u.perplexity is not None]
+    if not scored:
+        return Unit(None, sum(u.n_tokens for u in units), units[0].paragraph if units else 0)
+    weight = sum(u.n_tokens + 1 for u in scored)
+    log10 = sum((u.n_tokens + 1) * math.log10(max(u.perplexity, 1.0)) for u in scored) / weight
+    return Unit(10.0 ** log10, weight - len(scored), scored[0].paragraph)
+
+
+def lines_of(units: list[Unit]) -> list[list[int]]:
+    """The indexes of ``units`` grouped by line (paragraph), in order."""
+    groups: dict[int, list[int]] = {}
+    for i, unit in enumerate(units):
+        groups.setdefault(unit.paragraph, []).append(i)
+    return list(groups.values())
+
+
+def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
+    """Each unit pooled with its nearest neighbours (both sides in turn) until it holds ``window`` tokens."""
+    out = []
+    for i, unit in enumerate(units):
+        if unit.perplexity is None:
+            out.append(unit)
+            continue
+        members, lo, hi = [unit], i - 1, i + 1
+        while sum(u.n_tokens for u in members) < window and (lo >= 0 or hi < len(units)):
+            members += [units[j] for j in (lo, hi) if 0 <= j < len(units)]
+            lo, hi = lo - 1, hi + 1
+        out.append(pooled(members))
+    return out
+
+
+def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule: str = "fixed",
+              window_tokens: int = 40, short_tokens: int = 30) -> list[bool]:
+    """The filter's rule: which sentences of a page (``units``, in page order) are kept at ``threshold``.
+
+    ``unit``: ``sentence`` judges each sentence; ``line`` each line (its sentences pooled, all kept
+    or dropped together). ``rule``:
+
+    - ``fixed``: a unit is kept when its perplexity is at most ``threshold``;
+    - ``window``: a unit shorter than ``window_tokens`` LM tokens is scored pooled with its
+      neighbours (:func:`with_neighbours`);
+    - ``length``: a unit of n tokens must score under ``threshold * min(1, (n + 1) / short_tokens)``
+      (a one-word line cannot be judged like a 30-word sentence);
+    - ``context``: ``window``'s score against ``length``'s threshold, then a unit shorter than
+      ``short_tokens`` whose two neighbours agree takes their decision (a heading between kept
+      paragraphs stays, a lone short line amid boilerplate goes).
+
+    Unscored units (no model, fewer than ``perplexity.min_tokens`` tokens) are kept.
+    """
+    if rule not in ("fixed", "window", "length", "context"):
+        raise ValueError(f"unknown perplexity rule {rule!r}")
+    groups = lines_of(units) if unit == "line" else [[i] for i in range(len(units))]
+    judged = [pooled([units[i] for i in group]) for group in groups]
+    scores = with_neighbours(judged, window_tokens) if rule in ("window", "context") else judged
+    scale = rule in ("length", "context")
+    keep = [own.perplexity is None or
+            score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0)
+            for own, score in zip(judged, scores)]
+    if rule == "context":
+        keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and
+                judged[i].n_tokens < short_tokens and judged[i].perplexity is not None else keep[i]
+                for i in range(len(keep))]
+    mask = [True] * len(units)
+    for group, kept in zip(groups, keep):
+        for i in group:
+            mask[i] = kept
+    return mask
+
+
+def kept_mask(sentences: list[Sentence], threshold: float, settings: PerplexitySettings) -> list[bool]:
+    """Which of a page's scored sentences the rule of ``settings`` keeps at ``threshold`` (sentences
+    shorter than ``min_tokens`` LM tokens count as unscored)."""
+    units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
+             for s in sentences]
+    return rule_mask(units, threshold, settings.unit, settings.rule, settings.window_tokens, settings.short_tokens)
+
+
 class PerplexityFilter(Step):
-    """Scores every sentence with the language's KenLM model and drops those above its threshold.
+    """Scores every sentence with the language's KenLM model and drops those the rule (:func:`kept_mask`) rejects.
 
     A page of a language without a model passes unscored, or is dropped as
     ``unknown_language_dropped`` with ``perplexity.unknown_language: drop``. An extractor
@@ -72,18 +163,20 @@ class PerplexityFilter(Step):
         model = models.kenlm_model(entry.path)
         for sentence in doc.sentences:
             sentence.perplexity, sentence.n_tokens = perplexity(model, sentence.text)
-            if not entry.keeps(sentence.perplexity, sentence.n_tokens):
-                sentence.kept, sentence.reason = False, f"perplexity>{entry.limit:g}"
+        limit = entry.threshold_for(self.settings)
+        for sentence, kept in zip(doc.sentences, kept_mask(doc.sentences, limit, self.settings)):
+            if not kept:
+                sentence.kept, sentence.reason = False, f"perplexity>{limit:g}"
         return doc
 
     def has_model(self, language: str) -> bool:
         return self.settings.enabled and language in load_registry(self.settings.registry)
 
     def entry(self, language: str) -> RegistryEntry | None:
-        """The language's registry entry bound to this run's rule, or None without a model."""
+        """The language's registry entry, or None without a model."""
         if not self.has_model(language):
             return None
-        return load_registry(self.settings.registry)[language].bind(self.settings)
+        return load_registry(self.settings.registry)[language]
 
     def threshold(self, language: str) -> float:
         return load_registry(self.settings.registry)[language].threshold_for(self.settings)
