@@ -30,23 +30,14 @@ from pathlib import Path
 
 import yaml
 
-from warcplex.analysis.calibrate import (PageSentences, candidate_thresholds, load_pages, mean_score, percentile,
-                                         score_pages, sentences_dropped, token_effect, write_registry)
+from warcplex.analysis.calibrate import (PageSentences, candidate_thresholds, corpus_threshold, load_pages,
+                                         mean_score, percentile, score_pages, sentences_dropped, token_effect, write_registry)
 from warcplex.config import PROJECT_ROOT, load_settings, resolve_path
 from warcplex.registry import load_registry
 from warcplex.steps.blocks.model import is_heldout
 
 BENCH = PROJECT_ROOT.parent / "shared" / "bench"
 CHARACTER_LANGUAGES = ("zh", "ja", "ko")  # written without spaces; not calibrated (see main)
-
-
-def corpus_threshold(pages: list[PageSentences], grid: list[float], max_main_loss: float) -> float:
-    """The lowest threshold of ``grid`` keeping at least ``1 - max_main_loss`` of the main tokens (the
-    corpus objective of ``warcplex calibrate --objective corpus``); the highest of ``grid`` if none does."""
-    for threshold in grid:
-        if token_effect(pages, threshold)["main_tokens_kept"] >= 1 - max_main_loss - 1e-12:
-            return threshold
-    return grid[-1]
 
 
 def drop_provisional(registry: str, langs: list[str]) -> None:
