@@ -11,8 +11,9 @@ is one token), keep their registry threshold. The table gives, per language, mod
 perplexity (the model card), the threshold, the share of sentences it drops, and ROUGE-5 F1
 without and with the filter on dev and on held-out pages (reported separately; held-out
 pages are never used to choose anything). ``--write`` stores the calibrated thresholds in the
-registry with a ``calibration`` record, for the languages whose entry has no ``calibration`` yet
-(the provisional ones; an entry ``warcplex calibrate`` set is kept).
+registry with a ``calibration`` record (and the rule it was chosen under), for the languages whose
+entry is provisional or was calibrated by this script before (an entry ``warcplex calibrate`` set
+on other pages, with another objective, is kept).
 
     python scripts/calibrate_languages.py [--data ../shared/bench/data-ml] [--write]
 """
@@ -104,6 +105,7 @@ def main() -> int:
         if calibrated:
             scored = [s.perplexity for p in dev for s in p.sentences if s.perplexity is not None]
             results[lang] = {"threshold": threshold, "pages": len(dev),
+                             "rule": f"{settings.perplexity.unit}/{settings.perplexity.rule}",
                              "objective": f"boilerplate_removed at main_tokens_lost<={args.max_main_loss:g}",
                              "score": row["dev"]["rouge5_filtered"], "score_unfiltered": row["dev"]["rouge5_unfiltered"],
                              "sentences_dropped": row["dev"]["sentences_dropped"],
@@ -134,7 +136,9 @@ def main() -> int:
               f"| {rouge('dev')} | {rouge('heldout')} |")
     if args.write and results:
         entries = yaml.safe_load(resolve_path(settings.perplexity.registry).read_text(encoding="utf-8"))["models"]
-        kept = sorted(lang for lang in results if "calibration" in entries[lang])
+        # an entry `warcplex calibrate` set on other pages (another objective) is kept; this script's own are redone
+        kept = sorted(lang for lang, r in results.items()
+                      if entries[lang].get("calibration", {}).get("objective", r["objective"]) != r["objective"])
         results = {lang: r for lang, r in results.items() if lang not in kept}
         write_registry(settings.perplexity.registry, results, extractor)
         drop_provisional(settings.perplexity.registry, list(results))
