@@ -5,9 +5,9 @@ a registry model, the pages go through ``warcplex calibrate``'s own stages (the 
 LID, sentencex, KenLM: :func:`warcplex.analysis.calibrate.score_pages`). On the **dev** pages
 (``is_heldout(page_id)`` false) the threshold is the corpus objective: the lowest threshold of
 the calibration grid (the most boilerplate removed) that keeps at least ``1 - max_main_loss``
-of the main-content tokens (default 2%). Languages with fewer than ``--min-pages`` dev pages,
-and zh/ja/ko (the calibration labeller and ROUGE count white-space tokens, so a sentence there
-is one token), keep their registry threshold. The table gives, per language, model size and held-out web
+of the main-content tokens (default 2%). Languages with fewer than ``--min-pages`` dev pages
+keep their registry threshold. Tokens are counted as the bench's scorer counts them (a character of
+Chinese, Japanese or Thai is a token). The table gives, per language, model size and held-out web
 perplexity (the model card), the threshold, the share of sentences it drops, and ROUGE-5 F1
 without and with the filter on dev and on held-out pages (reported separately; held-out
 pages are never used to choose anything). ``--write`` stores the calibrated thresholds in the
@@ -38,7 +38,6 @@ from warcplex.registry import load_registry
 from warcplex.steps.blocks.model import is_heldout
 
 BENCH = PROJECT_ROOT.parent / "shared" / "bench"
-CHARACTER_LANGUAGES = ("zh", "ja", "ko")  # written without spaces; not calibrated (see main)
 
 
 def drop_provisional(registry: str, langs: list[str]) -> None:
@@ -88,8 +87,7 @@ def main() -> int:
     rows, results = {}, {}
     for lang, split in sorted(by_lang.items()):
         dev, held = split["dev"], split["heldout"]
-        # calibrate's labeller and ROUGE split on white space: a zh/ja/ko sentence is one "token" there
-        calibrated = len(dev) >= args.min_pages and lang not in CHARACTER_LANGUAGES
+        calibrated = len(dev) >= args.min_pages
         threshold = corpus_threshold(dev, grid, args.max_main_loss) if calibrated else registry[lang].threshold
         row = {"dev_pages": len(dev), "heldout_pages": len(held), "calibrated": calibrated, "threshold": threshold,
                "shipped": registry[lang].threshold, **card_figures(lang)}

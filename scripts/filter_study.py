@@ -28,7 +28,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from warcplex.analysis.calibrate import _labeller_for, _tokens
+from warcplex.analysis.calibrate import _labeller_for, score_tokens
 from warcplex.config import load_settings
 from warcplex.models import kenlm_model
 from warcplex.reading.decode import decode_html
@@ -77,13 +77,13 @@ def build_cache(bench: Path, data: str, processes: int) -> list[dict]:
 def prepare(pages: list[dict]) -> None:
     """Per page: its sentences as the rule's units, their bench tokens and main/boilerplate labels, the truth's n-grams."""
     for page in pages:
-        truth = _tokens(page["truth"])
+        truth = score_tokens(page["truth"])
         page["truth5"] = Counter(tuple(truth[i:i + 5]) for i in range(len(truth) - 4))
         page["truth1"] = Counter(truth)
         label = _labeller_for(page["truth"])
         sentences = [(i, s, ppl, n) for i, sents in enumerate(page["lines"]) for s, ppl, n in sents]
         page["units"] = [Unit(ppl, n, i) for i, _, ppl, n in sentences]
-        page["tokens"] = [_tokens(s) for _, s, _, _ in sentences]
+        page["tokens"] = [score_tokens(s) for _, s, _, _ in sentences]
         page["main"] = [label(s) for _, s, _, _ in sentences]
 
 

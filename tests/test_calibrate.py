@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import bench_file
-from warcplex.analysis.calibrate import (is_main_sentence, load_pages, rouge_n_f1, score_pages, snippet_f,
+from warcplex.analysis.calibrate import (is_main_sentence, load_pages, rouge_n_f1, score_pages, score_tokens, snippet_f,
                                         snippet_label, token_effect)
 from warcplex.cli import main as cli_main
 from warcplex.config import PROJECT_ROOT, load_settings, resolve_path
@@ -28,6 +28,15 @@ def test_rouge_matches_the_bench_scorer():
              ("a b c d e f g", "a b c d e f g"), ("", "x y z"), ("one two three four five six", "")]
     for pred, truth in pairs:
         assert rouge_n_f1(pred.split(), truth.split()) == pytest.approx(scorer.score_pair(pred, truth)["rouge5_f"])
+
+
+def test_tokens_follow_the_bench_scorer_on_unspaced_scripts():
+    scorer = load_bench_scorer()
+    for text in ("北京是中国的首都，人口超过两千万。", "東京タワーは 1958 年に完成した", "ภาษาไทย ไม่มีช่องว่าง",
+                 "Mixed 中文 and English words", "한국어는 띄어쓰기를 한다"):
+        assert score_tokens(text) == scorer.tokenize(text)
+    pred, truth = "北京是中国的首都。", "北京是中国的首都，人口超过两千万。"
+    assert rouge_n_f1(score_tokens(pred), score_tokens(truth)) == pytest.approx(scorer.score_pair(pred, truth)["rouge5_f"])
 
 
 def test_snippet_score_and_labels_follow_the_bench_scorer():

@@ -76,8 +76,14 @@ class PageSentences:
         return zip(self.sentences, self.labels, self.kept(threshold))
 
 
-def _tokens(text: str) -> list[str]:
-    return text.lower().split()
+# Scripts written without spaces (CJK, kana, Thai, full-width forms): each character is a token, as
+# the bench's scorer counts them, so ROUGE and token shares on zh/ja/th text count characters.
+_UNSPACED = re.compile("([\u0e00-\u0e7f\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef])")
+
+
+def score_tokens(text: str) -> list[str]:
+    """Lower-cased white-space tokens, every character of an unspaced script a token of its own."""
+    return _UNSPACED.sub(r" \1 ", text.lower()).split()
 
 
 def _shingles(tokens: list[str], n: int) -> set[tuple[str, ...]]:
@@ -86,7 +92,7 @@ def _shingles(tokens: list[str], n: int) -> set[tuple[str, ...]]:
 
 def is_main_sentence(sentence: str, truth_shingles: dict[int, set], truth_tokens: set[str]) -> bool:
     """A sentence is main content when at least half of its word trigrams (or shorter n-grams) are in the truth."""
-    tokens = _tokens(sentence)
+    tokens = score_tokens(sentence)
     if not tokens:
         return False
     n = min(3, len(tokens))
@@ -145,7 +151,7 @@ def page_score(page: PageSentences, threshold: float) -> float:
     text = page.text(threshold)
     if page.snippets:
         return snippet_f(text, page.truth)
-    return rouge_n_f1(_tokens(text), _tokens(page.truth))
+    return rouge_n_f1(score_tokens(text), score_tokens(page.truth))
 
 
 class _Worker:
@@ -189,7 +195,7 @@ def _labeller_for(truth: str | dict):
     """A function labelling a piece of the page main (True), boilerplate (False) or unknown (None)."""
     if isinstance(truth, dict):
         return lambda sentence: snippet_label(sentence, truth)
-    truth_tokens = _tokens(truth)
+    truth_tokens = score_tokens(truth)
     shingles = {n: _shingles(truth_tokens, n) for n in (2, 3)}
     vocabulary = set(truth_tokens)
     return lambda sentence: is_main_sentence(sentence, shingles, vocabulary)
@@ -257,7 +263,7 @@ def token_effect(pages: list[PageSentences], threshold: float) -> dict[str, floa
         for sentence, main, kept in page.labelled(threshold):
             if main is None:
                 continue
-            n = len(_tokens(sentence.text))
+            n = len(score_tokens(sentence.text))
             if main:
                 main_all += n
                 main_kept += n * kept
