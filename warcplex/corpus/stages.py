@@ -157,7 +157,7 @@ class NearDedup(CorpusStage):
         Each shingle is hashed once; the signature is one aggregation of plain arithmetic over the
         exploded (document, shingle hash) rows."""
         s = self.settings
-        tokens = T.words(F.regexp_replace(T.normalized_text(F.col("text")), "\n", " "))
+        tokens = T.words(T.normalize(F.col("text")))  # the words of normalized_text: line breaks are spaces
         hashed = F.array_distinct(F.transform("_shingles", lambda g: F.pmod(F.xxhash64(g), F.lit(_PRIME))))
         rows = (docs.select(order_key().alias("_order"), tokens.alias("_tokens"))
                 .select("_order", T.ngrams(F.col("_tokens"), s.shingle_words).alias("_shingles"))
