@@ -283,3 +283,24 @@ def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_lett
     # five documents are not more than five: nothing goes with a threshold of 5
     loose = RepeatedLines(RepeatedLinesSettings(max_docs_domain=5, max_docs_global=0)).apply(docs)
     assert loose.dropped_lines.count() == 0
+
+
+@pytest.mark.spark
+def test_minhash_estimates_jaccard_and_near_dedup_keeps_the_first(spark):
+    from pyspark.sql import functions as F
+
+    from warcplex.config import DedupSettings
+    from warcplex.corpus.stages import NearDedup
+
+    words = [hashlib.md5(str(i).encode()).hexdigest()[:7] for i in range(120)]
+    first = " ".join(words[:100])
+    second = " ".join(words[:80] + words[100:120])  # 76 shared 5-word shingles of 116: Jaccard 0.655
+    docs = known_docs(spark, first, second).withColumn("warc_filename", F.lit("shard.warc.gz"))
+    stage = NearDedup(DedupSettings(near=True, near_threshold=0.5))
+    a, b = (row._sig for row in stage._signatures(docs).orderBy("_order").collect())
+    assert len(a) == 100
+    assert sum(x == y for x, y in zip(a, b)) / 100 == pytest.approx(76 / 116, abs=0.15)
+    dropped = stage.apply(docs).dropped_docs.collect()
+    assert [(r.warc_record_id, r.reason, r.duplicate_of) for r in dropped] == [
+        ("<urn:uuid:1>", "near_duplicate", "<urn:uuid:0>")]
+    assert NearDedup(DedupSettings(near=True, near_threshold=0.9)).apply(docs).dropped_docs.count() == 0

@@ -10,6 +10,7 @@ record id, then shard name, so the choice does not depend on partitioning or on 
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
@@ -100,32 +101,41 @@ class RepeatedLines(CorpusStage):
         return condition & F.col("_norm").rlike(r"\p{L}")
 
     def apply(self, docs: DataFrame) -> StageOutput:
+        # One row per line, normalised once; the counts come from its distinct (document, hash) pairs.
         exploded = (docs.select("warc_record_id", "url", "language", "registered_domain",
                                 F.posexplode(T.lines(F.col("text"))).alias("line_number", "line"))
                     .withColumn("_norm", T.normalize(F.col("line")))
                     .withColumn("_hash", F.xxhash64("_norm")))
-        per_doc = exploded.select("warc_record_id", "registered_domain", "_hash").distinct()
-        corpus_wide = per_doc.groupBy("_hash").agg(F.count(F.lit(1)).alias("docs_global"))
-        per_domain = per_doc.groupBy("registered_domain", "_hash").agg(F.count(F.lit(1)).alias("docs_domain"))
-        counted = (exploded.join(corpus_wide, "_hash").join(per_domain, ["registered_domain", "_hash"])
-                   .withColumn("_remove", self._too_many()))
-        removed = counted.where("_remove").select(
-            "warc_record_id", "url", "language", "registered_domain", "line_number", "line",
-            F.lit("repeated_line").alias("reason"), "docs_global", "docs_domain")
-        rebuilt = counted.groupBy("warc_record_id").agg(
-            F.array_sort(F.collect_list(F.when(~F.col("_remove"), F.struct("line_number", "line")))).alias("_kept"),
-            F.sum(F.col("_remove").cast("int")).alias("_removed"))
-        joined = (docs.join(rebuilt, "warc_record_id")
-                  .withColumn("text", F.array_join(F.transform("_kept", lambda x: x["line"]), "\n"))
-                  .withColumn("lines_removed", F.col("lines_removed") + F.col("_removed"))
-                  .drop("_kept", "_removed"))
+        per_domain = (exploded.select("warc_record_id", "registered_domain", "_hash").distinct()
+                      .groupBy("registered_domain", "_hash").agg(F.count(F.lit(1)).alias("docs_domain")))
+        # A document has one registered domain, so the corpus-wide count is the sum over domains.
+        counts = per_domain.withColumn("docs_global", F.sum("docs_domain").over(Window.partitionBy("_hash")))
+        removed = (exploded.join(counts, ["registered_domain", "_hash"]).where(self._too_many())
+                   .select("warc_record_id", "url", "language", "registered_domain", "line_number", "line",
+                           F.lit("repeated_line").alias("reason"), "docs_global", "docs_domain")
+                   .localCheckpoint())
+        # Only documents that lost a line are rebuilt: their lines minus the removed positions.
+        gone = removed.groupBy("warc_record_id").agg(F.collect_set("line_number").alias("_gone"))
+        rebuilt = F.array_join(F.filter(T.lines(F.col("text")), lambda _, i: ~F.array_contains("_gone", i)), "\n")
+        joined = (docs.join(gone, "warc_record_id", "left")
+                  .withColumn("text", F.when(F.col("_gone").isNull(), F.col("text")).otherwise(rebuilt))
+                  .withColumn("lines_removed", F.col("lines_removed") + F.coalesce(F.size("_gone"), F.lit(0)))
+                  .drop("_gone"))
         kept = joined.where(F.col("text") != "")
         emptied = dropped_docs(joined.where(F.col("text") == ""), F.lit("all_lines_repeated"))
         return StageOutput(kept, emptied, removed)
 
 
-def _hash_with_seed(seed: int):
-    return lambda shingle: F.xxhash64(F.lit(seed), shingle)
+# MinHash functions h_i(x) = (a_i * x + b_i) mod p over 31-bit shingle hashes x: products stay below
+# 2**62, so plain long arithmetic (whole-stage codegen, no overflow under ANSI mode) computes them.
+_PRIME = 2**31 - 1
+_MINHASH_SEED = 20240601
+
+
+def minhash_coefficients(n: int) -> list[tuple[int, int]]:
+    """The fixed (a_i, b_i) of ``n`` MinHash functions: the same on every run and every machine."""
+    rng = random.Random(_MINHASH_SEED)
+    return [(rng.randrange(1, _PRIME), rng.randrange(0, _PRIME)) for _ in range(n)]
 
 
 class NearDedup(CorpusStage):
@@ -142,14 +152,21 @@ class NearDedup(CorpusStage):
         self.settings = settings
 
     def _signatures(self, docs: DataFrame) -> DataFrame:
+        """``_order`` and ``_sig``, the MinHash signature of the document's distinct shingles.
+
+        Each shingle is hashed once; the signature is one aggregation of plain arithmetic over the
+        exploded (document, shingle hash) rows."""
         s = self.settings
-        tokens = T.words(F.regexp_replace(T.normalized_text(F.col("text")), "\n", " "))
-        n_hashes = s.bands * s.rows_per_band
-        signature = F.array(*[F.array_min(F.transform("_shingles", _hash_with_seed(i))) for i in range(n_hashes)])
-        return (docs.select("warc_record_id", order_key().alias("_order"), tokens.alias("_tokens"))
-                .select("warc_record_id", "_order", T.ngrams(F.col("_tokens"), s.shingle_words).alias("_shingles"))
-                .where(F.size("_shingles") > 0)
-                .select("warc_record_id", "_order", signature.alias("_sig")))
+        tokens = T.words(T.normalize(F.col("text")))  # the words of normalized_text: line breaks are spaces
+        hashed = F.array_distinct(F.transform("_shingles", lambda g: F.pmod(F.xxhash64(g), F.lit(_PRIME))))
+        rows = (docs.select(order_key().alias("_order"), tokens.alias("_tokens"))
+                .select("_order", T.ngrams(F.col("_tokens"), s.shingle_words).alias("_shingles"))
+                .select("_order", F.explode(hashed).alias("_x")))
+        coefficients = minhash_coefficients(s.bands * s.rows_per_band)
+        mins = [F.min(F.pmod(F.col("_x") * F.lit(a) + F.lit(b), F.lit(_PRIME))).alias(f"_m{i}")
+                for i, (a, b) in enumerate(coefficients)]
+        return (rows.groupBy("_order").agg(*mins)
+                .select("_order", F.array(*[f"_m{i}" for i in range(len(coefficients))]).alias("_sig")))
 
     def _edges(self, signatures: DataFrame) -> DataFrame:
         s = self.settings
