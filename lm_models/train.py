@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import shutil
 import statistics
@@ -24,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
+from warcplex.lm.train import arpa_counts, percentile
 from warcplex.steps.normalize import NORMALIZATION_VERSION
 from warcplex.steps.perplexity import perplexity as scored_perplexity
 from warcplex.steps.perplexity import perplexity_of
@@ -87,26 +87,6 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def percentile(sorted_vals: list[float], q: float) -> float:
-    if not sorted_vals:
-        return float("nan")
-    k = (len(sorted_vals) - 1) * q
-    lo, hi = math.floor(k), math.ceil(k)
-    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (k - lo)
-
-
-def arpa_counts(arpa: Path) -> dict[int, int]:
-    counts = {}
-    with arpa.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.startswith("ngram "):
-                n, c = line[6:].strip().split("=")
-                counts[int(n)] = int(c)
-            elif line.startswith("\\1-grams:"):
-                break
-    return counts
 
 
 def evaluate(model, lines: list[str]) -> dict:

@@ -35,6 +35,7 @@ import yaml
 
 from warcplex.config import ConfigError, PerplexitySettings, Settings, load_settings, resolve_path
 from warcplex.document import Sentence, page_text
+from warcplex.lm.train import percentile as quantile
 from warcplex.models import kenlm_model
 from warcplex.reading.decode import decode_html
 from warcplex.registry import load_registry
@@ -281,12 +282,8 @@ def sentences_dropped(pages: list[PageSentences], threshold: float) -> float:
 
 
 def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return math.nan
-    k = (len(ordered) - 1) * p / 100
-    lo, hi = math.floor(k), math.ceil(k)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+    """The ``p``-th percentile (0..100) of unsorted ``values`` (:func:`warcplex.lm.train.percentile`)."""
+    return quantile(sorted(values), p / 100)
 
 
 def corpus_threshold(pages: list[PageSentences], grid: list[float], max_main_loss: float) -> float:

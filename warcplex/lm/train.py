@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -238,10 +239,11 @@ def arpa_counts(arpa: Path) -> dict[int, int]:
 
 
 def percentile(ordered: list[float], q: float) -> float:
-    """Linear-interpolated ``q`` quantile (0..1) of an ascending list."""
+    """Linear-interpolated ``q`` quantile (0..1) of an ascending list (NaN when empty)."""
+    if not ordered:
+        return math.nan
     k = (len(ordered) - 1) * q
-    lo = int(k)
-    hi = min(lo + 1, len(ordered) - 1)
+    lo, hi = math.floor(k), math.ceil(k)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
