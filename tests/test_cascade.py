@@ -126,3 +126,33 @@ def test_block_output_much_shorter_than_resiliparse_falls_back_with_its_evidence
     # the last stage of a cascade is never refused for being short
     last = cleaner("perplexity.enabled=false", "extract.cascade=[blocks]", f"extract.blocks_model={strict}")
     assert last.process(page(ARTICLE)).fallback_reason is None
+
+
+SIGNED_ARTICLE = ("<html><body><nav><a href='/'>Home</a></nav><article><h1>The old stone bridge</h1>"
+                  + "".join(f"<p>The harbour town rebuilt its old stone bridge in spring number {i}, "
+                            "and the people walked across it every evening.</p>" for i in range(6))
+                  + "<ul><li>Share this</li><li>Print</li><li>Related: bridges of the north</li></ul>"
+                  "<p>Posted by admin at 10:42</p></article>"
+                  "<footer>Copyright 2024 Example Ltd. All rights reserved.</footer></body></html>")
+
+
+def test_filter_leaves_lines_the_block_classifier_is_sure_of_to_it():
+    """Each line of the block stage carries its probability to the filter; lines at or above
+    ``perplexity.protect_min_prob`` are not judged, the others are, with the rule named in the reason."""
+    if not (ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the English KenLM model) is not built yet")
+    settings = ["perplexity.threshold=1.5", "extract.max_removed_share=1.0", "extract.cascade=[blocks, conservative]",
+                "langid.enabled=true"]
+    judged = cleaner(*settings, "perplexity.protect_min_prob=2").process(page(SIGNED_ARTICLE))  # every line judged
+    assert judged.extractor == "blocks" and len(judged.line_probs) == len(judged.text.split("\n"))
+    assert all(s.block_prob is not None and not s.kept for s in judged.sentences)  # every line scores above 1.5
+    assert {s.reason for s in judged.sentences} == {"perplexity:line/context@1.5"}
+    sure = min(s.block_prob for s in judged.sentences if "harbour town" in s.text)
+    signature = next(s for s in judged.sentences if s.text.startswith("Posted by"))
+    assert signature.block_prob < sure  # the classifier is less sure of the signature line than of the prose
+    c = cleaner(*settings, f"perplexity.protect_min_prob={sure}")
+    protected = c.process(page(SIGNED_ARTICLE))
+    assert [s.kept for s in protected.sentences] == [s.block_prob >= sure for s in protected.sentences]
+    assert "harbour town" in protected.clean_text and "Posted by" not in protected.clean_text
+    counts = c.step("perplexity").stats.to_dict()["stage"]["perplexity"]
+    assert counts["sentences_protected"] == sum(s.kept for s in protected.sentences) > 0

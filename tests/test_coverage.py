@@ -67,7 +67,7 @@ def test_the_pyplexity_preset_filters_all_text_and_reports_what_it_removed_per_l
     english = stats["lang"]["en"]
     assert 0 < english["sentences_filtered"] < english["sentences_scored"]
     assert 0 < english["tokens_filtered"] < english["tokens_scored"]
-    assert english["sentences_filtered"] == counts[f"removal_reasons.perplexity>{settings.perplexity.threshold:g}"] \
+    assert english["sentences_filtered"] == counts[f"removal_reasons.perplexity:line/context@{settings.perplexity.threshold:g}"] \
         - sum(v.get("sentences_filtered", 0) for k, v in stats["lang"].items() if k != "en")
     summary = summary_text({**stats, "run": {**stats["run"], "files": []}})
     line = next(l for l in summary.splitlines() if "perplexity filter removed" in l)

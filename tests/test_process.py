@@ -97,9 +97,9 @@ def test_sample_with_the_shipped_models_filters_and_writes_dropped_sentences(tmp
     assert not {"ja", "ru"} & {r["language"] for r in unscored}
     assert c["stage.perplexity.unscored_language_pages"] == len(unscored)
     assert len(dropped) == c["sentences.total"] - c["sentences.kept"]
-    for row in dropped:  # the rule (line, context) judges pooled scores: the reason names the threshold
+    for row in dropped:  # the rule (line, context) judges pooled scores: the reason names it and the threshold
         threshold = float(registry[row["language"]]["threshold"])
-        assert row["reason"] == f"perplexity>{threshold:g}"
+        assert row["reason"] == f"perplexity:line/context@{threshold:g}"
     assert sum(v for k, v in c.items() if k.startswith("removal_reasons.")) == len(dropped)
 
 

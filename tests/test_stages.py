@@ -176,7 +176,7 @@ def test_filter_drops_above_threshold_keeps_below_and_records_scores(tmp_path, t
     [[good, bad], [good2]] = score(stage, [[GOOD, BAD], [GOOD]], "en")
     assert good.kept and good.perplexity == pytest.approx(good_ppl, rel=1e-5) and good.reason is None
     assert not bad.kept and bad.perplexity == pytest.approx(bad_ppl, rel=1e-5)
-    assert bad.reason == "perplexity>10"
+    assert bad.reason == "perplexity:sentence/fixed@10"
     assert good2.kept
 
 
@@ -188,7 +188,7 @@ def test_line_unit_pools_a_lines_sentences_and_keeps_or_drops_them_together(tmp_
     by_line = score(PerplexityFilter(sentence_rule(registry=reg, unit="line")), [[GOOD, BAD]], "en")[0]
     assert [s.kept for s in by_line] == [True, True]
     strict = score(PerplexityFilter(sentence_rule(registry=reg, unit="line", threshold=3)), [[GOOD, BAD]], "en")
-    assert [s.kept for s in strict[0]] == [False, False] and strict[0][1].reason == "perplexity>3"
+    assert [s.kept for s in strict[0]] == [False, False] and strict[0][1].reason == "perplexity:line/fixed@3"
 
 
 def test_window_rule_judges_a_short_line_with_its_neighbours(tmp_path, tiny_model):
@@ -265,3 +265,17 @@ def test_context_rule_pools_short_lines_and_lets_agreeing_neighbours_decide():
     assert rule_mask(units, 3000, "line", "fixed") == [True, False, True, False, True, False]
     # unscored units stay
     assert rule_mask([Unit(None, 5, 0), Unit(10_000, 40, 1)], 3000, "line", "context") == [True, False]
+
+
+def test_protected_lines_are_kept_and_count_as_kept_neighbours():
+    from warcplex.steps.perplexity import Unit, rule_mask
+
+    units = [Unit(1000.0, 40, 0), Unit(5000.0, 3, 1), Unit(1000.0, 40, 2)]  # all above the threshold of 100
+    context = dict(unit="line", rule="context")
+    assert rule_mask(units, 100, **context) == [False, False, False]
+    # the short middle line follows its two protected neighbours; a protected short line stays between dropped ones
+    assert rule_mask(units, 100, **context, protected=[True, False, True]) == [True, True, True]
+    assert rule_mask(units, 100, **context, protected=[False, True, False]) == [False, True, False]
+    # a line is protected when one of its sentences is
+    pooled_line = [Unit(1000.0, 40, 0), Unit(1000.0, 40, 0), Unit(1000.0, 40, 1)]
+    assert rule_mask(pooled_line, 100, **context, protected=[False, True, False]) == [True, True, False]

@@ -145,6 +145,13 @@ class PerplexitySettings(_Section):
     rule: Literal["fixed", "window", "length", "context"] = "context"
     window_tokens: int = Field(default=40, ge=1)
     short_tokens: int = Field(default=30, ge=1)
+    # A line the block stage kept with at least this main-content probability is not judged (it stays,
+    # and counts as a kept neighbour); the rule decides the lines the classifier was less sure of.
+    # Above 1: every line is judged. Other extractors give no such evidence.
+    protect_min_prob: float = Field(default=0.8, ge=0)
+    # Nor is a line in a repeated region (a grid of item titles, a list, a table's rows) the block stage
+    # kept more than half of (warcplex.steps.blocks.rules.in_kept_region).
+    protect_regions: bool = False
 
 
 class OutputSettings(_Section):

@@ -37,6 +37,8 @@ class Sentence:
     start: int = -1  # its span [start, end) in the extracted text (-1: not located)
     end: int = -1
     distance: float | None = None  # a sore removal's embedding distance (to the outlier phrase or the core)
+    block_prob: float | None = None  # the block stage's main-content probability of its line (None: no such evidence)
+    in_region: bool = False  # its line is in a repeated region the block stage kept (a grid, list or table)
 
 
 @dataclass
@@ -51,6 +53,8 @@ class Document:
     language: Language | None = None
     sentences: list[Sentence] = field(default_factory=list)
     unfiltered: bool = False  # the extractor's text passes the filter unscored (the conservative revert)
+    line_probs: list[float] | None = None  # per line of ``text``: the block stage's main-content probability
+    line_regions: list[bool] | None = None  # per line of ``text``: in a repeated region the block stage kept
     outcome: str = "kept"  # kept | empty_extraction | empty_after_filter | <a step's drop reason> | error.<kind>
 
     @property

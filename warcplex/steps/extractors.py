@@ -32,6 +32,7 @@ class Extractor(Step):
         doc.text = self.extract(doc.html)
         doc.extractor = self.name
         doc.unfiltered = self.unfiltered
+        doc.line_probs = doc.line_regions = None
         return doc
 
 

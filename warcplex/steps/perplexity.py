@@ -91,7 +91,7 @@ def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
 
 
 def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule: str = "fixed",
-              window_tokens: int = 40, short_tokens: int = 30) -> list[bool]:
+              window_tokens: int = 40, short_tokens: int = 30, protected: list[bool] | None = None) -> list[bool]:
     """The filter's rule: which sentences of a page (``units``, in page order) are kept at ``threshold``.
 
     ``unit``: ``sentence`` judges each sentence; ``line`` each line (its sentences pooled, all kept
@@ -106,7 +106,9 @@ def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule:
       ``short_tokens`` whose two neighbours agree takes their decision (a heading between kept
       paragraphs stays, a lone short line amid boilerplate goes).
 
-    Unscored units (no model, fewer than ``perplexity.min_tokens`` tokens) are kept.
+    Unscored units (no model, fewer than ``perplexity.min_tokens`` tokens) are kept, and so are
+    ``protected`` ones (per unit of ``units``; a line is protected when one of its sentences is):
+    they count as kept neighbours for ``context``, which never drops them.
     """
     if rule not in ("fixed", "window", "length", "context"):
         raise ValueError(f"unknown perplexity rule {rule!r}")
@@ -114,11 +116,12 @@ def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule:
     judged = [pooled([units[i] for i in group]) for group in groups]
     scores = with_neighbours(judged, window_tokens) if rule in ("window", "context") else judged
     scale = rule in ("length", "context")
-    keep = [own.perplexity is None or
+    safe = [protected is not None and any(protected[i] for i in group) for group in groups]
+    keep = [own.perplexity is None or sure or
             score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0)
-            for own, score in zip(judged, scores)]
+            for own, score, sure in zip(judged, scores, safe)]
     if rule == "context":
-        keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and
+        keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and not safe[i] and
                 judged[i].n_tokens < short_tokens and judged[i].perplexity is not None else keep[i]
                 for i in range(len(keep))]
     mask = [True] * len(units)
@@ -128,12 +131,30 @@ def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule:
     return mask
 
 
-def kept_mask(sentences: list[Sentence], threshold: float, settings: PerplexitySettings) -> list[bool]:
+def kept_mask(sentences: list[Sentence], threshold: float, settings: PerplexitySettings,
+              protect: bool = True) -> list[bool]:
     """Which of a page's scored sentences the rule of ``settings`` keeps at ``threshold`` (sentences
-    shorter than ``min_tokens`` LM tokens count as unscored)."""
+    shorter than ``min_tokens`` LM tokens count as unscored). With ``protect``, a sentence whose line
+    the block stage kept with a probability of at least ``protect_min_prob`` is kept (:func:`protected`)."""
     units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
              for s in sentences]
-    return rule_mask(units, threshold, settings.unit, settings.rule, settings.window_tokens, settings.short_tokens)
+    return rule_mask(units, threshold, settings.unit, settings.rule, settings.window_tokens, settings.short_tokens,
+                     protected(sentences, settings) if protect else None)
+
+
+def protected(sentences: list[Sentence], settings: PerplexitySettings) -> list[bool]:
+    """The sentences the filter does not judge: the block classifier kept their line with a probability of
+    at least ``perplexity.protect_min_prob``, or (``perplexity.protect_regions``) as a member of a repeated
+    region it mostly kept. The rule decides where the classifier was unsure."""
+    return [(s.block_prob is not None and s.block_prob >= settings.protect_min_prob)
+            or (settings.protect_regions and s.in_region) for s in sentences]
+
+
+def drop_reason(settings: PerplexitySettings, threshold: float) -> str:
+    """A filtered sentence's reason: the unit and rule that judged it and the threshold, e.g.
+    ``perplexity:line/context@3000`` (under ``length`` or ``context`` a unit can be dropped while scoring
+    below the threshold: its length or its neighbours decided)."""
+    return f"perplexity:{settings.unit}/{settings.rule}@{threshold:g}"
 
 
 class PerplexityFilter(Step):
@@ -164,9 +185,16 @@ class PerplexityFilter(Step):
         for sentence in doc.sentences:
             sentence.perplexity, sentence.n_tokens = perplexity(model, sentence.text)
         limit = entry.threshold_for(self.settings)
-        for sentence, kept in zip(doc.sentences, kept_mask(doc.sentences, limit, self.settings)):
+        mask = kept_mask(doc.sentences, limit, self.settings)
+        if any(protected(doc.sentences, self.settings)):
+            unprotected = kept_mask(doc.sentences, limit, self.settings, protect=False)
+            saved = sum(k and not u for k, u in zip(mask, unprotected))
+            if saved:
+                self.count("sentences_protected", saved)  # kept only because the block stage was sure of them
+        reason = drop_reason(self.settings, limit)
+        for sentence, kept in zip(doc.sentences, mask):
             if not kept:
-                sentence.kept, sentence.reason = False, f"perplexity>{limit:g}"
+                sentence.kept, sentence.reason = False, reason
         return doc
 
     def has_model(self, language: str) -> bool:

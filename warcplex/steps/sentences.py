@@ -19,11 +19,15 @@ class SentenceSplitter(Step):
 
     def run(self, doc: Document) -> Document:
         doc.sentences = []
-        for paragraph, para in enumerate(self.spans(doc.text, doc.language_code)):
+        probs, regions = doc.line_probs, doc.line_regions
+        for paragraph, (line, para) in enumerate(self.lines(doc.text, doc.language_code)):
+            prob = probs[line] if probs is not None and line < len(probs) else None
+            region = regions is not None and line < len(regions) and regions[line]
             for text, start, end in para:
                 if start < 0:
                     self.count("unaligned")
-                doc.sentences.append(Sentence(text, paragraph, start=start, end=end))
+                doc.sentences.append(Sentence(text, paragraph, start=start, end=end, block_prob=prob,
+                                              in_region=region))
         return doc
 
     def split(self, text: str, language: str) -> list[list[str]]:
@@ -32,12 +36,16 @@ class SentenceSplitter(Step):
 
     def spans(self, text: str, language: str) -> list[list[Span]]:
         """The sentences of each non-empty line of ``text``, stripped, with their spans in ``text``."""
+        return [para for _, para in self.lines(text, language)]
+
+    def lines(self, text: str, language: str) -> list[tuple[int, list[Span]]]:
+        """Each non-empty line of ``text`` as its index among all lines and its sentences (:meth:`spans`)."""
         from sentencex import segment
 
         lang = language if language != UNKNOWN_LANGUAGE else "en"
         paragraphs = []
         offset = 0
-        for line in text.split("\n"):
+        for index, line in enumerate(text.split("\n")):
             if line.strip():
                 para, cursor = [], 0
                 for sentence in (s.strip() for s in segment(lang, line.strip())):
@@ -49,6 +57,6 @@ class SentenceSplitter(Step):
                         continue
                     cursor = position + len(sentence)
                     para.append((sentence, offset + position, offset + cursor))
-                paragraphs.append(para)
+                paragraphs.append((index, para))
             offset += len(line) + 1
         return paragraphs

@@ -60,6 +60,23 @@ def _groups(keys: list) -> list[np.ndarray]:
     return [np.array(m) for m in members.values() if len(m) >= MIN_REGION]
 
 
+def regions(blocks: list[Block]) -> list[np.ndarray]:
+    """The page's repeated regions: three or more blocks of one tag under one parent, or of one signature
+    (tag, enclosing tags and class/id words)."""
+    return (_groups([(b.parent, b.tag) for b in blocks])
+            + _groups([(b.tag, b.ancestors, b.attr_tokens) for b in blocks]))
+
+
+def in_kept_region(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+    """Per block: it is a kept member of a repeated region (:func:`regions`) more than half of whose items
+    are kept (a grid of item titles, the rows of a table, a list the classifier took)."""
+    member = np.zeros(len(blocks), dtype=bool)
+    for group in regions(blocks):
+        if keep[group].mean() > 0.5:
+            member[group] = True
+    return member & keep
+
+
 def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: RuleSettings) -> np.ndarray:
     """Which blocks to keep: the classifier's ``probs >= threshold``, revised by the page's structure."""
     keep = probs >= threshold
@@ -74,8 +91,7 @@ def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: Rule
             if len(cells) > 1 and keep[cells].mean() >= rules.row_share:
                 keep[cells] = True
     if rules.region_share <= 1.0:
-        for group in (_groups([(b.parent, b.tag) for b in blocks])
-                      + _groups([(b.tag, b.ancestors, b.attr_tokens) for b in blocks])):
+        for group in regions(blocks):
             if keep[group].mean() >= rules.region_share:
                 keep[group[probs[group] >= rules.region_min_prob]] = True
     if rules.heading_min_prob <= 1.0:

@@ -13,12 +13,13 @@ import numpy as np
 
 from warcplex import models
 from warcplex.config import ExtractSettings, LangIdSettings
+from warcplex.document import Document
 from warcplex.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.model import pinned_language_model
 from warcplex.steps.blocks.parse import Block, parse_blocks
-from warcplex.steps.blocks.rules import revise
+from warcplex.steps.blocks.rules import in_kept_region, revise
 from warcplex.steps.extractors import Extractor, ResiliparseExtractor
 
 # Below this many words of resiliparse text, a short block output is no evidence of loss.
@@ -36,17 +37,22 @@ def shorter_than_primary(text: str, primary: str, min_share: float) -> str | Non
     return f"short_{kept_words}of{primary_words}" if kept_words < min_share * primary_words else None
 
 
+def line_groups(kept: list[Block]) -> list[list[int]]:
+    """The indices of ``kept`` on each line of :func:`block_lines`: one block a line, except that
+    consecutive cells (td, th) of one table row share a line."""
+    groups: list[list[int]] = []
+    for i, block in enumerate(kept):
+        previous = kept[i - 1] if i else None
+        if previous is not None and block.tag in CELLS and previous.tag in CELLS and block.parent == previous.parent:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def block_lines(kept: list[Block]) -> str:
     """Kept blocks, one per line; consecutive cells (td, th) of one table row share a line, tab-separated."""
-    lines: list[str] = []
-    previous: Block | None = None
-    for block in kept:
-        if previous is not None and block.tag in CELLS and previous.tag in CELLS and block.parent == previous.parent:
-            lines[-1] += "\t" + block.text
-        else:
-            lines.append(block.text)
-        previous = block
-    return "\n".join(lines)
+    return "\n".join("\t".join(kept[i].text for i in group) for group in line_groups(kept))
 
 
 class BlocksExtractor(Extractor):
@@ -59,6 +65,8 @@ class BlocksExtractor(Extractor):
         self.resiliparse = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
         self.lid_path = langid.model_path or models.default_lid_model_path()
         self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
+        self.line_probs: list[float] = []  # the last page's text: each line's highest block probability
+        self.line_regions: list[bool] = []  # ... and whether one of its blocks is in a kept repeated region
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
@@ -87,12 +95,24 @@ class BlocksExtractor(Extractor):
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
         model = models.block_model(self.settings.blocks_model)
-        kept = [b for b, keep in zip(blocks, revise(blocks, probs, model.threshold, model.rules)) if keep]
+        keep = revise(blocks, probs, model.threshold, model.rules)
+        kept = [b for b, k in zip(blocks, keep) if k]
+        kept_probs, kept_regions = probs[keep], in_kept_region(blocks, keep)[keep]
+        groups = line_groups(kept)
+        self.line_probs = [float(kept_probs[group].max()) for group in groups]
+        self.line_regions = [bool(kept_regions[group].any()) for group in groups]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
         if native.compiled() is None:
             self.count("pure_python")  # the compiled stage is not installed here (see native.py)
         return block_lines(kept)
+
+    def run(self, doc: Document) -> Document:
+        """The kept blocks as the page's text, with each line's probability and region membership
+        (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence)."""
+        super().run(doc)
+        doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
+        return doc
 
     def incomplete(self, text: str) -> str | None:
         """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""

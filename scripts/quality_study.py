@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The default pipeline's quality decisions measured in process on the bench dev sets (issue 13).
+
+Every full-text page of ``data``, ``data-wcxb`` and ``data-ml`` goes once through the default
+pipeline (:class:`~warcplex.steps.loop.StepLoop`: the cascade, language ID, sentences, the
+perplexity filter), and its scored sentences (with the block stage's line probabilities), the
+extracted text, and trafilatura's and resiliparse's texts of the same page are cached (``--cache``).
+The reports then re-decide on the cache:
+
+- ``filter``: the perplexity filter at each ``perplexity.protect_min_prob`` of ``--grid``
+  (:func:`warcplex.steps.perplexity.kept_mask`, the filter's own rule), per set and group: ROUGE-5
+  F1 of the written text (:func:`warcplex.document.cut_dropped`, the bench scorer) and the share of
+  boilerplate tokens the filter removed and of main tokens it kept (bag of words against the truth,
+  as ``bench_quality.py``'s ``filter_effect``);
+- ``cascade``: the default pipeline's text (before the filter) against trafilatura's and resiliparse's
+  on the pages with cheap evidence of a product or shop page (:func:`page_kind`), in bins of
+  trafilatura's and resiliparse's word count over the block stage's: where a cascade rule that
+  prefers another stage on such pages could gain.
+
+Dev pages only (not :func:`~warcplex.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
+dev pages, then report the held-out ones once.
+
+usage: scripts/quality_study.py [--report filter|cascade] [--grid 0.6,0.7,...] [--heldout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import pickle
+import re
+import sys
+from collections import Counter, defaultdict
+from dataclasses import replace
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+
+from warcplex.config import load_settings
+from warcplex.document import Sentence, cut_dropped
+from warcplex.reading.warc import Page
+from warcplex.steps.blocks.model import is_heldout
+
+ROOT = Path(__file__).resolve().parent.parent
+# schema.org types declared in JSON-LD ("@type": "Product") or microdata (itemtype=".../Product").
+_SCHEMA_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"(?:https?://schema\.org/)?([A-Za-z]+)"|'
+                          r'itemtype\s*=\s*["\']?https?://schema\.org/([A-Za-z]+)', re.I)
+_OG_TYPE = re.compile(r'property\s*=\s*["\']og:type["\']\s+content\s*=\s*["\']([^"\']+)', re.I)
+_PRICE = re.compile(r"(?:[$\u00a3\u20ac]\s?\d{1,5}(?:[.,]\d{2})?)|(?:\d{1,5}[.,]\d{2}\s?(?:\u20ac|EUR|USD|GBP))")
+_CART = re.compile(r"add[ -]to[ -](?:cart|basket|bag)|buy[ -]now", re.I)
+
+
+def page_kind(html: str) -> dict[str, object]:
+    """Cheap evidence of a page's type from its HTML (regular expressions, no parse): the schema.org types
+    it declares (JSON-LD or microdata), its ``og:type``, the number of price-like amounts and whether
+    it has an add-to-cart control."""
+    types = {(a or b).lower() for a, b in _SCHEMA_TYPE.findall(html)}
+    og = _OG_TYPE.search(html)
+    return {"schema": types, "og": og.group(1).lower() if og else "", "prices": len(_PRICE.findall(html)),
+            "cart": _CART.search(html) is not None}
+
+
+SETS = (("data", "data"), ("wcxb", "data-wcxb"), ("ml", "data-ml"))
+
+_LOOP = None
+
+
+def _scorer(bench: Path):
+    spec = importlib.util.spec_from_file_location("bench_score", bench / "score.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def items(bench: Path) -> list[dict]:
+    out = []
+    for name, folder in SETS:
+        for line in open(bench / folder / "manifest.jsonl"):
+            m = json.loads(line)
+            if m.get("truth_type", "fulltext") != "fulltext":
+                continue
+            ds = bench / folder / m["dataset"]
+            out.append({"id": m["id"], "set": name, "dataset": m["dataset"], "lang": m.get("lang") or "und",
+                        "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
+                        "html": str(ds / "pages" / f"{m['id']}.html.gz"), "truth": str(ds / "truth" / f"{m['id']}.txt")})
+    return out
+
+
+def collect(item: dict) -> dict:
+    """One page through the default pipeline, with the texts and evidence the reports re-decide on."""
+    global _LOOP
+    from warcplex.steps.extractors import TrafilaturaExtractor
+    from warcplex.steps.loop import StepLoop
+
+    if _LOOP is None:
+        _LOOP = StepLoop(load_settings(None, []))
+    loop = _LOOP
+    cascade = next(s for s in loop.steps if s.name == "cascade")
+    html = gzip.decompress(Path(item["html"]).read_bytes())
+    doc = loop.process(Page(f"<urn:{item['id']}>", item["url"], "", html, None))
+    blocks_stage = cascade.extractors[0]
+    try:
+        trafilatura = TrafilaturaExtractor(cascade.settings).extract(doc.html) if doc.html else ""
+    except Exception:
+        trafilatura = ""
+    return dict(item, truth=Path(item["truth"]).read_text(encoding="utf-8", errors="replace"),
+                outcome=doc.outcome, extractor=doc.extractor, fallback_reason=doc.fallback_reason,
+                language=doc.language_code, text=doc.text, sentences=doc.sentences,
+                primary=blocks_stage.primary, trafilatura=trafilatura, kind=page_kind(doc.html) if doc.html else {})
+
+
+def load(bench: Path, cache: Path, workers: int) -> list[dict]:
+    if cache.exists():
+        return pickle.loads(cache.read_bytes())
+    with Pool(workers) as pool:
+        pages = list(pool.imap(collect, items(bench), chunksize=4))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
+    return pages
+
+
+def group_keys(p: dict) -> list[tuple[str, str]]:
+    keys = [(p["set"], "ALL")]
+    if p["page_type"] != "-":
+        keys.append((p["set"], f"type:{p['page_type']}"))
+    if p["set"] == "ml":
+        keys.append((p["set"], f"lang:{p['lang']}"))
+    return keys
+
+
+def refiltered(p: dict, settings) -> list[Sentence]:
+    """The page's sentences re-decided by the filter under ``settings`` (the page's own threshold)."""
+    from warcplex.registry import load_registry
+    from warcplex.steps.perplexity import kept_mask
+
+    sentences = p["sentences"]
+    if not sentences or all(s.perplexity is None for s in sentences) or p["language"] not in load_registry(settings.registry):
+        return sentences
+    limit = load_registry(settings.registry)[p["language"]].threshold_for(settings)
+    mask = kept_mask(sentences, limit, settings)
+    return [replace(s, kept=k) for s, k in zip(sentences, mask)]
+
+
+def report_filter(pages: list[dict], grid: list[float], regions: list[bool], bench: Path) -> None:
+    score = _scorer(bench)
+    base = load_settings(None, []).perplexity
+    configs = [("no filter", None)] + [(f"protect>={g:g}{'+regions' if r else ''}", replace_settings(base, g, r))
+                                       for g in grid for r in regions]
+    rows = defaultdict(lambda: defaultdict(list))
+    effect = defaultdict(lambda: defaultdict(Counter))
+    for p in pages:
+        gold = Counter(score.tokenize(p["truth"]))
+        bags = {}
+        for label, settings in configs:
+            if settings is None:
+                text = p["text"]
+            else:
+                text = cut_dropped(p["text"], refiltered(p, settings))
+            bag = Counter(score.tokenize(text))
+            bags[label] = (sum((bag & gold).values()), sum((bag - (bag & gold)).values()))
+            f = score.score_pair(text, p["truth"])["rouge5_f"]
+            for key in group_keys(p):
+                rows[key][label].append(f)
+                if settings is not None:
+                    effect[key][label].update(main=bags[label][0], boiler=bags[label][1],
+                                              main0=bags["no filter"][0], boiler0=bags["no filter"][1])
+    labels = [label for label, _ in configs]
+    print(f"pages: {len(pages)}; ROUGE-5 F1 [boilerplate removed / main kept]")
+    print(f"{'set':4s} {'group':22s} {'n':>4s} " + " ".join(f"{label:>24s}" for label in labels))
+    for key, by in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] != "ALL", kv[0][1])):
+        if len(by["no filter"]) < 10:
+            continue
+        cells = []
+        for label in labels:
+            c = effect[key][label]
+            tail = (f" [{1 - c['boiler'] / max(c['boiler0'], 1):.3f}/{c['main'] / max(c['main0'], 1):.3f}]"
+                    if label != "no filter" else "")
+            cells.append(f"{np.mean(by[label]):.3f}{tail}")
+        print(f"{key[0]:4s} {key[1][:22]:22s} {len(by['no filter']):4d} " + " ".join(f"{c:>24s}" for c in cells))
+
+
+KIND_SIGNALS = {"schema.org Product": lambda k: "product" in k["schema"],
+                "og:type product": lambda k: "product" in k["og"],
+                "add-to-cart": lambda k: k["cart"],
+                "10+ prices": lambda k: k["prices"] >= 10,
+                "schema.org ItemList": lambda k: "itemlist" in k["schema"],
+                "any page": lambda k: True}
+RATIO_BINS = (0, 0.5, 0.7, 1, 1.5, 2, 3, np.inf)
+
+
+def report_cascade(pages: list[dict], bench: Path) -> None:
+    from warcplex.steps.blocks.features import word_count
+
+    score = _scorer(bench)
+    print("ROUGE-5 F1 of the default pipeline's text (before the filter) / trafilatura / resiliparse main content, "
+          "pages the block stage answered, by another stage's words over the block stage's")
+    for p in pages:
+        p["f"] = {k: score.score_pair(p[k], p["truth"])["rouge5_f"] for k in ("text", "trafilatura", "primary")}
+        p["w"] = {k: word_count(p[k]) if p[k].strip() else 0 for k in ("text", "trafilatura", "primary")}
+    for signal, test in KIND_SIGNALS.items():
+        for name, _ in SETS:
+            chosen = [p for p in pages if p["set"] == name and p["kind"] and p["extractor"] == "blocks" and test(p["kind"])]
+            if not chosen:
+                continue
+            types = Counter(p["page_type"] for p in chosen if p["page_type"] != "-")
+            print(f"{signal} / {name}: {len(chosen)} pages {dict(types.most_common(4)) if types else ''}")
+            for other in ("trafilatura", "primary"):
+                for lo, hi in zip(RATIO_BINS[:-1], RATIO_BINS[1:]):
+                    b = [p for p in chosen if lo <= p["w"][other] / max(p["w"]["text"], 1) < hi]
+                    if b:
+                        print(f"  {other:11s} words / blocks' {lo:g}-{hi:g}: n={len(b):4d} "
+                              + " / ".join(f"{np.mean([p['f'][k] for p in b]):.3f}" for k in ("text", "trafilatura", "primary")))
+
+
+def replace_settings(settings, protect: float, regions: bool):
+    return settings.model_copy(update={"protect_min_prob": protect, "protect_regions": regions})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", choices=("filter", "cascade"), default="filter")
+    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--cache", type=Path, default=ROOT / "build" / "quality_study.pkl")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--grid", default="2,0.95,0.9,0.8,0.7,0.6", type=lambda v: [float(x) for x in v.split(",")])
+    parser.add_argument("--regions", default="0,1", type=lambda v: [bool(int(x)) for x in v.split(",")],
+                        help="perplexity.protect_regions values tried with each --grid value")
+    parser.add_argument("--heldout", action="store_true", help="the held-out pages (report once, after choosing)")
+    args = parser.parse_args()
+    pages = [p for p in load(args.bench, args.cache, args.workers) if is_heldout(p["id"]) == args.heldout]
+    if args.report == "filter":
+        report_filter(pages, args.grid, args.regions, args.bench)
+    else:
+        report_cascade(pages, args.bench)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
