@@ -156,3 +156,21 @@ def test_filter_leaves_lines_the_block_classifier_is_sure_of_to_it():
     assert "harbour town" in protected.clean_text and "Posted by" not in protected.clean_text
     counts = c.step("perplexity").stats.to_dict()["stage"]["perplexity"]
     assert counts["sentences_protected"] == sum(s.kept for s in protected.sentences) > 0
+
+
+def test_block_stage_overrules_a_filter_that_would_empty_it():
+    """A filter removing more than ``extract.max_removed_share`` of the block stage's text does not pass the page
+    on: the stage's text is kept unfiltered and the decision is the row's fallback_reason; other stages fall back."""
+    if not (ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the English KenLM model) is not built yet")
+    settings = ["perplexity.threshold=1.5", "perplexity.protect_min_prob=2", "extract.max_removed_share=0.5",
+                "langid.enabled=true"]
+    c = cleaner(*settings, "extract.cascade=[blocks, resiliparse]")
+    kept = c.process(page(SIGNED_ARTICLE))
+    n = len(kept.sentences)
+    assert (kept.outcome, kept.extractor, kept.fallback_reason) == ("kept", "blocks", f"blocks_kept_filtered_{n}of{n}")
+    assert all(s.kept and s.reason is None and s.perplexity > 1.5 for s in kept.sentences)  # scores stay
+    assert "harbour town" in kept.clean_text and "Posted by" in kept.clean_text
+    assert c.step("blocks").stats.to_dict()["stage"]["blocks"]["filter_overruled"] == 1
+    moved = cleaner(*settings, "extract.cascade=[resiliparse, blocks]").process(page(SIGNED_ARTICLE))
+    assert moved.extractor == "blocks" and moved.fallback_reason.startswith("resiliparse_filtered_")

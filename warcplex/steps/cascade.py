@@ -2,7 +2,8 @@
 
 For each stage the cascade runs the stage, then the rest of ``pipeline.steps`` (language ID,
 sentences, the filter, ...) on its text, and keeps the result unless :func:`filtered_too_much`
-(its fallback rule) says the filter removed too much. A stage that raises, times out, returns
+(its fallback rule) says the filter removed too much; a stage that overrules the filter (the block
+stage) then keeps its text with the filter's removals undone (:meth:`Cascade.overrule_filter`). A stage that raises, times out, returns
 nothing or shows evidence that its text is incomplete (:func:`incomplete`) passes the page to the
 next stage; the last stage's result is kept as it is.
 A step after the cascade that drops the page ends it (no fallback). A WET record's text
@@ -18,6 +19,7 @@ from warcplex.document import Document
 from warcplex.steps import guards
 from warcplex.steps.base import Step
 from warcplex.steps.extractors import Extractor, WetExtractor, build_extractor
+from warcplex.steps.perplexity import REASON_PREFIX
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
 
@@ -68,6 +70,18 @@ class Cascade(Step):
     def __call__(self, doc: Document) -> Document | None:
         return self.run(doc)  # each stage and step times itself
 
+    @staticmethod
+    def overrule_filter(extractor: Extractor, doc: Document, reason: str) -> Document:
+        """Keep a stage whose own evidence outweighs the filter's (:attr:`Extractor.overrules_filter`) although
+        the filter removed too much of it: the filter's removals are undone (scores stay), the decision is
+        the row's ``fallback_reason`` (``<stage>_kept_filtered_<removed>of<total>``)."""
+        for sentence in doc.sentences:
+            if sentence.reason is not None and sentence.reason.startswith(REASON_PREFIX):
+                sentence.kept, sentence.reason = True, None
+        extractor.count("filter_overruled")
+        doc.fallback_reason = reason
+        return doc
+
     def run(self, doc: Document) -> Document | None:
         first_reason: str | None = None
         guard_failure: str | None = None
@@ -97,6 +111,8 @@ class Cascade(Step):
                 if step(doc) is None:
                     return None
             reason = self.fallback(doc, self.settings) if position < last_stage else None
+            if reason and extractor.overrules_filter:
+                return self.overrule_filter(extractor, doc, first_reason or f"{extractor.name}_kept_{reason}")
             if reason:
                 extractor.count("filtered_too_much")
                 first_reason = first_reason or f"{extractor.name}_{reason}"

@@ -19,6 +19,9 @@ class Extractor(Step):
     """Turns decoded HTML into plain text with paragraphs separated by newlines."""
 
     unfiltered = False  # True: its text passes the perplexity filter unscored
+    # True: when the filter removes too much of its text, the stage keeps it unfiltered instead of passing
+    # the page on (its own evidence outweighs the filter's: the block stage, see Cascade.overrule_filter).
+    overrules_filter = False
 
     def extract(self, html: str) -> str:
         raise NotImplementedError

@@ -150,11 +150,14 @@ def protected(sentences: list[Sentence], settings: PerplexitySettings) -> list[b
             or (settings.protect_regions and s.in_region) for s in sentences]
 
 
+REASON_PREFIX = "perplexity:"  # every reason of this filter's removals starts so
+
+
 def drop_reason(settings: PerplexitySettings, threshold: float) -> str:
     """A filtered sentence's reason: the unit and rule that judged it and the threshold, e.g.
     ``perplexity:line/context@3000`` (under ``length`` or ``context`` a unit can be dropped while scoring
     below the threshold: its length or its neighbours decided)."""
-    return f"perplexity:{settings.unit}/{settings.rule}@{threshold:g}"
+    return f"{REASON_PREFIX}{settings.unit}/{settings.rule}@{threshold:g}"
 
 
 class PerplexityFilter(Step):

@@ -59,6 +59,7 @@ class BlocksExtractor(Extractor):
     """Cascade stage ``blocks``: the kept blocks of the page (:func:`block_lines`)."""
 
     name = "blocks"
+    overrules_filter = True  # a page the filter would empty is a grid or list of short lines it kept on evidence
 
     def __init__(self, settings: ExtractSettings, langid: LangIdSettings) -> None:
         super().__init__(settings)
