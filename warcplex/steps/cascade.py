@@ -3,9 +3,9 @@
 For each stage the cascade runs the stage, then the rest of ``pipeline.steps`` (language ID,
 sentences, the filter, ...) on its text, and keeps the result unless :func:`filtered_too_much`
 (its fallback rule) says the filter removed too much; a stage that overrules the filter (the block
-stage) then keeps its text with the filter's removals undone (:meth:`Cascade.overrule_filter`). A stage that raises, times out, returns
-nothing or shows evidence that its text is incomplete (:func:`incomplete`) passes the page to the
-next stage; the last stage's result is kept as it is.
+stage) then keeps its text with the filter's removals undone (:meth:`Cascade.overrule_filter`).
+A stage that raises, times out, returns nothing or shows evidence that its text is incomplete
+(:func:`incomplete`) passes the page to the next stage; the last stage's result is kept as it is.
 A step after the cascade that drops the page ends it (no fallback). A WET record's text
 (``wet``) is the one stage of a WET page.
 """
