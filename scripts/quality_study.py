@@ -15,7 +15,8 @@ The reports then re-decide on the cache:
 - ``cascade``: the default pipeline's text (before the filter) against trafilatura's and resiliparse's
   on the pages with cheap evidence of a product or shop page (:func:`page_kind`), in bins of
   trafilatura's and resiliparse's word count over the block stage's (where a cascade rule that
-  prefers another stage on such pages could gain), and with trafilatura's missing lines appended.
+  prefers another stage on such pages could gain), and with trafilatura's missing lines appended; and
+  resiliparse's text against trafilatura's on the pages whose block output was short (``blocks_short``).
 
 Dev pages only (not :func:`~warcplex.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
@@ -200,6 +201,13 @@ def report_cascade(pages: list[dict], bench: Path) -> None:
     for p in pages:
         p["f"] = {k: score.score_pair(p[k], p["truth"])["rouge5_f"] for k in ("text", "trafilatura", "primary")}
         p["w"] = {k: word_count(p[k]) if p[k].strip() else 0 for k in ("text", "trafilatura", "primary")}
+    for name, _ in SETS:
+        short = [p for p in pages if p["set"] == name and (p["fallback_reason"] or "").startswith("blocks_short_")]
+        if short:
+            print(f"pages the block stage found short (blocks_short) / {name}: {len(short)}, resiliparse "
+                  f"{np.mean([p['f']['primary'] for p in short]):.3f} / trafilatura "
+                  f"{np.mean([p['f']['trafilatura'] for p in short]):.3f} / the pipeline's "
+                  f"{np.mean([p['f']['text'] for p in short]):.3f}")
     for signal, test in KIND_SIGNALS.items():
         for name, _ in SETS:
             chosen = [p for p in pages if p["set"] == name and p["kind"] and p["extractor"] == "blocks" and test(p["kind"])]

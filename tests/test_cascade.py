@@ -126,6 +126,13 @@ def test_block_output_much_shorter_than_resiliparse_falls_back_with_its_evidence
     # the last stage of a cascade is never refused for being short
     last = cleaner("perplexity.enabled=false", "extract.cascade=[blocks]", f"extract.blocks_model={strict}")
     assert last.process(page(ARTICLE)).fallback_reason is None
+    # with trafilatura in the cascade, a short block output goes there, past resiliparse
+    c = cleaner("perplexity.enabled=false", "extract.cascade=[blocks, resiliparse, trafilatura, conservative]",
+                f"extract.blocks_model={strict}")
+    skipped = c.process(page(ARTICLE))
+    assert skipped.extractor == "trafilatura" and re.fullmatch(r"blocks_short_\d+of\d+", skipped.fallback_reason)
+    assert "stone bridge" in skipped.clean_text
+    assert c.step("resiliparse").stats.to_dict()["stage"]["resiliparse"]["skipped"] == 1
 
 
 SIGNED_ARTICLE = ("<html><body><nav><a href='/'>Home</a></nav><article><h1>The old stone bridge</h1>"

@@ -5,7 +5,9 @@ sentences, the filter, ...) on its text, and keeps the result unless :func:`filt
 (its fallback rule) says the filter removed too much; a stage that overrules the filter (the block
 stage) then keeps its text with the filter's removals undone (:meth:`Cascade.overrule_filter`).
 A stage that raises, times out, returns nothing or shows evidence that its text is incomplete
-(:func:`incomplete`) passes the page to the next stage; the last stage's result is kept as it is.
+(:func:`incomplete`) passes the page to the next stage, or to the later stage its evidence names
+(:meth:`~warcplex.steps.extractors.Extractor.skip_to`; the stages between count ``skipped``); the
+last stage's result is kept as it is.
 A step after the cascade that drops the page ends it (no fallback). A WET record's text
 (``wet``) is the one stage of a WET page.
 """
@@ -87,7 +89,13 @@ class Cascade(Step):
         guard_failure: str | None = None
         stages = [self.wet] if doc.page.kind == "wet" else self.extractors
         last_stage = len(stages) - 1
+        skip_to: str | None = None
         for position, extractor in enumerate(stages):
+            if skip_to is not None:
+                if extractor.name != skip_to:
+                    extractor.count("skipped")
+                    continue
+                skip_to = None
             try:
                 extractor(doc)
             except guards.GUARD_INTERRUPTS as exc:  # too slow or too big: the next stage gets a fresh limit
@@ -105,6 +113,8 @@ class Cascade(Step):
             if reason:
                 extractor.count(reason.split("_")[0])
                 first_reason = first_reason or f"{extractor.name}_{reason}"
+                target = extractor.skip_to(reason)
+                skip_to = target if target in [stage.name for stage in stages[position + 1:]] else None
                 continue
             doc.fallback_reason = first_reason
             for step in self.then:

@@ -31,6 +31,11 @@ class Extractor(Step):
         or None. Stages without such evidence never claim it."""
         return None
 
+    def skip_to(self, reason: str) -> str | None:
+        """The later stage that should take a page whose text this stage found incomplete for ``reason``
+        (:meth:`incomplete`); None: the next stage."""
+        return None
+
     def run(self, doc: Document) -> Document:
         doc.text = self.extract(doc.html)
         doc.extractor = self.name

@@ -24,6 +24,9 @@ from warcplex.steps.extractors import Extractor, ResiliparseExtractor
 
 # Below this many words of resiliparse text, a short block output is no evidence of loss.
 MIN_PRIMARY_WORDS = 20
+# Where a page goes when its block output is short against resiliparse's main content: resiliparse's
+# far longer text is then mostly not main content (README, "Extraction cascade and the block classifier").
+SHORT_TO = "trafilatura"
 
 
 def shorter_than_primary(text: str, primary: str, min_share: float) -> str | None:
@@ -114,6 +117,10 @@ class BlocksExtractor(Extractor):
         super().run(doc)
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
         return doc
+
+    def skip_to(self, reason: str) -> str | None:
+        """A short output (:func:`shorter_than_primary`) sends the page to ``SHORT_TO``, past resiliparse."""
+        return SHORT_TO if reason.startswith("short_") else None
 
     def incomplete(self, text: str) -> str | None:
         """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
