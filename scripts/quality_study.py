@@ -21,7 +21,7 @@ The reports then re-decide on the cache:
 Dev pages only (not :func:`~warcplex.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
 
-usage: scripts/quality_study.py [--report filter|cascade] [--grid 0.6,0.7,...] [--heldout]
+usage: scripts/quality_study.py [--report filter|cascade] [--grid 2,0.9,0.8,...] [--regions 0,1] [--heldout]
 """
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def items(bench: Path) -> list[dict]:
             ds = bench / folder / m["dataset"]
             out.append({"id": m["id"], "set": name, "dataset": m["dataset"], "lang": m.get("lang") or "und",
                         "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
-                        "html": str(ds / "pages" / f"{m['id']}.html.gz"), "truth": str(ds / "truth" / f"{m['id']}.txt")})
+                        "html": str(ds / "pages" / f"{m['id']}.html.gz"),
+                        "truth": str(ds / "truth" / f"{m['id']}.txt")})
     return out
 
 
@@ -138,9 +139,10 @@ def refiltered(p: dict, settings) -> list[Sentence]:
     from warcplex.steps.perplexity import kept_mask
 
     sentences = p["sentences"]
-    if not sentences or all(s.perplexity is None for s in sentences) or p["language"] not in load_registry(settings.registry):
+    registry = load_registry(settings.registry)
+    if not sentences or all(s.perplexity is None for s in sentences) or p["language"] not in registry:
         return sentences
-    limit = load_registry(settings.registry)[p["language"]].threshold_for(settings)
+    limit = registry[p["language"]].threshold_for(settings)
     mask = kept_mask(sentences, limit, settings)
     return [replace(s, kept=k) for s, k in zip(sentences, mask)]
 
@@ -210,7 +212,8 @@ def report_cascade(pages: list[dict], bench: Path) -> None:
                   f"{np.mean([p['f']['text'] for p in short]):.3f}")
     for signal, test in KIND_SIGNALS.items():
         for name, _ in SETS:
-            chosen = [p for p in pages if p["set"] == name and p["kind"] and p["extractor"] == "blocks" and test(p["kind"])]
+            chosen = [p for p in pages
+                      if p["set"] == name and p["kind"] and p["extractor"] == "blocks" and test(p["kind"])]
             if not chosen:
                 continue
             types = Counter(p["page_type"] for p in chosen if p["page_type"] != "-")
@@ -220,9 +223,10 @@ def report_cascade(pages: list[dict], bench: Path) -> None:
                     b = [p for p in chosen if lo <= p["w"][other] / max(p["w"]["text"], 1) < hi]
                     if b:
                         print(f"  {other:11s} words / blocks' {lo:g}-{hi:g}: n={len(b):4d} "
-                              + " / ".join(f"{np.mean([p['f'][k] for p in b]):.3f}" for k in ("text", "trafilatura", "primary")))
-            merged = [score.score_pair(with_missing_lines(p["text"], p["trafilatura"], score.tokenize), p["truth"])["rouge5_f"]
-                      for p in chosen]
+                              + " / ".join(f"{np.mean([p['f'][k] for p in b]):.3f}"
+                                           for k in ("text", "trafilatura", "primary")))
+            merged = [score.score_pair(with_missing_lines(p["text"], p["trafilatura"], score.tokenize),
+                                       p["truth"])["rouge5_f"] for p in chosen]
             print(f"  the text with trafilatura's missing lines of {MIN_MERGED_WORDS}+ words appended: "
                   f"{np.mean([p['f']['text'] for p in chosen]):.3f} -> {np.mean(merged):.3f}")
 
@@ -231,7 +235,7 @@ MIN_MERGED_WORDS = 12
 
 
 def with_missing_lines(text: str, other: str, tokenize) -> str:
-    """``text`` with the lines of ``other`` (of ``MIN_MERGED_WORDS`` words or more) that it does not contain appended."""
+    """``text`` with the lines of ``other`` (``MIN_MERGED_WORDS`` words or more) it does not contain appended."""
     have = " ".join(tokenize(text))
     extra = [line for line in other.split("\n")
              if len(line.split()) >= MIN_MERGED_WORDS and " ".join(tokenize(line)) not in have]
