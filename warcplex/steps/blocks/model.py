@@ -71,11 +71,11 @@ class TreeEnsemble:
 
     def raw(self, D: np.ndarray) -> np.ndarray:
         """The ensemble's log-odds for each row of ``D`` (float64)."""
-        n_trees, width = self.feature.shape
         module = native.compiled()
         if module is not None:
-            leaf = module.tree_leaves(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.depth)
-            return self.baseline + self.value[np.arange(n_trees), leaf].sum(axis=1)
+            return module.tree_raw(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.value,
+                                   self.baseline, self.depth)
+        n_trees, width = self.feature.shape
         tree_start = np.arange(n_trees, dtype=np.intp) * width
         row_start = np.arange(len(D), dtype=np.intp)[:, None] * D.shape[1]
         values, feature, cut = np.ascontiguousarray(D).ravel(), self.feature.ravel(), self.cut.ravel()
@@ -124,6 +124,11 @@ class BlockModel:
 
     def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """The logistic regression's log-odds per block."""
+        module = native.compiled()
+        if module is not None:
+            out = X @ self.dense
+            module.add_hashed(out, hashed, self.hashed)
+            return out
         lengths = np.fromiter(map(len, hashed), dtype=np.intp, count=len(hashed))
         flat = np.fromiter(itertools.chain.from_iterable(hashed), dtype=np.intp, count=int(lengths.sum()))
         rows = np.repeat(np.arange(len(hashed)), lengths)

@@ -44,6 +44,8 @@ _ATTR_CACHE: dict[str, tuple[str, ...]] = {}
 
 def _attr_tokens(attrib) -> tuple[str, ...]:
     """Lower-cased words (2+ letters) of an element's class and id."""
+    if not attrib:  # most elements (lxml's empty mapping answers get() slowly)
+        return ()
     raw = f"{attrib.get('class') or ''} {attrib.get('id') or ''}"
     tokens = _ATTR_CACHE.get(raw)
     if tokens is None:
