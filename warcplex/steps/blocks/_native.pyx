@@ -552,6 +552,39 @@ def context_rows(const double[::1] prob, X, Py_ssize_t base_start, Py_ssize_t ba
     return out_arr
 
 
+cdef str _joined_words(list parts):
+    """``" ".join("".join(parts).split())`` without the list of words: runs of white space (as str.split
+    sees it) become one space, none at either end."""
+    cdef Py_ssize_t total = 0, length = 0
+    cdef str part
+    cdef Py_UCS4 c
+    cdef bint pending = False
+    for part in parts:
+        total += len(part)
+    cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((total + 1) * sizeof(Py_UCS4))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for part in parts:
+            for c in part:
+                if c.isspace():
+                    pending = length > 0
+                    continue
+                if pending:
+                    buf[length] = u' '
+                    length += 1
+                    pending = False
+                buf[length] = c
+                length += 1
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
+    finally:
+        PyMem_Free(buf)
+
+
+# Class/id tokens prefixed by level (parse._Owner.attrs) per levels tuple: elements repeat their classes.
+cdef dict _ATTRS = {}
+
+
 cdef class _Owner:
     """parse._Owner: a block-level element on the parser's stack, collecting its runs of text."""
 
@@ -573,20 +606,26 @@ cdef class _Owner:
     def attrs(self):
         cdef Py_ssize_t level
         if self._attrs is None:
-            self._attrs = tuple([f"{level}:{t}" for level, tokens in enumerate(self.levels) for t in tokens])
+            self._attrs = _ATTRS.get(self.levels)
+            if self._attrs is None:
+                if len(_ATTRS) > 50_000:
+                    _ATTRS.clear()
+                self._attrs = _ATTRS[self.levels] = tuple([f"{level}:{t}" for level, tokens in enumerate(self.levels)
+                                                           for t in tokens])
         return self._attrs
 
 
 cdef class BlockTarget:
-    """parse._BlockTarget, compiled: the HTML parser's events -> blocks (``block_class`` objects)."""
+    """parse._BlockTarget, compiled: the HTML parser's events -> blocks (``block_class`` objects). Its stack
+    is three lists (tag, the owner the element opened or None, inside a link) instead of tuples."""
 
-    cdef public list blocks, owners, stack
+    cdef public list blocks, owners, tags, opened, links
     cdef public Py_ssize_t element, skip
     cdef object block_class, attr_tokens
 
     def __init__(self, block_class, attr_tokens):
         self.block_class, self.attr_tokens = block_class, attr_tokens
-        self.blocks, self.owners, self.stack = [], [], []
+        self.blocks, self.owners, self.tags, self.opened, self.links = [], [], [], [], []
         self.element = -1
         self.skip = 0
 
@@ -594,7 +633,7 @@ cdef class BlockTarget:
         cdef str text
         cdef Py_ssize_t link
         if owner.parts:
-            text = " ".join("".join(owner.parts).split())
+            text = _joined_words(owner.parts)
             if text:
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
@@ -602,9 +641,15 @@ cdef class BlockTarget:
             owner.parts = []
             owner.link = 0
 
+    cdef _push(self, str tag, object owner, bint in_link):
+        self.tags.append(tag)
+        self.opened.append(owner)
+        self.links.append(in_link)
+
     def start(self, tag, attrib):
         cdef _Owner owner, child
         cdef bint in_link
+        cdef tuple ancestors
         self.element += 1
         if self.skip:
             self.skip += 1
@@ -612,48 +657,48 @@ cdef class BlockTarget:
         if tag in SKIP:
             self.skip = 1
             return
-        in_link = bool(self.stack) and self.stack[-1][2]
+        in_link = bool(self.links) and self.links[-1]
         if not self.owners:
             if tag == "body":
                 owner = _Owner(self.element, tag, (), (), 0, -1)
                 self.owners.append(owner)
-                self.stack.append((tag, owner, False))
+                self._push(tag, owner, False)
             else:
-                self.stack.append((tag, None, False))
+                self._push(tag, None, False)
             return
         owner = self.owners[-1]
         if tag in INLINE:
-            self.stack.append((tag, None, in_link or tag == "a"))
+            self._push(tag, None, in_link or tag == "a")
         elif tag == "br":
             owner.parts.append(" ")
-            self.stack.append((tag, None, in_link))
+            self._push(tag, None, in_link)
         else:
             self._flush(owner)
-            child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
-                           (self.attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element)
+            ancestors = owner.ancestors
+            child = _Owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
+                           (self.attr_tokens(attrib),) + owner.levels[:3], owner.depth + 1, owner.element)
             self.owners.append(child)
-            self.stack.append((tag, child, False))
+            self._push(tag, child, False)
 
     def end(self, tag):
-        cdef list stack = self.stack
-        cdef tuple entry
+        cdef list tags = self.tags
+        cdef object opened
+        cdef str name
         if self.skip:
             self.skip -= 1
             return
-        if not stack:
+        if not tags:
             return
-        if (<tuple>stack[-1])[0] != tag:
-            for entry in stack:
-                if entry[0] == tag:
-                    break
-            else:
-                return  # an end tag the parser never opened
-        while stack:
-            entry = stack.pop()
-            if entry[1] is not None:
-                self._flush(entry[1])
+        if tags[-1] != tag and tag not in tags:
+            return  # an end tag the parser never opened
+        while tags:
+            name = tags.pop()
+            opened = self.opened.pop()
+            self.links.pop()
+            if opened is not None:
+                self._flush(<_Owner> opened)
                 self.owners.pop()
-            if entry[0] == tag:
+            if name == tag:
                 return
 
     def data(self, text):
@@ -662,7 +707,7 @@ cdef class BlockTarget:
             return
         owner = self.owners[-1]
         owner.parts.append(text)
-        if (<tuple>self.stack[-1])[2]:
+        if self.links[-1]:
             owner.link += len(text)
 
     def close(self):

@@ -239,8 +239,14 @@ LID_CHARS = 2000
 
 def page_language(blocks: list[Block], lid_path: str) -> str:
     """fastText LID code of the page's text (blocks of 4+ words first, navigation words say little)."""
-    long_blocks = [b.text for b in blocks if word_count(b.text) >= 4] or [b.text for b in blocks]
-    sample = " ".join(" ".join(long_blocks)[:LID_CHARS].split())
+    long_blocks, joined = [], -1  # the length of " ".join(long_blocks)
+    for b in blocks:
+        if joined >= LID_CHARS:
+            break  # the rest would be cut off
+        if word_count(b.text) >= 4:
+            long_blocks.append(b.text)
+            joined += len(b.text) + 1
+    sample = " ".join(" ".join(long_blocks or [b.text for b in blocks])[:LID_CHARS].split())
     if not sample:
         return UNKNOWN_LANGUAGE
     labels, _ = models.fasttext_model(lid_path).predict(sample, k=1)

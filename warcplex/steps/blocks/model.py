@@ -41,14 +41,15 @@ class LanguageModelPin:
     centre: float
 
 
-_VERIFIED: set[tuple[str, str]] = set()
+_VERIFIED: dict[tuple[str, str], object] = {}  # (path, sha256) -> the verified model
 
 
 def pinned_language_model(pin: LanguageModelPin):
     """The pinned KenLM model, loaded once per process; raises ValueError when the file is not
     the one the block model was fitted with (a registry change never silently changes blocks)."""
     key = (pin.path, pin.sha256)
-    if key not in _VERIFIED:
+    model = _VERIFIED.get(key)
+    if model is None:
         digest = hashlib.sha256()
         with open(models.locate(pin.path), "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -56,8 +57,9 @@ def pinned_language_model(pin: LanguageModelPin):
         if digest.hexdigest() != pin.sha256:
             raise ValueError(f"{pin.path}: sha256 differs from the file the block model was fitted with; "
                              "restore it or rerun scripts/train_blocks.py")
-        _VERIFIED.add(key)
-    return models.kenlm_model(models.locate(pin.path))  # the path the registry's entry resolves to as well
+        # the path the registry's entry resolves to as well (one load per process)
+        model = _VERIFIED[key] = models.kenlm_model(models.locate(pin.path))
+    return model
 
 
 class TreeEnsemble:
