@@ -86,6 +86,15 @@ def test_compiled_word_count_matches_the_reference(monkeypatch):
     assert got == [word_count(t) for t in texts]
 
 
+def test_compiled_joined_words_collapse_white_space_as_split_and_join_do():
+    texts = ["", " ", "a", "  two  words ", "tab\tnew\nline\r\x0b\x0c\x1c\x1d\x1e\x1f\x85 end", "\u3000全角\u3000空白\u2028",
+             "nbsp\u00a0zero\u200bwidth", "\ud800 lone surrogate \U0001F600 emoji"]
+    texts += warc_pages(SAMPLE_WARC, limit=5)
+    module = native.compiled()
+    for text in texts:
+        assert module.joined_words(text) == " ".join(text.split()), text
+
+
 def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
     """The compiled tokenizer (perplexity's fast path) gives normalize_for_lm's line and token count."""
     texts = ["Ünïcödé ＡＢＣ 12.5% — ½ café_au_lait!", "東京タワーは333メートル。서울 x²", "İstanbul ǅ ß ﬁ \u0663\u0664 a\u200bb",

@@ -459,17 +459,18 @@ def tree_raw(const double[:, ::1] D, const Py_ssize_t[:, ::1] feature, const dou
     cdef Py_ssize_t r, t, node, level
     raw_arr = np.empty(n)
     cdef double[::1] raw = raw_arr
-    cdef double *reached = <double *> malloc(max(n_trees, 1) * sizeof(double))
+    cdef double *reached = <double *> malloc(max(n * n_trees, 1) * sizeof(double))  # row-major: row, tree
     if reached == NULL:
         raise MemoryError()
     with nogil:
-        for r in range(n):
-            for t in range(n_trees):
+        for t in range(n_trees):  # one tree over all rows: its nodes stay in cache, the rows' walks overlap
+            for r in range(n):
                 node = 0
                 for level in range(depth):
                     node = 2 * node + 1 + (D[r, feature[t, node]] > cut[t, node])
-                reached[t] = value[t, node - width]
-            raw[r] = baseline + (0.0 + _pairwise_d(reached, n_trees, 1))
+                reached[r * n_trees + t] = value[t, node - width]
+        for r in range(n):
+            raw[r] = baseline + (0.0 + _pairwise_d(reached + r * n_trees, n_trees, 1))
     free(reached)
     return raw_arr
 
@@ -579,6 +580,11 @@ cdef str _joined_words(list parts):
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
     finally:
         PyMem_Free(buf)
+
+
+def joined_words(str text):
+    """``" ".join(text.split())``, without the list of words."""
+    return _joined_words([text])
 
 
 # Class/id tokens prefixed by level (parse._Owner.attrs) per levels tuple: elements repeat their classes.

@@ -169,7 +169,6 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     ``ppl_centre`` is that model's typical log10 block perplexity, subtracted so that models of
     different languages share one scale.
     """
-    primary = " ".join(primary_text.split())
     n = len(blocks)
     page_lm = log_ppl is not None
     ppl = np.full(n, np.nan) if log_ppl is None else np.asarray(log_ppl, dtype=np.float64) - ppl_centre
@@ -177,8 +176,9 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     if module is not None:  # the same matrix in one compiled pass (_native.page_rows)
         X = np.empty((n, len(dense_names())), dtype=np.float32)
         if n:
-            module.page_rows(blocks, primary, ppl.tolist(), page_lm, X, *_EDGES)
+            module.page_rows(blocks, module.joined_words(primary_text), ppl.tolist(), page_lm, X, *_EDGES)
         return X, hashed_tokens(blocks, X[:, 1 + BASE.index("in_primary")].tolist())
+    primary = " ".join(primary_text.split())
     base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
                     dtype=np.float32).reshape(n, len(BASE))
     col = {name: j for j, name in enumerate(BASE)}
