@@ -40,6 +40,23 @@ cdef inline bint _unspaced(Py_UCS4 c) noexcept:
             or (0x1780 <= c <= 0x17ff))
 
 
+# str's character classes, with the ASCII answers inline (Python's own tables answer the rest).
+cdef inline bint _isalpha(Py_UCS4 c) noexcept:
+    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z') if c < 128 else c.isalpha()
+
+
+cdef inline bint _isupper(Py_UCS4 c) noexcept:
+    return u'A' <= c <= u'Z' if c < 128 else c.isupper()
+
+
+cdef inline bint _isdecimal(Py_UCS4 c) noexcept:
+    return u'0' <= c <= u'9' if c < 128 else c.isdecimal()
+
+
+cdef inline bint _isalnum(Py_UCS4 c) noexcept:
+    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z') or (u'0' <= c <= u'9') if c < 128 else c.isalnum()
+
+
 cdef inline bint _lm_cjk(Py_UCS4 c) noexcept:
     """A character that is one LM token by itself (normalize._CJK)."""
     return ((0x3040 <= c <= 0x30ff) or (0x3400 <= c <= 0x4dbf) or (0x4e00 <= c <= 0x9fff)
@@ -58,12 +75,12 @@ def lm_line(str text):
         raise MemoryError()
     try:
         for c in norm:
-            if c.isdecimal():
+            if _isdecimal(c):
                 c = u'0'
             if c.isspace():
                 in_run = False
                 continue
-            if (c.isalnum() or c == u'_') and not _lm_cjk(c):
+            if (_isalnum(c) or c == u'_') and not _lm_cjk(c):
                 if in_run:
                     buf[length] = c
                     length += 1
@@ -242,9 +259,9 @@ cdef void _base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out, 
             if not in_word:
                 spaced += 1
                 in_word = True
-                if c.isupper():
+                if _isupper(c):
                     title += 1
-            if c.isalpha():
+            if _isalpha(c):
                 letters += 1
             if c == u',' or c == u'.' or c == u'\u3001' or c == u'\u3002' or c == u'\uff0c':
                 punct += 1
@@ -456,19 +473,36 @@ def tree_raw(const double[:, ::1] D, const Py_ssize_t[:, ::1] feature, const dou
     """model.TreeEnsemble.raw: per row of ``D``, the baseline plus the leaf values it reaches in every
     tree (the trees one level per step, children of k at 2k+1 and 2k+2), summed as numpy sums them."""
     cdef Py_ssize_t n = D.shape[0], n_trees = feature.shape[0], width = feature.shape[1]
-    cdef Py_ssize_t r, t, node, level
+    cdef Py_ssize_t r, t, node, level, n0, n1, n2, n3
+    cdef const Py_ssize_t *f
+    cdef const double *c
     raw_arr = np.empty(n)
     cdef double[::1] raw = raw_arr
     cdef double *reached = <double *> malloc(max(n * n_trees, 1) * sizeof(double))  # row-major: row, tree
     if reached == NULL:
         raise MemoryError()
     with nogil:
-        for t in range(n_trees):  # one tree over all rows: its nodes stay in cache, the rows' walks overlap
-            for r in range(n):
+        for t in range(n_trees):  # one tree over all rows (its nodes stay in cache), four walks at a time
+            f, c = &feature[t, 0], &cut[t, 0]
+            r = 0
+            while r + 4 <= n:
+                n0 = n1 = n2 = n3 = 0
+                for level in range(depth):
+                    n0 = 2 * n0 + 1 + (D[r, f[n0]] > c[n0])
+                    n1 = 2 * n1 + 1 + (D[r + 1, f[n1]] > c[n1])
+                    n2 = 2 * n2 + 1 + (D[r + 2, f[n2]] > c[n2])
+                    n3 = 2 * n3 + 1 + (D[r + 3, f[n3]] > c[n3])
+                reached[r * n_trees + t] = value[t, n0 - width]
+                reached[(r + 1) * n_trees + t] = value[t, n1 - width]
+                reached[(r + 2) * n_trees + t] = value[t, n2 - width]
+                reached[(r + 3) * n_trees + t] = value[t, n3 - width]
+                r += 4
+            while r < n:
                 node = 0
                 for level in range(depth):
-                    node = 2 * node + 1 + (D[r, feature[t, node]] > cut[t, node])
+                    node = 2 * node + 1 + (D[r, f[node]] > c[node])
                 reached[r * n_trees + t] = value[t, node - width]
+                r += 1
         for r in range(n):
             raw[r] = baseline + (0.0 + _pairwise_d(reached + r * n_trees, n_trees, 1))
     free(reached)
@@ -600,14 +634,6 @@ cdef class _Owner:
     cdef public list parts
     cdef tuple _attrs
 
-    def __init__(self, Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth,
-                 Py_ssize_t parent):
-        self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
-        self.parent = parent
-        self.parts = []
-        self.link = 0
-        self._attrs = None
-
     @property
     def attrs(self):
         cdef Py_ssize_t level
@@ -619,6 +645,16 @@ cdef class _Owner:
                 self._attrs = _ATTRS[self.levels] = tuple([f"{level}:{t}" for level, tokens in enumerate(self.levels)
                                                            for t in tokens])
         return self._attrs
+
+
+cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth, Py_ssize_t parent):
+    """A new _Owner (without the Python call of a constructor)."""
+    cdef _Owner owner = _Owner.__new__(_Owner)
+    owner.element, owner.tag, owner.ancestors, owner.levels, owner.depth = element, tag, ancestors, levels, depth
+    owner.parent = parent
+    owner.parts = []
+    owner.link = 0
+    return owner
 
 
 cdef class BlockTarget:
@@ -666,7 +702,7 @@ cdef class BlockTarget:
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
             if tag == "body":
-                owner = _Owner(self.element, tag, (), (), 0, -1)
+                owner = _owner(self.element, tag, (), (), 0, -1)
                 self.owners.append(owner)
                 self._push(tag, owner, False)
             else:
@@ -681,7 +717,7 @@ cdef class BlockTarget:
         else:
             self._flush(owner)
             ancestors = owner.ancestors
-            child = _Owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
+            child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
                            (self.attr_tokens(attrib),) + owner.levels[:3], owner.depth + 1, owner.element)
             self.owners.append(child)
             self._push(tag, child, False)
