@@ -14,7 +14,7 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import Block
+from warcplex.steps.blocks.parse import Block, _attr_tokens, _BlockTarget, _html_parser, parse_blocks
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens
@@ -198,3 +198,27 @@ def test_compiled_context_features_and_trees_agree_with_the_reference(n, monkeyp
     np.testing.assert_array_equal(got, reference(monkeypatch, context_features, prob, X))
     trees = block_model().context_trees
     np.testing.assert_array_equal(trees.raw(got), reference(monkeypatch, trees.raw, got))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monkeypatch):
+    """parse_blocks keeps one parser and target per thread: a page after an unreadable or unfinished
+    one gets the blocks a new parser gives it."""
+    from lxml import etree
+
+    module = native.compiled()
+    if not compiled:
+        monkeypatch.setattr(native, "compiled", lambda: None)
+
+    def fresh(html: str) -> list[Block]:
+        target = module.BlockTarget(Block, _attr_tokens) if compiled else _BlockTarget()
+        try:
+            return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
+        except etree.XMLSyntaxError:
+            return target.close()
+
+    pages = warc_pages(SAMPLE_WARC, limit=6)
+    documents = ["", "<p>unclosed <b>bold <div>and a div", "\x00\x01", pages[0], "<body><p>a</p></body></html><p>b</p>",
+                 "   ", *pages[1:]]
+    for html in documents * 2:
+        assert parse_blocks(html) == fresh(html)

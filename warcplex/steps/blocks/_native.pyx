@@ -667,6 +667,10 @@ cdef class BlockTarget:
 
     def __init__(self, block_class, attr_tokens):
         self.block_class, self.attr_tokens = block_class, attr_tokens
+        self.reset()
+
+    def reset(self):
+        """Start a new document (parse.parse_blocks reuses its parser and target)."""
         self.blocks, self.owners, self.tags, self.opened, self.links = [], [], [], [], []
         self.element = -1
         self.skip = 0
