@@ -621,10 +621,6 @@ def joined_words(str text):
     return _joined_words([text])
 
 
-# Class/id tokens prefixed by level (parse._Owner.attrs) per levels tuple: elements repeat their classes.
-cdef dict _ATTRS = {}
-
-
 cdef class _Owner:
     """parse._Owner: a block-level element on the parser's stack, collecting its runs of text."""
 
@@ -638,12 +634,7 @@ cdef class _Owner:
     def attrs(self):
         cdef Py_ssize_t level
         if self._attrs is None:
-            self._attrs = _ATTRS.get(self.levels)
-            if self._attrs is None:
-                if len(_ATTRS) > 50_000:
-                    _ATTRS.clear()
-                self._attrs = _ATTRS[self.levels] = tuple([f"{level}:{t}" for level, tokens in enumerate(self.levels)
-                                                           for t in tokens])
+            self._attrs = tuple([f"{level}:{t}" for level, tokens in enumerate(self.levels) for t in tokens])
         return self._attrs
 
 
