@@ -344,7 +344,7 @@ cdef inline Py_ssize_t _bin(double value, const double[::1] edges) noexcept nogi
     return k
 
 
-def _group_ids(list keys, Py_ssize_t[::1] ids):
+cdef Py_ssize_t _group_ids(list keys, Py_ssize_t[::1] ids) except -1:
     """Dense ids of equal keys in first-seen order (features._group_sizes); returns the number of groups."""
     cdef dict index = {}
     cdef Py_ssize_t i

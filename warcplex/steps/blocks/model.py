@@ -127,7 +127,7 @@ class BlockModel:
     def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """The logistic regression's log-odds per block."""
         module = native.compiled()
-        if module is not None:
+        if module is not None and X.dtype == np.float32:  # featurize's matrix (float32 sums throughout)
             out = X @ self.dense
             module.add_hashed(out, hashed, self.hashed)
             return out
