@@ -15,9 +15,10 @@ from warcplex.config import load_settings
 from warcplex.models import block_model
 from warcplex.reading.decode import decode_html
 from warcplex.reading.warc import Page
-from warcplex.steps.blocks.features import dense_names, featurize, word_count
+from warcplex.steps.blocks import features
+from warcplex.steps.blocks.features import LID_CHARS, dense_names, featurize, page_language, word_count
 from warcplex.steps.blocks.model import MODEL_PATH, is_heldout
-from warcplex.steps.blocks.parse import block_element, dom_path, parse_blocks, parse_tree
+from warcplex.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
 from warcplex.steps.blocks.rules import RuleSettings, revise
 from warcplex.steps.blocks.step import BlocksExtractor, block_lines
 from warcplex.steps.extractors import ConservativeExtractor
@@ -249,3 +250,25 @@ def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
             rows_seen += share >= model.rules.row_share
             completed += share >= model.rules.row_share and share < 1
     assert rows_seen >= 3 and completed >= 1
+
+
+@pytest.mark.parametrize("texts", [
+    [f"Long block number {i} with several words in it, enough to count." if i % 3 else "Home" for i in range(300)],
+    ["Home", "News", "A b c"],
+    ["Short", "x" * 3000, "one two three four", "Menu"],
+])
+def test_page_language_reads_the_first_chars_of_the_longer_blocks(texts, monkeypatch):
+    """fastText gets the first LID_CHARS characters of the blocks of 4+ words joined (all blocks when
+    none has 4 words), white space collapsed; page_language stops reading blocks once it has them."""
+    samples = []
+
+    class FastText:
+        def predict(self, sample, k):
+            samples.append(sample)
+            return ["__label__en"], [1.0]
+
+    monkeypatch.setattr(features.models, "fasttext_model", lambda path: FastText())
+    blocks = [Block(text, i, "p", (), (), 0, 1) for i, text in enumerate(texts)]
+    assert page_language(blocks, "lid.ftz") == "en"
+    long_blocks = [t for t in texts if word_count(t) >= 4] or texts
+    assert samples == [" ".join(" ".join(long_blocks)[:LID_CHARS].split())]

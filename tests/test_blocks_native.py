@@ -4,6 +4,7 @@ features, same decisions with whatever model is shipped, on real WARC pages."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import SAMPLE_WARC, bench_file
 
 from warcplex.config import load_settings
@@ -12,7 +13,8 @@ from warcplex.reading.decode import decode_html
 from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
-from warcplex.steps.blocks.features import word_count
+from warcplex.steps.blocks.features import context_features, featurize, word_count
+from warcplex.steps.blocks.parse import Block, _attr_tokens, _BlockTarget, _html_parser, parse_blocks
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens
@@ -84,6 +86,15 @@ def test_compiled_word_count_matches_the_reference(monkeypatch):
     assert got == [word_count(t) for t in texts]
 
 
+def test_compiled_joined_words_collapse_white_space_as_split_and_join_do():
+    texts = ["", " ", "a", "  two  words ", "tab\tnew\nline\r\x0b\x0c\x1c\x1d\x1e\x1f\x85 end", "\u3000全角\u3000空白\u2028",
+             "nbsp\u00a0zero\u200bwidth", "\ud800 lone surrogate \U0001F600 emoji"]
+    texts += warc_pages(SAMPLE_WARC, limit=5)
+    module = native.compiled()
+    for text in texts:
+        assert module.joined_words(text) == " ".join(text.split()), text
+
+
 def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
     """The compiled tokenizer (perplexity's fast path) gives normalize_for_lm's line and token count."""
     texts = ["Ünïcödé ＡＢＣ 12.5% — ½ café_au_lait!", "東京タワーは333メートル。서울 x²", "İstanbul ǅ ß ﬁ \u0663\u0664 a\u200bb",
@@ -124,3 +135,90 @@ def test_the_resiliparse_stage_reuses_the_block_stage_main_content_pass(monkeypa
     assert parses == []  # the same page, the same options: no second parse
     ResiliparseExtractor(settings.extract, main_content=False).extract(html)
     assert parses == [1]  # other options: parsed
+
+
+def reference(monkeypatch, function, *args):
+    """``function(*args)`` computed by the pure-Python reference code."""
+    with monkeypatch.context() as patch:
+        patch.setattr(native, "compiled", lambda: None)
+        return function(*args)
+
+
+@pytest.mark.parametrize("n", [*range(0, 40), 127, 128, 129, 255, 256, 257, 1000, 4099, 20_001])
+def test_compiled_pairwise_sums_add_as_numpy_does(n):
+    """page_rows, tree_raw and context_rows sum as ndarray.sum does (pairwise, 8 accumulators)."""
+    rng = np.random.default_rng(n)
+    values = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 9, n)
+    module = native.compiled()
+    assert module.pairwise_sum(values) == values.sum()
+    values32 = values.astype(np.float32)
+    got = module.pairwise_sum32(values32)
+    assert got.dtype == np.float32 and got == values32.sum()
+
+
+def block(text: str, element: int, tag: str = "p", parent: int = 0, link: int = 0, attrs: tuple = ()) -> Block:
+    return Block(text, element, tag, ("div", "body"), attrs, link, 2, parent)
+
+
+EDGE_PAGES = [
+    [block("Only one block here", 1)],
+    [block("two", 1, "li"), block("blocks, the second not in the primary text.", 2)],
+    # link density exactly at the 0.01 and 0.3 edges; word counts at the word bins' edges
+    [block("x" * 100, 1, link=1), block("abcdefghij", 2, link=3), block("a b", 3), block("a b c d e", 4),
+     block(" ".join(["w"] * 13), 5, "td", 4), block(" ".join(["w"] * 13), 6, "td", 4), block("毎朝、仕事に行く", 7)],
+    # in the primary text out of order, repeated, and made of the primary text's 4-grams but not in it
+    [block("The third sentence.", 1), block("The first sentence here.", 2), block("The first sentence here.", 3),
+     block("sentence here. The third", 4), block("first sentence", 5), block("here. The first sentence.", 6)],
+    [block(f"Item number {i % 4} of a long list", i, "li", 1, attrs=("0:item", "1:list")) for i in range(2, 160)],
+]
+EDGE_PRIMARY = "The first sentence here. The third sentence.\nOnly one block here\na b c d e"
+
+
+@pytest.mark.parametrize("page", EDGE_PAGES)
+@pytest.mark.parametrize("scored", ["none", "all", "some", "ties"])
+def test_compiled_page_features_agree_with_the_reference_on_edge_cases(page, scored, monkeypatch):
+    n = len(page)
+    log_ppl = {"none": None, "all": np.linspace(1.5, 3.0, n), "ties": np.full(n, 2.25),
+               "some": np.where(np.arange(n) % 3 == 0, np.nan, np.arange(n) % 5 * 0.4)}[scored]
+    X, hashed = featurize(page, EDGE_PRIMARY, log_ppl, 0.5)
+    X_ref, hashed_ref = reference(monkeypatch, featurize, page, EDGE_PRIMARY, log_ppl, 0.5)
+    np.testing.assert_array_equal(X, X_ref)
+    assert hashed == hashed_ref
+    prob = block_model().first_stage(X, hashed)
+    np.testing.assert_array_equal(prob, reference(monkeypatch, block_model().first_stage, X_ref, hashed_ref))
+    np.testing.assert_array_equal(context_features(prob, X), reference(monkeypatch, context_features, prob, X))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 25, 200])
+def test_compiled_context_features_and_trees_agree_with_the_reference(n, monkeypatch):
+    rng = np.random.default_rng(n)
+    prob = rng.choice([0.0, 1e-9, 0.2, 0.5, 0.5000001, 0.9, 1.0 - 1e-9, 1.0], n)
+    X = (rng.random((n, 71)) * 3).astype(np.float32)
+    got = context_features(prob, X)
+    np.testing.assert_array_equal(got, reference(monkeypatch, context_features, prob, X))
+    trees = block_model().context_trees
+    np.testing.assert_array_equal(trees.raw(got), reference(monkeypatch, trees.raw, got))
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monkeypatch):
+    """parse_blocks keeps one parser and target per thread: a page after an unreadable or unfinished
+    one gets the blocks a new parser gives it."""
+    from lxml import etree
+
+    module = native.compiled()
+    if not compiled:
+        monkeypatch.setattr(native, "compiled", lambda: None)
+
+    def fresh(html: str) -> list[Block]:
+        target = module.BlockTarget(Block, _attr_tokens) if compiled else _BlockTarget()
+        try:
+            return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
+        except etree.XMLSyntaxError:
+            return target.close()
+
+    pages = warc_pages(SAMPLE_WARC, limit=6)
+    documents = ["", "<p>unclosed <b>bold <div>and a div", "\x00\x01", pages[0], "<body><p>a</p></body></html><p>b</p>",
+                 "   ", *pages[1:]]
+    for html in documents * 2:
+        assert parse_blocks(html) == fresh(html)

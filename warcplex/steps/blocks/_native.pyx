@@ -1,22 +1,26 @@
 # cython: language_level=3
-"""Compiled block stage: the parser target of :mod:`~warcplex.steps.blocks.parse`, the per-block
-text features of :mod:`~warcplex.steps.blocks.features` and the tree walk of
-:mod:`~warcplex.steps.blocks.model`, computing exactly what their Python reference code computes
-(``tests/test_blocks_native.py`` pins block-level agreement). Loaded by
-:mod:`warcplex.steps.blocks.native`, which falls back to the Python code when it is missing.
+"""Compiled block stage: the parser target of :mod:`~warcplex.steps.blocks.parse`, the page's feature
+matrix and the second stage's context features of :mod:`~warcplex.steps.blocks.features`, and the
+linear part and tree ensembles of :mod:`~warcplex.steps.blocks.model`, computing exactly what their
+Python reference code computes, bit for bit (``tests/test_blocks_native.py`` pins it): the same
+float32/float64 roundings in the same order, numpy's pairwise summation, numpy's own transcendental
+functions (called once per page on whole arrays). Loaded by :mod:`warcplex.steps.blocks.native`,
+which falls back to the Python code when it is missing.
 """
 
 cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_FromKindAndData
+from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_Find, PyUnicode_FromKindAndData
 from libc.math cimport log1p
+from libc.stdlib cimport free, malloc, qsort
+from libc.string cimport memset
 
 import unicodedata
 
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 2
+VERSION = 3
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -34,6 +38,23 @@ cdef inline bint _unspaced(Py_UCS4 c) noexcept:
     return ((0x3040 <= c <= 0x30ff) or (0x3400 <= c <= 0x4dbf) or (0x4e00 <= c <= 0x9fff)
             or (0xf900 <= c <= 0xfaff) or (0x0e00 <= c <= 0x0eff) or (0x1000 <= c <= 0x109f)
             or (0x1780 <= c <= 0x17ff))
+
+
+# str's character classes, with the ASCII answers inline (Python's own tables answer the rest).
+cdef inline bint _isalpha(Py_UCS4 c) noexcept:
+    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z') if c < 128 else c.isalpha()
+
+
+cdef inline bint _isupper(Py_UCS4 c) noexcept:
+    return u'A' <= c <= u'Z' if c < 128 else c.isupper()
+
+
+cdef inline bint _isdecimal(Py_UCS4 c) noexcept:
+    return u'0' <= c <= u'9' if c < 128 else c.isdecimal()
+
+
+cdef inline bint _isalnum(Py_UCS4 c) noexcept:
+    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z') or (u'0' <= c <= u'9') if c < 128 else c.isalnum()
 
 
 cdef inline bint _lm_cjk(Py_UCS4 c) noexcept:
@@ -54,12 +75,12 @@ def lm_line(str text):
         raise MemoryError()
     try:
         for c in norm:
-            if c.isdecimal():
+            if _isdecimal(c):
                 c = u'0'
             if c.isspace():
                 in_run = False
                 continue
-            if (c.isalnum() or c == u'_') and not _lm_cjk(c):
+            if (_isalnum(c) or c == u'_') and not _lm_cjk(c):
                 if in_run:
                     buf[length] = c
                     length += 1
@@ -96,15 +117,134 @@ def word_count(str text):
     return spaced if spaced > 1 else 1
 
 
+cdef inline double _pairwise_d(const double *a, Py_ssize_t n, Py_ssize_t stride) noexcept nogil:
+    """numpy's pairwise summation of doubles (``DOUBLE_pairwise_sum``: what ``ndarray.sum`` adds in)."""
+    cdef double r0, r1, r2, r3, r4, r5, r6, r7, res
+    cdef Py_ssize_t i, n2
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i * stride]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3 = a[0], a[stride], a[2 * stride], a[3 * stride]
+        r4, r5, r6, r7 = a[4 * stride], a[5 * stride], a[6 * stride], a[7 * stride]
+        i = 8
+        while i < n - (n % 8):
+            r0 += a[i * stride]
+            r1 += a[(i + 1) * stride]
+            r2 += a[(i + 2) * stride]
+            r3 += a[(i + 3) * stride]
+            r4 += a[(i + 4) * stride]
+            r5 += a[(i + 5) * stride]
+            r6 += a[(i + 6) * stride]
+            r7 += a[(i + 7) * stride]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[i * stride]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_d(a, n2, stride) + _pairwise_d(a + n2 * stride, n - n2, stride)
+
+
+cdef inline float _pairwise_f(const float *a, Py_ssize_t n) noexcept nogil:
+    """numpy's pairwise summation of contiguous float32 (``FLOAT_pairwise_sum``, float accumulators)."""
+    cdef float r0, r1, r2, r3, r4, r5, r6, r7, res
+    cdef Py_ssize_t i, n2
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+        i = 8
+        while i < n - (n % 8):
+            r0 += a[i]
+            r1 += a[i + 1]
+            r2 += a[i + 2]
+            r3 += a[i + 3]
+            r4 += a[i + 4]
+            r5 += a[i + 5]
+            r6 += a[i + 6]
+            r7 += a[i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_f(a, n2) + _pairwise_f(a + n2, n - n2)
+
+
+def pairwise_sum(const double[::1] values):
+    """``values.sum()`` as numpy adds it (pinned against numpy by the tests)."""
+    return 0.0 + _pairwise_d(&values[0], values.shape[0], 1) if values.shape[0] else 0.0
+
+
+def pairwise_sum32(const float[::1] values):
+    """``values.sum()`` of float32 as numpy adds it (a float32 result)."""
+    return np.float32(0.0 + _pairwise_f(&values[0], values.shape[0]) if values.shape[0] else 0.0)
+
+
+# Bits of the filter of the primary text's 4-grams (_Grams): a block with a 4-gram not in it is not in the text.
+cdef enum:
+    GRAM_BITS = 17
+    GRAM_WORDS = 2048  # 2 ** GRAM_BITS / 64
+
+
+cdef inline Py_ssize_t _gram_bit(unsigned long long window) noexcept nogil:
+    return <Py_ssize_t> ((window * 0x9E3779B97F4A7C15ULL) >> (64 - GRAM_BITS))
+
+
+cdef class _Grams:
+    """The 4-grams of a text in a bit filter: ``maybe_in`` is False only for texts with a 4-gram the text
+    lacks (never a substring of it), so ``text in primary`` is searched for only where it may hold."""
+
+    cdef unsigned long long bits[2048]  # GRAM_WORDS
+
+    def __cinit__(self, str text):
+        cdef unsigned long long window = 0
+        cdef Py_ssize_t seen = 0, bit
+        cdef Py_UCS4 c
+        memset(self.bits, 0, sizeof(self.bits))
+        for c in text:
+            window = (window << 16) ^ <unsigned long long> c  # the last four characters (their low 16 bits)
+            seen += 1
+            if seen >= 4:
+                bit = _gram_bit(window)
+                self.bits[bit >> 6] |= 1ULL << (bit & 63)
+
+    cdef bint maybe_in(self, str text):
+        cdef unsigned long long window = 0
+        cdef Py_ssize_t seen = 0, bit
+        cdef Py_UCS4 c
+        for c in text:
+            window = (window << 16) ^ <unsigned long long> c
+            seen += 1
+            if seen >= 4:
+                bit = _gram_bit(window)
+                if not (self.bits[bit >> 6] >> (bit & 63)) & 1:
+                    return False
+        return True
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out):
-    """features._base of every block into the rows of ``out`` (n x len(BASE), float32)."""
+cdef void _base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out, Py_ssize_t col):
+    """features._base of every block into columns ``col`` .. ``col + len(BASE) - 1`` of ``out``."""
     cdef Py_ssize_t i, n_chars, spaced, unspaced, punct, letters, digits, title, n_words
     cdef bint in_word, scored
     cdef Py_UCS4 c
     cdef double ppl
     cdef str text, tag
+    cdef _Grams grams = _Grams(primary)
+    cdef Py_ssize_t n_primary = len(primary), after = 0, found
     for i in range(len(blocks)):
         block = blocks[i]
         text = block.text
@@ -119,9 +259,9 @@ def base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out):
             if not in_word:
                 spaced += 1
                 in_word = True
-                if c.isupper():
+                if _isupper(c):
                     title += 1
-            if c.isalpha():
+            if _isalpha(c):
                 letters += 1
             if c == u',' or c == u'.' or c == u'\u3001' or c == u'\u3002' or c == u'\uff0c':
                 punct += 1
@@ -134,40 +274,351 @@ def base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out):
             n_words = 1
         ppl = log_ppl[i]
         scored = ppl == ppl
-        out[i, 0] = log1p(<double>n_words)
-        out[i, 1] = <double>block.link_chars / n_chars
-        out[i, 2] = 1.0 if primary and text in primary else 0.0
-        out[i, 3] = 1.0 if text[n_chars - 1] in ENDS_SENTENCE else 0.0
-        out[i, 4] = min(1.0, <double>punct / n_words)
-        out[i, 5] = <double>digits / n_chars
-        out[i, 6] = <double>title / n_words
-        out[i, 7] = ppl if scored else 0.0
-        out[i, 8] = 0.0 if scored else 1.0
-        out[i, 9] = min(<double>block.depth, 30.0) / 30
-        out[i, 10] = <double>letters / n_chars
-        out[i, 11] = <double>(spaced - 1) / n_chars
-        out[i, 12] = 1.0 if tag in HEADINGS else 0.0
-        out[i, 13] = 1.0 if tag in LIST_ITEMS else 0.0
-        out[i, 14] = 1.0 if tag in CELLS else 0.0
-        out[i, 15] = 1.0 if tag in CODE or "pre" in block.ancestors else 0.0
+        out[i, col] = log1p(<double>n_words)
+        out[i, col + 1] = <double>block.link_chars / n_chars
+        found = -1
+        if n_primary and grams.maybe_in(text):
+            # blocks come in the primary text's order: look after the last one found first, then before it
+            found = PyUnicode_Find(primary, text, after, n_primary, 1)
+            if found == -1 and after:
+                found = PyUnicode_Find(primary, text, 0, min(after + n_chars - 1, n_primary), 1)
+            if found >= 0:
+                after = found + n_chars
+        out[i, col + 2] = 1.0 if found >= 0 else 0.0
+        out[i, col + 3] = 1.0 if text[n_chars - 1] in ENDS_SENTENCE else 0.0
+        out[i, col + 4] = min(1.0, <double>punct / n_words)
+        out[i, col + 5] = <double>digits / n_chars
+        out[i, col + 6] = <double>title / n_words
+        out[i, col + 7] = ppl if scored else 0.0
+        out[i, col + 8] = 0.0 if scored else 1.0
+        out[i, col + 9] = min(<double>block.depth, 30.0) / 30
+        out[i, col + 10] = <double>letters / n_chars
+        out[i, col + 11] = <double>(spaced - 1) / n_chars
+        out[i, col + 12] = 1.0 if tag in HEADINGS else 0.0
+        out[i, col + 13] = 1.0 if tag in LIST_ITEMS else 0.0
+        out[i, col + 14] = 1.0 if tag in CELLS else 0.0
+        out[i, col + 15] = 1.0 if tag in CODE or "pre" in block.ancestors else 0.0
+
+
+cdef int _cmp_float(const void *a, const void *b) noexcept nogil:
+    cdef float x = (<const float *> a)[0], y = (<const float *> b)[0]
+    return (x > y) - (x < y)
+
+
+cdef struct _Keyed:
+    double value
+    Py_ssize_t index
+
+
+cdef int _cmp_keyed(const void *a, const void *b) noexcept nogil:
+    """By value, then by position: the order of a stable sort."""
+    cdef const _Keyed *x = <const _Keyed *> a
+    cdef const _Keyed *y = <const _Keyed *> b
+    if x.value != y.value:
+        return -1 if x.value < y.value else 1
+    return (x.index > y.index) - (x.index < y.index)
+
+
+cdef void _rank(const double *values, const unsigned char *mask, Py_ssize_t n, double *out) noexcept nogil:
+    """features._rank: each value's percentile rank among the masked values (ties by position), 0.5 elsewhere."""
+    cdef Py_ssize_t i, m = 0
+    cdef _Keyed *keyed = <_Keyed *> malloc(n * sizeof(_Keyed))
+    for i in range(n):
+        out[i] = 0.5
+        if mask[i]:
+            keyed[m].value = values[i]
+            keyed[m].index = i
+            m += 1
+    if m > 1:
+        qsort(keyed, m, sizeof(_Keyed), _cmp_keyed)
+        for i in range(m):
+            out[keyed[i].index] = <double>i / (m - 1)
+    free(keyed)
+
+
+cdef inline Py_ssize_t _bin(double value, const double[::1] edges) noexcept nogil:
+    """np.digitize: the number of edges at or below ``value``."""
+    cdef Py_ssize_t k = 0
+    while k < edges.shape[0] and edges[k] <= value:
+        k += 1
+    return k
+
+
+cdef Py_ssize_t _group_ids(list keys, Py_ssize_t[::1] ids) except -1:
+    """Dense ids of equal keys in first-seen order (features._group_sizes); returns the number of groups."""
+    cdef dict index = {}
+    cdef Py_ssize_t i
+    for i in range(len(keys)):
+        ids[i] = index.setdefault(keys[i], len(index))
+    return len(index)
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def tree_leaves(const double[:, ::1] D, const Py_ssize_t[:, ::1] feature, const double[:, ::1] cut, int depth):
-    """model.TreeEnsemble.raw's walk: the leaf (0 .. 2**depth - 1) each row reaches in each tree."""
+@cython.cdivision(True)
+def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1] X, const double[::1] word_bins,
+              const double[::1] link_bins, const double[::1] ppl_bins):
+    """features.featurize's dense matrix, computed as its numpy code computes it, into ``X`` (n x
+    len(dense_names()), float32): bias, BASE, PAGE, the three one-hot bins, the neighbours and the window.
+    Transcendental functions are numpy's own (np.expm1, np.log1p), sums are numpy's pairwise sums."""
+    cdef Py_ssize_t n = len(blocks), i, j, k, m, lo, hi, n_groups
+    cdef Py_ssize_t B = 1, P = 17, WB = 30
+    cdef Py_ssize_t LB = WB + word_bins.shape[0] + 1
+    cdef Py_ssize_t PB = LB + link_bins.shape[0] + 1
+    cdef Py_ssize_t NB = PB + ppl_bins.shape[0] + 1
+    cdef Py_ssize_t WIN = NB + 16
+    cdef Py_ssize_t NEIGH[4]
+    cdef Py_ssize_t SHIFT[4]
+    cdef float a, b, page_ppl
+    cdef double total, page_repeat, step, s, in_primary
+    if X.shape[0] != n or X.shape[1] != WIN + 4:
+        raise ValueError("X must be n x len(dense_names())")
+    NEIGH[:] = [B + 0, B + 1, B + 2, B + 3]  # features.NEIGHBOUR: log_words, link_density, in_primary, ends_punct
+    SHIFT[:] = [-1, -2, 1, 2]  # prev1, prev2, next1, next2
+    _base_rows(blocks, primary, log_ppl, X, B)
+    words_arr = np.expm1(np.asarray(X[:, B]).astype(np.float64))
+    cdef const double[::1] words = words_arr
+    cdef double[::1] rel = np.empty(n)
+    cdef unsigned char[::1] scored = np.empty(n, dtype=np.uint8)
+    cdef unsigned char[::1] every = np.ones(n, dtype=np.uint8)
+    cdef float[::1] sorted_ppl = np.empty(n, dtype=np.float32)
+    cdef double[::1] ppl_rank = np.empty(n), words_rank = np.empty(n)
+    m = 0
+    for i in range(n):
+        rel[i] = X[i, B + 7]
+        scored[i] = X[i, B + 8] == 0
+        if scored[i]:
+            sorted_ppl[m] = X[i, B + 7]
+            m += 1
+    page_ppl = 0.0  # np.median of the float32 values: the middle one, or the float32 mean of the middle two
+    if m:
+        qsort(&sorted_ppl[0], m, sizeof(float), _cmp_float)
+        if m % 2:
+            page_ppl = sorted_ppl[m // 2]
+        else:
+            a, b = sorted_ppl[m // 2 - 1], sorted_ppl[m // 2]
+            page_ppl = (a + b) / <float>2.0
+    _rank(&rel[0], &scored[0], n, &ppl_rank[0])
+    _rank(&words[0], &every[0], n, &words_rank[0])
+    in_primary = 0.0
+    for i in range(n):
+        in_primary += X[i, B + 2]
+    # structure(): siblings (parent, tag) and repeats (tag, ancestors, class/id tokens)
+    sib_ids_arr, rep_ids_arr = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] sib_ids = sib_ids_arr, rep_ids = rep_ids_arr
+    _group_ids([(bl.parent, bl.tag) for bl in blocks], sib_ids)
+    n_groups = _group_ids([(bl.tag, bl.ancestors, bl.attr_tokens) for bl in blocks], rep_ids)
+    cdef Py_ssize_t[::1] sib_size = np.zeros(n, dtype=np.intp), rep_size = np.zeros(n_groups, dtype=np.intp)
+    cdef double[::1] rep_words = np.zeros(n_groups), rep_links = np.zeros(n_groups)
+    for i in range(n):
+        sib_size[sib_ids[i]] += 1
+        rep_size[rep_ids[i]] += 1
+        rep_words[rep_ids[i]] += words[i]
+        rep_links[rep_ids[i]] += <double>X[i, B + 1] * words[i]
+    sib_minus, rep_minus = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] sib_m = sib_minus, rep_m = rep_minus
+    cdef double[::1] repeated = np.empty(n)
+    k = 0
+    for i in range(n):
+        sib_m[i] = sib_size[sib_ids[i]] - 1
+        rep_m[i] = rep_size[rep_ids[i]] - 1
+        if rep_m[i] >= 2:
+            repeated[k] = words[i]
+            k += 1
+    cdef const double[::1] log_sib = np.log1p(sib_minus)
+    cdef const double[::1] log_rep = np.log1p(rep_minus)
+    total = _pairwise_d(&words[0], n, 1) if n else 0.0
+    total = total if total > 1.0 else 1.0
+    page_repeat = (_pairwise_d(&repeated[0], k, 1) if k else 0.0) / total
+    step = 1.0 / (n - 1) if n > 1 else 0.0
+    for i in range(n):
+        X[i, 0] = 1.0
+        X[i, P] = (1.0 if i == n - 1 else <double>i * step) if n > 1 else 0.0
+        X[i, P + 1] = (<float>rel[i] - page_ppl) if scored[i] else 0.0
+        X[i, P + 2] = ppl_rank[i]
+        X[i, P + 3] = <float>in_primary / <float>n
+        X[i, P + 4] = log1p(<double>n) / 8
+        X[i, P + 5] = words_rank[i]
+        X[i, P + 6] = words[i] / total
+        X[i, P + 7] = log_sib[i]
+        X[i, P + 8] = log_rep[i]
+        X[i, P + 9] = rep_words[rep_ids[i]] / total
+        s = rep_words[rep_ids[i]]
+        X[i, P + 10] = rep_links[rep_ids[i]] / (s if s > 1.0 else 1.0)
+        X[i, P + 11] = page_repeat
+        X[i, P + 12] = 1.0 if page_lm else 0.0
+        for j in range(WB, WIN + 4):
+            X[i, j] = 0.0
+        X[i, WB + _bin(words[i], word_bins)] = 1.0
+        X[i, LB + _bin(<double>X[i, B + 1], link_bins)] = 1.0
+        if scored[i]:
+            X[i, PB + _bin(rel[i], ppl_bins)] = 1.0
+        for k in range(4):
+            if 0 <= i + SHIFT[k] < n:
+                for j in range(4):
+                    X[i, NB + 4 * k + j] = X[i + SHIFT[k], NEIGH[j]]
+        lo = i - 3 if i > 3 else 0
+        hi = i + 3 if i + 3 < n - 1 else n - 1
+        for j in range(4):
+            s = 0.0
+            for k in range(lo, hi + 1):
+                s += X[k, NEIGH[j]]
+            X[i, WIN + j] = s / (hi - lo + 1)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def tree_raw(const double[:, ::1] D, const Py_ssize_t[:, ::1] feature, const double[:, ::1] cut,
+             const double[:, ::1] value, double baseline, int depth):
+    """model.TreeEnsemble.raw: per row of ``D``, the baseline plus the leaf values it reaches in every
+    tree (the trees one level per step, children of k at 2k+1 and 2k+2), summed as numpy sums them."""
     cdef Py_ssize_t n = D.shape[0], n_trees = feature.shape[0], width = feature.shape[1]
-    cdef Py_ssize_t r, t, node, level
-    leaves = np.empty((n, n_trees), dtype=np.intp)
-    cdef Py_ssize_t[:, ::1] out = leaves
+    cdef Py_ssize_t r, t, node, level, n0, n1, n2, n3
+    cdef const Py_ssize_t *f
+    cdef const double *c
+    raw_arr = np.empty(n)
+    cdef double[::1] raw = raw_arr
+    cdef double *reached = <double *> malloc(max(n * n_trees, 1) * sizeof(double))  # row-major: row, tree
+    if reached == NULL:
+        raise MemoryError()
     with nogil:
-        for r in range(n):
-            for t in range(n_trees):
+        for t in range(n_trees):  # one tree over all rows (its nodes stay in cache), four walks at a time
+            f, c = &feature[t, 0], &cut[t, 0]
+            r = 0
+            while r + 4 <= n:
+                n0 = n1 = n2 = n3 = 0
+                for level in range(depth):
+                    n0 = 2 * n0 + 1 + (D[r, f[n0]] > c[n0])
+                    n1 = 2 * n1 + 1 + (D[r + 1, f[n1]] > c[n1])
+                    n2 = 2 * n2 + 1 + (D[r + 2, f[n2]] > c[n2])
+                    n3 = 2 * n3 + 1 + (D[r + 3, f[n3]] > c[n3])
+                reached[r * n_trees + t] = value[t, n0 - width]
+                reached[(r + 1) * n_trees + t] = value[t, n1 - width]
+                reached[(r + 2) * n_trees + t] = value[t, n2 - width]
+                reached[(r + 3) * n_trees + t] = value[t, n3 - width]
+                r += 4
+            while r < n:
                 node = 0
                 for level in range(depth):
-                    node = 2 * node + 1 + (D[r, feature[t, node]] > cut[t, node])
-                out[r, t] = node - width
-    return leaves
+                    node = 2 * node + 1 + (D[r, f[node]] > c[node])
+                reached[r * n_trees + t] = value[t, node - width]
+                r += 1
+        for r in range(n):
+            raw[r] = baseline + (0.0 + _pairwise_d(reached + r * n_trees, n_trees, 1))
+    free(reached)
+    return raw_arr
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def add_hashed(float[::1] out, list hashed, const float[::1] weights):
+    """model.BlockModel.linear's sparse part: adds to ``out[i]`` the hashed weights of row i (summed in
+    float64 in order, as np.bincount sums them, then rounded to float32)."""
+    cdef Py_ssize_t i, index
+    cdef double s
+    cdef list row
+    for i in range(len(hashed)):
+        row = hashed[i]
+        s = 0.0
+        for index in row:
+            s += weights[index]
+        out[i] = out[i] + <float>s
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def context_rows(const double[::1] prob, X, Py_ssize_t base_start, Py_ssize_t base_stop):
+    """features.context_features, computed as its numpy code computes it (np.log and np.expm1 are numpy's)."""
+    cdef Py_ssize_t n = prob.shape[0], i, k, lo, hi, half, c
+    cdef Py_ssize_t n_base = base_stop - base_start, n_cols = 17 + n_base
+    cdef double p, share, top, total_d
+    cdef float total, kept, running, divisor
+    cdef const float[:, ::1] Xv = X
+    out_arr = np.empty((n, n_cols))
+    cdef double[:, ::1] out = out_arr
+    odds_arr = np.empty(n)
+    cdef double[::1] odds = odds_arr
+    cdef double[::1] cumulative = np.empty(n + 1)
+    for i in range(n):
+        p = prob[i]
+        p = 1e-6 if p < 1e-6 else (1 - 1e-6 if p > 1 - 1e-6 else p)
+        odds[i] = p / (1 - p)
+    cdef const double[::1] logit = np.log(odds_arr)
+    kept_arr = np.expm1(X[:, 1])  # float32, as the reference computes it
+    cdef float[::1] kept_words = kept_arr
+    share = 0.0
+    top = prob[0] if n else 0.0
+    cumulative[0] = 0.0
+    for i in range(n):
+        if prob[i] > 0.5:
+            share += 1
+        else:
+            kept_words[i] = kept_words[i] * 0
+        if prob[i] > top:
+            top = prob[i]
+        cumulative[i + 1] = cumulative[i] + prob[i]
+    total = 0.0 + _pairwise_f(&kept_words[0], n) if n else 0.0
+    divisor = total if total >= 1.0 else 1.0
+    total_d = log1p(<double>total)
+    p = (0.0 + _pairwise_d(&prob[0], n, 1)) / n if n else 0.0
+    running = 0.0
+    for i in range(n):
+        out[i, 0] = prob[i]
+        out[i, 1] = logit[i]
+        for k in range(1, 4):
+            out[i, 2 * k] = prob[i - k] if i >= k else 0.0
+            out[i, 2 * k + 1] = prob[i + k] if i + k < n else 0.0
+        for c, half in enumerate((3, 10)):
+            lo = i - half if i > half else 0
+            hi = i + half + 1 if i + half + 1 < n else n
+            out[i, 8 + c] = (cumulative[hi] - cumulative[lo]) / (hi - lo)
+        out[i, 10] = p
+        out[i, 11] = top
+        out[i, 12] = share / n
+        out[i, 13] = prob[i] if i == 0 or prob[i] > out[i - 1, 13] else out[i - 1, 13]
+        out[i, 15] = total_d
+        running = running + kept_words[i]
+        out[i, 16] = running / divisor
+        for k in range(n_base):
+            out[i, 17 + k] = Xv[i, base_start + k]
+    for i in range(n - 1, -1, -1):
+        out[i, 14] = prob[i] if i == n - 1 or prob[i] > out[i + 1, 14] else out[i + 1, 14]
+    return out_arr
+
+
+cdef str _joined_words(list parts):
+    """``" ".join("".join(parts).split())`` without the list of words: runs of white space (as str.split
+    sees it) become one space, none at either end."""
+    cdef Py_ssize_t total = 0, length = 0
+    cdef str part
+    cdef Py_UCS4 c
+    cdef bint pending = False
+    for part in parts:
+        total += len(part)
+    cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((total + 1) * sizeof(Py_UCS4))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for part in parts:
+            for c in part:
+                if c.isspace():
+                    pending = length > 0
+                    continue
+                if pending:
+                    buf[length] = u' '
+                    length += 1
+                    pending = False
+                buf[length] = c
+                length += 1
+        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
+    finally:
+        PyMem_Free(buf)
+
+
+def joined_words(str text):
+    """``" ".join(text.split())``, without the list of words."""
+    return _joined_words([text])
 
 
 cdef class _Owner:
@@ -179,14 +630,6 @@ cdef class _Owner:
     cdef public list parts
     cdef tuple _attrs
 
-    def __init__(self, Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth,
-                 Py_ssize_t parent):
-        self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
-        self.parent = parent
-        self.parts = []
-        self.link = 0
-        self._attrs = None
-
     @property
     def attrs(self):
         cdef Py_ssize_t level
@@ -195,16 +638,31 @@ cdef class _Owner:
         return self._attrs
 
 
-cdef class BlockTarget:
-    """parse._BlockTarget, compiled: the HTML parser's events -> blocks (``block_class`` objects)."""
+cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth, Py_ssize_t parent):
+    """A new _Owner (without the Python call of a constructor)."""
+    cdef _Owner owner = _Owner.__new__(_Owner)
+    owner.element, owner.tag, owner.ancestors, owner.levels, owner.depth = element, tag, ancestors, levels, depth
+    owner.parent = parent
+    owner.parts = []
+    owner.link = 0
+    return owner
 
-    cdef public list blocks, owners, stack
+
+cdef class BlockTarget:
+    """parse._BlockTarget, compiled: the HTML parser's events -> blocks (``block_class`` objects). Its stack
+    is three lists (tag, the owner the element opened or None, inside a link) instead of tuples."""
+
+    cdef public list blocks, owners, tags, opened, links
     cdef public Py_ssize_t element, skip
     cdef object block_class, attr_tokens
 
     def __init__(self, block_class, attr_tokens):
         self.block_class, self.attr_tokens = block_class, attr_tokens
-        self.blocks, self.owners, self.stack = [], [], []
+        self.reset()
+
+    def reset(self):
+        """Start a new document (parse.parse_blocks reuses its parser and target)."""
+        self.blocks, self.owners, self.tags, self.opened, self.links = [], [], [], [], []
         self.element = -1
         self.skip = 0
 
@@ -212,7 +670,7 @@ cdef class BlockTarget:
         cdef str text
         cdef Py_ssize_t link
         if owner.parts:
-            text = " ".join("".join(owner.parts).split())
+            text = _joined_words(owner.parts)
             if text:
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
@@ -220,9 +678,15 @@ cdef class BlockTarget:
             owner.parts = []
             owner.link = 0
 
+    cdef _push(self, str tag, object owner, bint in_link):
+        self.tags.append(tag)
+        self.opened.append(owner)
+        self.links.append(in_link)
+
     def start(self, tag, attrib):
         cdef _Owner owner, child
         cdef bint in_link
+        cdef tuple ancestors
         self.element += 1
         if self.skip:
             self.skip += 1
@@ -230,48 +694,48 @@ cdef class BlockTarget:
         if tag in SKIP:
             self.skip = 1
             return
-        in_link = bool(self.stack) and self.stack[-1][2]
+        in_link = bool(self.links) and self.links[-1]
         if not self.owners:
             if tag == "body":
-                owner = _Owner(self.element, tag, (), (), 0, -1)
+                owner = _owner(self.element, tag, (), (), 0, -1)
                 self.owners.append(owner)
-                self.stack.append((tag, owner, False))
+                self._push(tag, owner, False)
             else:
-                self.stack.append((tag, None, False))
+                self._push(tag, None, False)
             return
         owner = self.owners[-1]
         if tag in INLINE:
-            self.stack.append((tag, None, in_link or tag == "a"))
+            self._push(tag, None, in_link or tag == "a")
         elif tag == "br":
             owner.parts.append(" ")
-            self.stack.append((tag, None, in_link))
+            self._push(tag, None, in_link)
         else:
             self._flush(owner)
-            child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
-                           (self.attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element)
+            ancestors = owner.ancestors
+            child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
+                           (self.attr_tokens(attrib),) + owner.levels[:3], owner.depth + 1, owner.element)
             self.owners.append(child)
-            self.stack.append((tag, child, False))
+            self._push(tag, child, False)
 
     def end(self, tag):
-        cdef list stack = self.stack
-        cdef tuple entry
+        cdef list tags = self.tags
+        cdef object opened
+        cdef str name
         if self.skip:
             self.skip -= 1
             return
-        if not stack:
+        if not tags:
             return
-        if (<tuple>stack[-1])[0] != tag:
-            for entry in stack:
-                if entry[0] == tag:
-                    break
-            else:
-                return  # an end tag the parser never opened
-        while stack:
-            entry = stack.pop()
-            if entry[1] is not None:
-                self._flush(entry[1])
+        if tags[-1] != tag and tag not in tags:
+            return  # an end tag the parser never opened
+        while tags:
+            name = tags.pop()
+            opened = self.opened.pop()
+            self.links.pop()
+            if opened is not None:
+                self._flush(<_Owner> opened)
                 self.owners.pop()
-            if entry[0] == tag:
+            if name == tag:
                 return
 
     def data(self, text):
@@ -280,7 +744,7 @@ cdef class BlockTarget:
             return
         owner = self.owners[-1]
         owner.parts.append(text)
-        if (<tuple>self.stack[-1])[2]:
+        if self.links[-1]:
             owner.link += len(text)
 
     def close(self):

@@ -169,17 +169,18 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     ``ppl_centre`` is that model's typical log10 block perplexity, subtracted so that models of
     different languages share one scale.
     """
-    primary = " ".join(primary_text.split())
     n = len(blocks)
     page_lm = log_ppl is not None
     ppl = np.full(n, np.nan) if log_ppl is None else np.asarray(log_ppl, dtype=np.float64) - ppl_centre
     module = native.compiled()
-    if module is None:
-        base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
-                        dtype=np.float32).reshape(n, len(BASE))
-    else:
-        base = np.empty((n, len(BASE)), dtype=np.float32)
-        module.base_rows(blocks, primary, ppl.tolist(), base)
+    if module is not None:  # the same matrix in one compiled pass (_native.page_rows)
+        X = np.empty((n, len(dense_names())), dtype=np.float32)
+        if n:
+            module.page_rows(blocks, module.joined_words(primary_text), ppl.tolist(), page_lm, X, *_EDGES)
+        return X, hashed_tokens(blocks, X[:, 1 + BASE.index("in_primary")].tolist())
+    primary = " ".join(primary_text.split())
+    base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
+                    dtype=np.float32).reshape(n, len(BASE))
     col = {name: j for j, name in enumerate(BASE)}
     rel_ppl, scored = base[:, col["log_ppl"]], base[:, col["no_ppl"]] == 0
     page_ppl = float(np.median(rel_ppl[scored])) if scored.any() else 0.0
@@ -209,17 +210,27 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
                    _one_hot(words, WORD_BINS),
                    _one_hot(base[:, col["link_density"]], LINK_BINS),
                    _one_hot(rel_ppl, PPL_BINS, scored), *shifted, window]).astype(np.float32)
+    return X, hashed_tokens(blocks, base[:, col["in_primary"]].tolist())
+
+
+# The bin edges as the compiled page_rows takes them (float64; digitize compares in float64 too).
+_EDGES = tuple(np.asarray(edges, dtype=np.float64) for edges in (WORD_BINS, LINK_BINS, PPL_BINS))
+
+
+def hashed_tokens(blocks: list[Block], in_primary: list[float]) -> list[list[int]]:
+    """Hashed indices (sorted) of each block's tag, tag path, parent and class/id tokens, and its tag
+    with whether resiliparse kept it (``in_primary``, 0.0 or 1.0 per block)."""
     hashed = []
     seen: dict[tuple, list[int]] = {}  # blocks of one element (and look-alikes) share their tokens
-    for b, in_primary in zip(blocks, base[:, col["in_primary"]].tolist()):
-        key = (b.tag, b.ancestors[:2], b.attr_tokens, in_primary)
+    for b, kept in zip(blocks, in_primary):
+        key = (b.tag, b.ancestors[:2], b.attr_tokens, kept)
         indices = seen.get(key)
         if indices is None:
             tokens = [f"tag:{b.tag}", f"path:{b.tag}/{'/'.join(b.ancestors[:2])}", f"parent:{b.ancestors[:1]}",
-                      f"prim:{int(in_primary)}:tag:{b.tag}", *(f"attr{a}" for a in b.attr_tokens)]
+                      f"prim:{int(kept)}:tag:{b.tag}", *(f"attr{a}" for a in b.attr_tokens)]
             indices = seen[key] = sorted({_hash(t) for t in tokens})
         hashed.append(indices)
-    return X, hashed
+    return hashed
 
 
 # fastText gets this much text of the page's longer blocks to name its language.
@@ -228,8 +239,14 @@ LID_CHARS = 2000
 
 def page_language(blocks: list[Block], lid_path: str) -> str:
     """fastText LID code of the page's text (blocks of 4+ words first, navigation words say little)."""
-    long_blocks = [b.text for b in blocks if word_count(b.text) >= 4] or [b.text for b in blocks]
-    sample = " ".join(" ".join(long_blocks)[:LID_CHARS].split())
+    long_blocks, joined = [], -1  # the length of " ".join(long_blocks)
+    for b in blocks:
+        if joined >= LID_CHARS:
+            break  # the rest would be cut off
+        if word_count(b.text) >= 4:
+            long_blocks.append(b.text)
+            joined += len(b.text) + 1
+    sample = " ".join(" ".join(long_blocks or [b.text for b in blocks])[:LID_CHARS].split())
     if not sample:
         return UNKNOWN_LANGUAGE
     labels, _ = models.fasttext_model(lid_path).predict(sample, k=1)
@@ -240,6 +257,9 @@ def context_features(prob: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Second-stage features: each block's first-stage probability, its neighbours' (3 each side),
     window means (7 and 21 blocks), page-level summaries, the running maxima from either end,
     the kept words before it, and its own base features (``CONTEXT_BASE`` columns of ``X``)."""
+    module = native.compiled()
+    if module is not None and prob.dtype == np.float64 and X.dtype == np.float32 and X.flags.c_contiguous:
+        return module.context_rows(np.ascontiguousarray(prob), X, CONTEXT_BASE.start, CONTEXT_BASE.stop)
     n = len(prob)
     clipped = np.clip(prob, 1e-6, 1 - 1e-6)
     cols = [prob, np.log(clipped / (1 - clipped))]

@@ -41,14 +41,15 @@ class LanguageModelPin:
     centre: float
 
 
-_VERIFIED: set[tuple[str, str]] = set()
+_VERIFIED: dict[tuple[str, str], object] = {}  # (path, sha256) -> the verified model
 
 
 def pinned_language_model(pin: LanguageModelPin):
     """The pinned KenLM model, loaded once per process; raises ValueError when the file is not
     the one the block model was fitted with (a registry change never silently changes blocks)."""
     key = (pin.path, pin.sha256)
-    if key not in _VERIFIED:
+    model = _VERIFIED.get(key)
+    if model is None:
         digest = hashlib.sha256()
         with open(models.locate(pin.path), "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -56,8 +57,9 @@ def pinned_language_model(pin: LanguageModelPin):
         if digest.hexdigest() != pin.sha256:
             raise ValueError(f"{pin.path}: sha256 differs from the file the block model was fitted with; "
                              "restore it or rerun scripts/train_blocks.py")
-        _VERIFIED.add(key)
-    return models.kenlm_model(models.locate(pin.path))  # the path the registry's entry resolves to as well
+        # the path the registry's entry resolves to as well (one load per process)
+        model = _VERIFIED[key] = models.kenlm_model(models.locate(pin.path))
+    return model
 
 
 class TreeEnsemble:
@@ -71,11 +73,11 @@ class TreeEnsemble:
 
     def raw(self, D: np.ndarray) -> np.ndarray:
         """The ensemble's log-odds for each row of ``D`` (float64)."""
-        n_trees, width = self.feature.shape
         module = native.compiled()
         if module is not None:
-            leaf = module.tree_leaves(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.depth)
-            return self.baseline + self.value[np.arange(n_trees), leaf].sum(axis=1)
+            return module.tree_raw(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.value,
+                                   self.baseline, self.depth)
+        n_trees, width = self.feature.shape
         tree_start = np.arange(n_trees, dtype=np.intp) * width
         row_start = np.arange(len(D), dtype=np.intp)[:, None] * D.shape[1]
         values, feature, cut = np.ascontiguousarray(D).ravel(), self.feature.ravel(), self.cut.ravel()
@@ -124,6 +126,11 @@ class BlockModel:
 
     def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """The logistic regression's log-odds per block."""
+        module = native.compiled()
+        if module is not None and X.dtype == np.float32:  # featurize's matrix (float32 sums throughout)
+            out = X @ self.dense
+            module.add_hashed(out, hashed, self.hashed)
+            return out
         lengths = np.fromiter(map(len, hashed), dtype=np.intp, count=len(hashed))
         flat = np.fromiter(itertools.chain.from_iterable(hashed), dtype=np.intp, count=int(lengths.sum()))
         rows = np.repeat(np.arange(len(hashed)), lengths)

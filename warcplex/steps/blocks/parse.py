@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from dataclasses import dataclass
 
 from warcplex.steps.blocks import native
@@ -44,6 +45,8 @@ _ATTR_CACHE: dict[str, tuple[str, ...]] = {}
 
 def _attr_tokens(attrib) -> tuple[str, ...]:
     """Lower-cased words (2+ letters) of an element's class and id."""
+    if not attrib:  # most elements (lxml's empty mapping answers get() slowly)
+        return ()
     raw = f"{attrib.get('class') or ''} {attrib.get('id') or ''}"
     tokens = _ATTR_CACHE.get(raw)
     if tokens is None:
@@ -83,6 +86,10 @@ class _BlockTarget:
     """
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new document (one parser and its target read page after page)."""
         self.blocks: list[Block] = []
         self.element = -1
         self.skip = 0
@@ -162,14 +169,23 @@ def _html_parser(target=None):
     return etree.HTMLParser(target=target, encoding="utf-8", remove_comments=True, remove_pis=True)
 
 
+# Per thread: (the compiled module or None, the parser target, the HTML parser reading into it).
+_PARSER = threading.local()
+
+
 def parse_blocks(html: str) -> list[Block]:
     """Simplify decoded HTML into text blocks in document order."""
     from lxml import etree
 
     module = native.compiled()
-    target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens)
+    cached = getattr(_PARSER, "cached", None)
+    if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
+        target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens)
+        cached = _PARSER.cached = (module, target, _html_parser(target))
+    _, target, parser = cached
+    target.reset()
     try:
-        return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
+        return etree.fromstring(html.encode("utf-8", "replace"), parser)
     except etree.XMLSyntaxError:  # nothing the parser could read
         return target.close()
 
