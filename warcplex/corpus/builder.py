@@ -50,7 +50,7 @@ MARKER = f"{CORPUS_STATE_DIR}/marker.json"
 WORK_DIR = "_tmp/corpus"
 
 
-def enabled_stages(settings: Settings, spark: SparkSession) -> list[CorpusStage]:
+def enabled_stages(settings: Settings) -> list[CorpusStage]:
     """The configured stages in their fixed order: exact dedup, repeated lines, near dedup, quality.
 
     Exact duplicates go first so that copies of one page do not make all its lines "repeated".
@@ -64,7 +64,7 @@ def enabled_stages(settings: Settings, spark: SparkSession) -> list[CorpusStage]
     if corpus.dedup.near:
         stages.append(NearDedup(corpus.dedup))
     if corpus.quality.signals or corpus.quality.filters or corpus.quality.url_blocklist:
-        stages.append(Quality(corpus.quality, spark))
+        stages.append(Quality(corpus.quality))
     return stages
 
 
@@ -134,7 +134,7 @@ class CorpusBuilder:
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
         dropped_docs, dropped_lines, stage_folders = [], [], []
         previous_counts = first
-        for index, stage in enumerate(enabled_stages(self.settings, self.spark), start=1):
+        for index, stage in enumerate(enabled_stages(self.settings), start=1):
             folder = f"{work}/{index}-{stage.name}"
             docs, stage_stats = self._checkpoint(folder, lambda: stage.apply(docs), previous_counts)
             stats["stages"][stage.name] = stage_stats
