@@ -226,6 +226,18 @@ def test_quality_signals_on_known_text(spark):
     assert result.dropped_docs.count() == 0  # filters are off by default
 
 
+def test_normalisation_of_lines_and_texts():
+    from warcplex.corpus.normalize import normalized_lines, normalized_text, text_hash
+
+    text = "Héllo, WORLD 1984!!\n\n  --- \n😀x𝟗y ١٢\tΟΔΟΣ\x1cend\u00a0 "
+    # lower case, every decimal digit (any script) to 0, punctuation and symbols (emoji too) removed,
+    # White_Space collapsed; \x1c is not white space; final sigma lower-cased as such
+    assert normalized_lines(text) == ["héllo world 0000", "", "", "x0y 00 οδος\x1cend"]
+    assert normalized_text(text) == "héllo world 0000\nx0y 00 οδος\x1cend"
+    assert text_hash("The cat - sat.\n\nOn 3 mats!") == text_hash("the CAT sat\non 7 mats")
+    assert text_hash("the cat sat") != text_hash("the cat\nsat")
+
+
 def test_signal_definitions_on_edge_cases():
     from stop_words import get_stop_words
 

@@ -18,10 +18,11 @@ import pyarrow as pa
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import DoubleType, IntegerType, StructField, StructType
+from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
 
 from warcplex.config import DedupSettings, QualitySettings, RepeatedLinesSettings
 from warcplex.corpus import text as T
+from warcplex.corpus import normalize as N
 from warcplex.corpus import signals
 from warcplex.corpus.lists import read_blocklist
 
@@ -53,6 +54,15 @@ def dropped_docs(docs: DataFrame, reason: Column, duplicate_of: Column | None = 
                        F.octet_length("text").cast("long").alias("text_bytes"))
 
 
+def normalized(frame: DataFrame, form: str, keep_text: bool) -> DataFrame:
+    """``frame`` with ``_normalized`` (a ``form`` of :data:`~warcplex.corpus.normalize.FORMS` of its ``text``),
+    computed on the Python workers; ``text`` is dropped unless ``keep_text``."""
+    kind = ArrayType(StringType()) if form == "lines" else StringType()
+    fields = [field for field in frame.schema.fields if keep_text or field.name != "text"]
+    return frame.mapInArrow(partial(N.with_normalized, form=form, keep_text=keep_text),
+                            StructType(fields + [StructField("_normalized", kind)]))
+
+
 class CorpusStage:
     """A stage: ``name`` (its stats key and checkpoint folder) and :meth:`apply`."""
 
@@ -71,8 +81,8 @@ class ExactDedup(CorpusStage):
         # The text is normalised and hashed once, in a narrow frame of (id, hash, order); only the
         # duplicates' (id, keeper) are kept from it, and both outputs are joins against them.
         window = Window.partitionBy("_hash").orderBy("_order")
-        keyed = docs.select("warc_record_id", F.sha2(T.normalized_text(F.col("text")), 256).alias("_hash"),
-                            order_key().alias("_order"))
+        keyed = (normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "text"), "hash", False)
+                 .select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order")))
         duplicates = (keyed.withColumn("_rank", F.row_number().over(window))
                       .withColumn("_keeper", F.first("warc_record_id").over(window))
                       .where(F.col("_rank") > 1).select("warc_record_id", "_keeper").localCheckpoint())
@@ -110,9 +120,12 @@ class RepeatedLines(CorpusStage):
 
     def apply(self, docs: DataFrame) -> StageOutput:
         # One row per line, normalised once; the counts come from its distinct (document, hash) pairs.
-        exploded = (docs.select("warc_record_id", "url", "language", "registered_domain",
-                                F.posexplode(T.lines(F.col("text"))).alias("line_number", "line"))
-                    .withColumn("_norm", T.normalize(F.col("line")))
+        columns = ["warc_record_id", "url", "language", "registered_domain"]
+        exploded = (normalized(docs.select(*columns, "text"), "lines", True)
+                    .select(*columns, T.lines(F.col("text")).alias("_lines"), "_normalized")
+                    .select(*columns, F.posexplode(F.arrays_zip("_lines", "_normalized")).alias("line_number", "_pair"))
+                    .select(*columns, "line_number", F.col("_pair._lines").alias("line"),
+                            F.col("_pair._normalized").alias("_norm"))
                     .withColumn("_hash", F.xxhash64("_norm")))
         per_domain = (exploded.select("warc_record_id", "registered_domain", "_hash").distinct()
                       .groupBy("registered_domain", "_hash").agg(F.count(F.lit(1)).alias("docs_domain")))
@@ -165,9 +178,9 @@ class NearDedup(CorpusStage):
         Each shingle is hashed once; the signature is one aggregation of plain arithmetic over the
         exploded (document, shingle hash) rows."""
         s = self.settings
-        tokens = T.words(T.normalize(F.col("text")))  # the words of normalized_text: line breaks are spaces
         hashed = F.array_distinct(F.transform("_shingles", lambda g: F.pmod(F.xxhash64(g), F.lit(_PRIME))))
-        rows = (docs.select(order_key().alias("_order"), tokens.alias("_tokens"))
+        text = normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "text"), "text", False)
+        rows = (text.select(order_key().alias("_order"), T.words(F.col("_normalized")).alias("_tokens"))
                 .select("_order", T.ngrams(F.col("_tokens"), s.shingle_words).alias("_shingles"))
                 .select("_order", F.explode(hashed).alias("_x")))
         coefficients = minhash_coefficients(s.bands * s.rows_per_band)
