@@ -223,7 +223,7 @@ def test_quality_signals_on_known_text(spark):
     expected = sum(w in stop for w in "the cat sat on the mat one two one two wait".split())
     assert row["q_stop_words"] == expected and row["q_stop_word_share"] == pytest.approx(expected / 13)
     assert row["perplexity_bucket"] == "head"
-    assert result.dropped_docs.count() == 0  # filters are off by default
+    assert result.dropped_docs is None  # filters are off by default: nothing can be dropped
 
 
 def test_normalisation_of_lines_and_texts():

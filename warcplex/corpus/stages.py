@@ -287,11 +287,13 @@ class Quality(CorpusStage):
 
     def apply(self, docs: DataFrame) -> StageOutput:
         rules = self._rules()
+        marked = self._perplexity_bucket(self._signals(docs), docs)
+        if not rules:  # signals only: nothing can be dropped
+            return StageOutput(marked)
         reason = F.coalesce(*[F.when(condition, F.lit(name)) for name, condition in rules],
                             F.lit(None).cast("string"))
-        judged = self._perplexity_bucket(self._signals(docs), docs).withColumn("_reason", reason)
-        if rules:  # both outputs read the judged documents: the Python pass runs once
-            judged = judged.localCheckpoint()
+        # Both outputs read the judged documents: checkpointed, the Python pass runs once.
+        judged = marked.withColumn("_reason", reason).localCheckpoint()
         kept = judged.where(F.col("_reason").isNull()).drop("_reason")
         dropped = dropped_docs(judged.where(F.col("_reason").isNotNull()), F.col("_reason"))
         return StageOutput(kept, dropped)
