@@ -209,7 +209,7 @@ def test_quality_signals_on_known_text(spark):
     from warcplex.config import QualitySettings
     from warcplex.corpus.stages import Quality
 
-    result = Quality(QualitySettings(ngram_words=2), spark).apply(known_docs(spark, KNOWN))
+    result = Quality(QualitySettings(ngram_words=2)).apply(known_docs(spark, KNOWN))
     row = result.docs.first().asDict()
     assert row["q_words"] == 13 and row["q_lines"] == 4
     assert row["q_mean_word_length"] == pytest.approx(37 / 13)
@@ -223,7 +223,40 @@ def test_quality_signals_on_known_text(spark):
     expected = sum(w in stop for w in "the cat sat on the mat one two one two wait".split())
     assert row["q_stop_words"] == expected and row["q_stop_word_share"] == pytest.approx(expected / 13)
     assert row["perplexity_bucket"] == "head"
-    assert result.dropped_docs.count() == 0  # filters are off by default
+    assert result.dropped_docs is None  # filters are off by default: nothing can be dropped
+
+
+def test_normalisation_of_lines_and_texts():
+    from warcplex.corpus.normalize import normalized_lines, normalized_text, text_hash
+
+    text = "Héllo, WORLD 1984!!\n\n  --- \n😀x𝟗y ١٢\tΟΔΟΣ\x1cend\u00a0 "
+    # lower case, every decimal digit (any script) to 0, punctuation and symbols (emoji too) removed,
+    # White_Space collapsed; \x1c is not white space; final sigma lower-cased as such
+    assert normalized_lines(text) == ["héllo world 0000", "", "", "x0y 00 οδος\x1cend"]
+    assert normalized_text(text) == "héllo world 0000\nx0y 00 οδος\x1cend"
+    assert text_hash("The cat - sat.\n\nOn 3 mats!") == text_hash("the CAT sat\non 7 mats")
+    assert text_hash("the cat sat") != text_hash("the cat\nsat")
+
+
+def test_signal_definitions_on_edge_cases():
+    from stop_words import get_stop_words
+
+    from warcplex.corpus.signals import SIGNAL_COLUMNS, document_signals, words
+
+    assert words("a\x1cb  c\u00a0d\u3000e") == ["a\x1cb", "c", "d", "e"]  # Unicode White_Space only
+    signal = dict(zip([name for name, _ in SIGNAL_COLUMNS],
+                      document_signals("Done.\u00a0\nDone. \r\nYes!\u2028\n— item\n(The) -- end", "en", 3)))
+    assert signal["q_lines"] == 5 and signal["q_words"] == 8
+    # a mark followed by ASCII whitespace or a final line separator ends a line; a no-break space does not
+    assert signal["q_punctuation_lines"] == pytest.approx(2 / 5)
+    assert signal["q_bullet_lines"] == pytest.approx(1 / 5)
+    stop = set(get_stop_words("en"))  # tokens are matched without leading and trailing punctuation
+    assert "the" in stop and signal["q_stop_words"] == sum(w in stop for w in ["done", "done", "yes", "item", "the", "end"])
+    assert signal["q_duplicate_ngrams"] == 0.0
+    short = dict(zip([name for name, _ in SIGNAL_COLUMNS], document_signals("word word", "xx", 5)))
+    assert short["q_duplicate_ngrams"] == 0.0 and short["q_stop_words"] is None and short["q_stop_word_share"] is None
+    repeated = dict(zip([name for name, _ in SIGNAL_COLUMNS], document_signals("a b a b a b", "en", 2)))
+    assert repeated["q_duplicate_ngrams"] == pytest.approx(3 / 5)  # "a b" x3, "b a" x2 among 5 bigrams
 
 
 @pytest.mark.spark
@@ -235,10 +268,10 @@ def test_quality_filters_and_blocklist(spark, tmp_path):
     blocklist.write_text("# spam hosts\nexample.co.uk\n")
     long_text = "The and " + " ".join(hashlib.md5(str(i).encode()).hexdigest()[:6] for i in range(60)) + "."
     docs = known_docs(spark, KNOWN, long_text)
-    filtered = Quality(QualitySettings(filters=True), spark).apply(docs)
+    filtered = Quality(QualitySettings(filters=True)).apply(docs)
     assert {r.reason for r in filtered.dropped_docs.collect()} == {"quality.min_words"}
     assert [r.q_words for r in filtered.docs.collect()] == [62]
-    blocked = Quality(QualitySettings(url_blocklist=str(blocklist)), spark).apply(docs)
+    blocked = Quality(QualitySettings(url_blocklist=str(blocklist))).apply(docs)
     assert {r.reason for r in blocked.dropped_docs.collect()} == {"url_blocklist"}
     assert blocked.docs.count() == 0
 

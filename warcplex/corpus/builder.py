@@ -34,8 +34,9 @@ import time
 from typing import Any, Callable
 
 from pyarrow import fs as pafs
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 
 from warcplex.config import Settings
 from warcplex.corpus.lists import with_domains
@@ -50,7 +51,7 @@ MARKER = f"{CORPUS_STATE_DIR}/marker.json"
 WORK_DIR = "_tmp/corpus"
 
 
-def enabled_stages(settings: Settings, spark: SparkSession) -> list[CorpusStage]:
+def enabled_stages(settings: Settings) -> list[CorpusStage]:
     """The configured stages in their fixed order: exact dedup, repeated lines, near dedup, quality.
 
     Exact duplicates go first so that copies of one page do not make all its lines "repeated".
@@ -64,7 +65,7 @@ def enabled_stages(settings: Settings, spark: SparkSession) -> list[CorpusStage]
     if corpus.dedup.near:
         stages.append(NearDedup(corpus.dedup))
     if corpus.quality.signals or corpus.quality.filters or corpus.quality.url_blocklist:
-        stages.append(Quality(corpus.quality, spark))
+        stages.append(Quality(corpus.quality))
     return stages
 
 
@@ -80,6 +81,14 @@ class CorpusBuilder:
         self.work = OutputTarget(self._staging_dir(settings, output), settings.s3) if self.staged else self.target
         self.compression = settings.output.compression if settings.output.compression != "none" else "uncompressed"
         self.sample_ids = self._index_sample()
+        self.schemas: dict[str, StructType] = {}  # of the outputs this run wrote: read back without inference
+
+    def _read(self, relative: str) -> DataFrame:
+        """The Parquet folder ``relative`` of the work directory, with its known schema when this run wrote it
+        (a schema inferred from the files costs a Spark job)."""
+        schema = self.schemas.get(relative)
+        reader = self.spark.read if schema is None else self.spark.read.schema(schema)
+        return reader.parquet(self._uri(relative))
 
     def _index_sample(self) -> list[str] | None:
         """The record ids whose text after each stage the index chain measures (None: no index statistics)."""
@@ -134,7 +143,7 @@ class CorpusBuilder:
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
         dropped_docs, dropped_lines, stage_folders = [], [], []
         previous_counts = first
-        for index, stage in enumerate(enabled_stages(self.settings, self.spark), start=1):
+        for index, stage in enumerate(enabled_stages(self.settings), start=1):
             folder = f"{work}/{index}-{stage.name}"
             docs, stage_stats = self._checkpoint(folder, lambda: stage.apply(docs), previous_counts)
             stats["stages"][stage.name] = stage_stats
@@ -142,9 +151,9 @@ class CorpusBuilder:
             stage_folders.append(folder)
             previous_counts = stage_stats
             if stage_stats["documents_dropped"]:
-                dropped_docs.append(self.spark.read.parquet(self._uri(f"{folder}/dropped_docs")))
+                dropped_docs.append(self._read(f"{folder}/dropped_docs"))
             if stage_stats["lines_removed"]:
-                dropped_lines.append(self.spark.read.parquet(self._uri(f"{folder}/dropped_lines")))
+                dropped_lines.append(self._read(f"{folder}/dropped_lines"))
         stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
         self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final")
         self._write_index_sample(stage_folders, f"{work}/final")
@@ -177,35 +186,42 @@ class CorpusBuilder:
         if done is None:
             started = time.time()
             output = produce()
-            output.docs.write.mode("overwrite").option("compression", self.compression).parquet(
-                self._uri(f"{folder}/docs"))
-            for name, frame in (("dropped_docs", output.dropped_docs), ("dropped_lines", output.dropped_lines)):
+            # The counts are observed while each output is written (no second pass over the written files).
+            rows = F.count(F.lit(1)).alias("n")
+            metrics = {"docs": [rows, F.sum(F.octet_length("text")).alias("b")], "dropped_docs": [rows],
+                       "dropped_lines": [rows, F.sum(F.octet_length("line")).alias("b")]}
+            observed = {}
+            for name, frame in (("docs", output.docs), ("dropped_docs", output.dropped_docs),
+                                ("dropped_lines", output.dropped_lines)):
                 if frame is not None:
-                    frame.write.mode("overwrite").option("compression", self.compression).parquet(
-                        self._uri(f"{folder}/{name}"))
-            counts = self._count(folder, output, before)
+                    observed[name] = Observation(name)
+                    (frame.observe(observed[name], *metrics[name]).write.mode("overwrite")
+                     .option("compression", self.compression).parquet(self._uri(f"{folder}/{name}")))
+                    # Parquet columns are read back nullable, as Spark writes them.
+                    self.schemas[f"{folder}/{name}"] = StructType(
+                        [StructField(f.name, f.dataType, True) for f in frame.schema.fields])
+            counts = self._count(folder, {name: o.get for name, o in observed.items()}, before)
             counts["wall_seconds"] = round(time.time() - started, 3)
             self.work.write_bytes(f"{folder}/_DONE.json", json.dumps(counts, sort_keys=True).encode("utf-8"))
             log.info("corpus stage %s: %s", folder.rsplit("/", 1)[-1], counts)
         else:
             counts = json.loads(done)
-        return self.spark.read.parquet(self._uri(f"{folder}/docs")), counts
+        return self._read(f"{folder}/docs"), counts
 
-    def _count(self, folder: str, output: StageOutput, before: dict[str, Any] | None) -> dict[str, Any]:
-        docs = self.spark.read.parquet(self._uri(f"{folder}/docs"))
-        row = docs.agg(F.count(F.lit(1)).alias("n"), F.sum(F.octet_length("text")).alias("b")).first()
-        counts: dict[str, Any] = {"documents_out": row["n"], "bytes_out": int(row["b"] or 0),
+    def _count(self, folder: str, observed: dict[str, dict[str, Any]], before: dict[str, Any] | None) -> dict[str, Any]:
+        """A stage's counts from the metrics ``observed`` while its outputs were written (``n`` rows, ``b`` bytes)."""
+        docs = observed["docs"]
+        counts: dict[str, Any] = {"documents_out": docs["n"], "bytes_out": int(docs["b"] or 0),
                                   "documents_dropped": 0, "dropped": {}, "lines_removed": 0}
         if before is not None:
             counts["documents_in"], counts["bytes_in"] = before["documents_out"], before["bytes_out"]
-        if output.dropped_docs is not None:
-            reasons = self.spark.read.parquet(self._uri(f"{folder}/dropped_docs")).groupBy("reason").count().collect()
+        if observed.get("dropped_docs", {}).get("n"):
+            reasons = self._read(f"{folder}/dropped_docs").groupBy("reason").count().collect()
             counts["dropped"] = {r["reason"]: r["count"] for r in sorted(reasons, key=lambda r: r["reason"])}
             counts["documents_dropped"] = sum(counts["dropped"].values())
-        if output.dropped_lines is not None:
-            lines = self.spark.read.parquet(self._uri(f"{folder}/dropped_lines"))
-            row = lines.agg(F.count(F.lit(1)).alias("n"), F.sum(F.octet_length("line")).alias("b")).first()
-            counts["lines_removed"], counts["line_bytes_removed"] = row["n"], int(row["b"] or 0)
+        if "dropped_lines" in observed:
+            counts["lines_removed"] = observed["dropped_lines"]["n"]
+            counts["line_bytes_removed"] = int(observed["dropped_lines"]["b"] or 0)
         return counts
 
     def _write_sorted(self, frame: DataFrame, relative: str, files_per_language: int, key: str) -> None:
@@ -239,7 +255,7 @@ class CorpusBuilder:
         if self.sample_ids is None or not stage_folders:
             return
         ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
-        frames = [self.spark.read.parquet(self._uri(f"{folder}/docs")).join(F.broadcast(ids), "warc_record_id")
+        frames = [self._read(f"{folder}/docs").join(F.broadcast(ids), "warc_record_id")
                   .select(F.lit(folder.rsplit("/", 1)[-1]).alias("stage"), "warc_record_id", "text")
                   for folder in stage_folders]
         sample = frames[0]

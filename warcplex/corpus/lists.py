@@ -1,5 +1,5 @@
 """Offline lists the corpus stages join against: registered domains (the public suffix list bundled
-in the ``publicsuffixlist`` package), stop words (the ``stop-words`` package) and a user's URL block list.
+in the ``publicsuffixlist`` package) and a user's URL block list (stop words: :mod:`warcplex.corpus.signals`).
 
 Only distinct hosts pass through Python (``mapInArrow``, one PSL per worker); documents are
 joined to the result in Spark.
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from warcplex.config import ConfigError
@@ -54,15 +54,6 @@ def with_domains(docs: DataFrame) -> DataFrame:
     domains = hosts.mapInArrow(_domains_of_hosts, "host string, registered_domain string")
     joined = docs.join(domains, "host", "left")
     return joined.withColumn("registered_domain", F.coalesce("registered_domain", "host", F.lit("")))
-
-
-def stop_words_frame(spark: SparkSession, languages: list[str]) -> DataFrame:
-    """(language, word) for every language of the run that the stop-words package has a list for."""
-    from stop_words import LANGUAGE_MAPPING, get_stop_words
-
-    rows = [(lang, word.lower()) for lang in sorted(set(languages)) if lang in LANGUAGE_MAPPING
-            for word in sorted(set(get_stop_words(lang)))]
-    return spark.createDataFrame(rows, "language string, word string").distinct()
 
 
 def read_blocklist(path: str | None) -> list[str]:

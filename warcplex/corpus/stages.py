@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import partial
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+import pyarrow as pa
+
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
 
 from warcplex.config import DedupSettings, QualitySettings, RepeatedLinesSettings
 from warcplex.corpus import text as T
-from warcplex.corpus.lists import read_blocklist, stop_words_frame
+from warcplex.corpus import normalize as N
+from warcplex.corpus import signals
+from warcplex.corpus.lists import read_blocklist
 
 DROPPED_DOC_COLUMNS = ["warc_record_id", "url", "warc_date", "language", "registered_domain", "reason",
                        "duplicate_of", "text_bytes"]
@@ -48,6 +54,15 @@ def dropped_docs(docs: DataFrame, reason: Column, duplicate_of: Column | None = 
                        F.octet_length("text").cast("long").alias("text_bytes"))
 
 
+def normalized(frame: DataFrame, form: str, keep_text: bool) -> DataFrame:
+    """``frame`` with ``_normalized`` (a ``form`` of :data:`~warcplex.corpus.normalize.FORMS` of its ``text``),
+    computed on the Python workers; ``text`` is dropped unless ``keep_text``."""
+    kind = ArrayType(StringType()) if form == "lines" else StringType()
+    fields = [field for field in frame.schema.fields if keep_text or field.name != "text"]
+    return frame.mapInArrow(partial(N.with_normalized, form=form, keep_text=keep_text),
+                            StructType(fields + [StructField("_normalized", kind)]))
+
+
 class CorpusStage:
     """A stage: ``name`` (its stats key and checkpoint folder) and :meth:`apply`."""
 
@@ -63,13 +78,16 @@ class ExactDedup(CorpusStage):
     name = "exact_dedup"
 
     def apply(self, docs: DataFrame) -> StageOutput:
+        # The text is normalised and hashed once, in a narrow frame of (id, hash, order); only the
+        # duplicates' (id, keeper) are kept from it, and both outputs are joins against them.
         window = Window.partitionBy("_hash").orderBy("_order")
-        keyed = (docs.withColumn("_hash", F.sha2(T.normalized_text(F.col("text")), 256))
-                 .withColumn("_order", order_key())
-                 .withColumn("_rank", F.row_number().over(window))
-                 .withColumn("_first", F.first("warc_record_id").over(window)))
-        kept = keyed.where(F.col("_rank") == 1).drop("_hash", "_order", "_rank", "_first")
-        dropped = dropped_docs(keyed.where(F.col("_rank") > 1), F.lit("exact_duplicate"), F.col("_first"))
+        keyed = (normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "text"), "hash", False)
+                 .select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order")))
+        duplicates = (keyed.withColumn("_rank", F.row_number().over(window))
+                      .withColumn("_keeper", F.first("warc_record_id").over(window))
+                      .where(F.col("_rank") > 1).select("warc_record_id", "_keeper").localCheckpoint())
+        kept = docs.join(duplicates, "warc_record_id", "left_anti").select(*docs.columns)
+        dropped = dropped_docs(docs.join(duplicates, "warc_record_id"), F.lit("exact_duplicate"), F.col("_keeper"))
         return StageOutput(kept, dropped)
 
 
@@ -102,9 +120,12 @@ class RepeatedLines(CorpusStage):
 
     def apply(self, docs: DataFrame) -> StageOutput:
         # One row per line, normalised once; the counts come from its distinct (document, hash) pairs.
-        exploded = (docs.select("warc_record_id", "url", "language", "registered_domain",
-                                F.posexplode(T.lines(F.col("text"))).alias("line_number", "line"))
-                    .withColumn("_norm", T.normalize(F.col("line")))
+        columns = ["warc_record_id", "url", "language", "registered_domain"]
+        exploded = (normalized(docs.select(*columns, "text"), "lines", True)
+                    .select(*columns, T.lines(F.col("text")).alias("_lines"), "_normalized")
+                    .select(*columns, F.posexplode(F.arrays_zip("_lines", "_normalized")).alias("line_number", "_pair"))
+                    .select(*columns, "line_number", F.col("_pair._lines").alias("line"),
+                            F.col("_pair._normalized").alias("_norm"))
                     .withColumn("_hash", F.xxhash64("_norm")))
         per_domain = (exploded.select("warc_record_id", "registered_domain", "_hash").distinct()
                       .groupBy("registered_domain", "_hash").agg(F.count(F.lit(1)).alias("docs_domain")))
@@ -157,9 +178,9 @@ class NearDedup(CorpusStage):
         Each shingle is hashed once; the signature is one aggregation of plain arithmetic over the
         exploded (document, shingle hash) rows."""
         s = self.settings
-        tokens = T.words(T.normalize(F.col("text")))  # the words of normalized_text: line breaks are spaces
         hashed = F.array_distinct(F.transform("_shingles", lambda g: F.pmod(F.xxhash64(g), F.lit(_PRIME))))
-        rows = (docs.select(order_key().alias("_order"), tokens.alias("_tokens"))
+        text = normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "text"), "text", False)
+        rows = (text.select(order_key().alias("_order"), T.words(F.col("_normalized")).alias("_tokens"))
                 .select("_order", T.ngrams(F.col("_tokens"), s.shingle_words).alias("_shingles"))
                 .select("_order", F.explode(hashed).alias("_x")))
         coefficients = minhash_coefficients(s.bands * s.rows_per_band)
@@ -216,34 +237,31 @@ class Quality(CorpusStage):
 
     name = "quality"
 
-    def __init__(self, settings: QualitySettings, spark: SparkSession) -> None:
+    def __init__(self, settings: QualitySettings) -> None:
         self.settings = settings
-        self.spark = spark
         self.blocklist = read_blocklist(settings.url_blocklist)
 
-    def _stop_words(self, docs: DataFrame) -> DataFrame:
-        languages = [row.language for row in docs.select("language").distinct().collect()]
-        stop = stop_words_frame(self.spark, languages)
-        listed = [row.language for row in stop.select("language").distinct().collect()]
-        tokens = docs.select("warc_record_id", "language", F.explode(T.stop_word_tokens(F.col("text"))).alias("word"))
-        counts = (tokens.join(F.broadcast(stop), ["language", "word"])
-                  .groupBy("warc_record_id").agg(F.count(F.lit(1)).alias("_stop")))
-        n_stop = F.when(F.col("language").isin(listed), F.coalesce("_stop", F.lit(0)))
-        return (docs.join(counts, "warc_record_id", "left")
-                .withColumn("q_stop_words", n_stop.cast("int"))
-                .withColumn("q_stop_word_share", F.when(n_stop.isNotNull(), T.share(n_stop, F.col("q_words"))))
-                .drop("_stop"))
+    def _signals(self, docs: DataFrame) -> DataFrame:
+        """``docs`` with the :data:`~warcplex.corpus.signals.SIGNAL_COLUMNS`, computed on the Python workers."""
+        added = [StructField(name, IntegerType() if kind == pa.int32() else DoubleType())
+                 for name, kind in signals.SIGNAL_COLUMNS]
+        schema = StructType(docs.schema.fields + added)
+        marked = docs.mapInArrow(partial(signals.with_signals, ngram_words=self.settings.ngram_words), schema)
+        return marked.select("warc_record_id", *[c for c in marked.columns if c != "warc_record_id"])
 
-    def _perplexity_bucket(self, docs: DataFrame) -> DataFrame:
+    def _perplexity_bucket(self, docs: DataFrame, source: DataFrame) -> DataFrame:
+        """``docs`` with ``perplexity_bucket``; the percentiles are those of ``source`` (the same documents
+        before the Python pass, so that computing them does not run it again)."""
         low, high = (p / 100 for p in self.settings.perplexity_percentiles)
-        cuts = (docs.where(F.col("perplexity_median").isNotNull()).groupBy("language")
+        cuts = (source.where(F.col("perplexity_median").isNotNull()).groupBy("language")
                 .agg(F.percentile_approx("perplexity_median", F.array(F.lit(low), F.lit(high))).alias("_cuts")))
         ppl = F.col("perplexity_median")
         bucket = (F.when(ppl.isNull(), F.lit(None).cast("string"))
                   .when(ppl <= F.col("_cuts")[0], "head").when(ppl <= F.col("_cuts")[1], "middle").otherwise("tail"))
         return docs.join(F.broadcast(cuts), "language", "left").withColumn("perplexity_bucket", bucket).drop("_cuts")
 
-    def _reason(self) -> Column:
+    def _rules(self) -> list[tuple[str, Column]]:
+        """(reason, condition) of every enabled rule, in order: the first that holds names the reason."""
         s = self.settings
         rules: list[tuple[str, Column]] = []
         if self.blocklist:
@@ -265,12 +283,17 @@ class Quality(CorpusStage):
             ]
             if s.drop_perplexity_tail:
                 rules.append(("quality.perplexity_tail", F.coalesce(F.col("perplexity_bucket") == "tail", F.lit(False))))
-        return F.coalesce(*[F.when(condition, F.lit(reason)) for reason, condition in rules],
-                          F.lit(None).cast("string"))
+        return rules
 
     def apply(self, docs: DataFrame) -> StageOutput:
-        docs = self._perplexity_bucket(self._stop_words(T.with_quality_signals(docs, self.settings.ngram_words)))
-        judged = docs.withColumn("_reason", self._reason())
+        rules = self._rules()
+        marked = self._perplexity_bucket(self._signals(docs), docs)
+        if not rules:  # signals only: nothing can be dropped
+            return StageOutput(marked)
+        reason = F.coalesce(*[F.when(condition, F.lit(name)) for name, condition in rules],
+                            F.lit(None).cast("string"))
+        # Both outputs read the judged documents: checkpointed, the Python pass runs once.
+        judged = marked.withColumn("_reason", reason).localCheckpoint()
         kept = judged.where(F.col("_reason").isNull()).drop("_reason")
         dropped = dropped_docs(judged.where(F.col("_reason").isNotNull()), F.col("_reason"))
         return StageOutput(kept, dropped)
