@@ -7,7 +7,8 @@ perplexity filter), and its scored sentences (with the block stage's line probab
 extracted text, and trafilatura's and resiliparse's texts of the same page are cached (``--cache``).
 The reports then re-decide on the cache:
 
-- ``filter``: the perplexity filter at each ``perplexity.protect_min_prob`` of ``--grid``
+- ``filter``: the perplexity filter at each ``perplexity.protect_min_prob`` of ``--grid`` and
+  ``perplexity.protect_factor`` of ``--factors``
   (:func:`warcplex.steps.perplexity.kept_mask`, the filter's own rule), per set and group: ROUGE-5
   F1 of the written text (:func:`warcplex.document.cut_dropped`, the bench scorer) and the share of
   boilerplate tokens the filter removed and of main tokens it kept (bag of words against the truth,
@@ -21,7 +22,8 @@ The reports then re-decide on the cache:
 Dev pages only (not :func:`~warcplex.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
 
-usage: scripts/quality_study.py [--report filter|cascade] [--grid 2,0.9,0.8,...] [--regions 0,1] [--heldout]
+usage: scripts/quality_study.py [--report filter|cascade] [--grid 2,0.9,0.8,...] [--regions 0,1]
+                               [--factors inf,3,...] [--heldout]
 """
 
 from __future__ import annotations
@@ -147,11 +149,12 @@ def refiltered(p: dict, settings) -> list[Sentence]:
     return [replace(s, kept=k) for s, k in zip(sentences, mask)]
 
 
-def report_filter(pages: list[dict], grid: list[float], regions: list[bool], bench: Path) -> None:
+def report_filter(pages: list[dict], grid: list[float], regions: list[bool], factors: list[float],
+                  bench: Path) -> None:
     score = _scorer(bench)
     base = load_settings(None, []).perplexity
-    configs = [("no filter", None)] + [(f"protect>={g:g}{'+regions' if r else ''}", replace_settings(base, g, r))
-                                       for g in grid for r in regions]
+    configs = [("no filter", None)] + [(f">={g:g}{'+regions' if r else ''}x{f:g}", replace_settings(base, g, r, f))
+                                       for g in grid for r in regions for f in factors]
     rows = defaultdict(lambda: defaultdict(list))
     effect = defaultdict(lambda: defaultdict(Counter))
     for p in pages:
@@ -242,8 +245,9 @@ def with_missing_lines(text: str, other: str, tokenize) -> str:
     return "\n".join([text, *extra]) if extra else text
 
 
-def replace_settings(settings, protect: float, regions: bool):
-    return settings.model_copy(update={"protect_min_prob": protect, "protect_regions": regions})
+def replace_settings(settings, protect: float, regions: bool, factor: float):
+    return settings.model_copy(update={"protect_min_prob": protect, "protect_regions": regions,
+                                       "protect_factor": factor})
 
 
 def main() -> int:
@@ -255,11 +259,13 @@ def main() -> int:
     parser.add_argument("--grid", default="2,0.95,0.9,0.8,0.7,0.6", type=lambda v: [float(x) for x in v.split(",")])
     parser.add_argument("--regions", default="0,1", type=lambda v: [bool(int(x)) for x in v.split(",")],
                         help="perplexity.protect_regions values tried with each --grid value")
+    parser.add_argument("--factors", default="inf,3", type=lambda v: [float(x) for x in v.split(",")],
+                        help="perplexity.protect_factor values tried with each --grid value")
     parser.add_argument("--heldout", action="store_true", help="the held-out pages (report once, after choosing)")
     args = parser.parse_args()
     pages = [p for p in load(args.bench, args.cache, args.workers) if is_heldout(p["id"]) == args.heldout]
     if args.report == "filter":
-        report_filter(pages, args.grid, args.regions, args.bench)
+        report_filter(pages, args.grid, args.regions, args.factors, args.bench)
     else:
         report_cascade(pages, args.bench)
     return 0

@@ -145,7 +145,8 @@ SIGNED_ARTICLE = ("<html><body><nav><a href='/'>Home</a></nav><article><h1>The o
 
 def test_filter_leaves_lines_the_block_classifier_is_sure_of_to_it():
     """Each line of the block stage carries its probability to the filter; lines at or above
-    ``perplexity.protect_min_prob`` are not judged, the others are, with the rule named in the reason."""
+    ``perplexity.protect_min_prob`` face only ``protect_factor`` times the threshold, the others the rule,
+    with the rule named in the reason."""
     if not (ROOT / "conf" / "models.yaml").exists():
         pytest.skip("conf/models.yaml (the English KenLM model) is not built yet")
     settings = ["perplexity.threshold=1.5", "extract.max_removed_share=1.0", "extract.cascade=[blocks, conservative]",
@@ -157,12 +158,16 @@ def test_filter_leaves_lines_the_block_classifier_is_sure_of_to_it():
     sure = min(s.block_prob for s in judged.sentences if "harbour town" in s.text)
     signature = next(s for s in judged.sentences if s.text.startswith("Posted by"))
     assert signature.block_prob < sure  # the classifier is less sure of the signature line than of the prose
-    c = cleaner(*settings, f"perplexity.protect_min_prob={sure}")
+    c = cleaner(*settings, f"perplexity.protect_min_prob={sure}", "perplexity.protect_factor=.inf")
     protected = c.process(page(SIGNED_ARTICLE))
     assert [s.kept for s in protected.sentences] == [s.block_prob >= sure for s in protected.sentences]
     assert "harbour town" in protected.clean_text and "Posted by" not in protected.clean_text
     counts = c.step("perplexity").stats.to_dict()["stage"]["perplexity"]
     assert counts["sentences_protected"] == sum(s.kept for s in protected.sentences) > 0
+    # a bar of once the threshold, without the length scale: every line scores above 1.5, the sure ones go too
+    barred = cleaner(*settings, f"perplexity.protect_min_prob={sure}", "perplexity.protect_factor=1").process(
+        page(SIGNED_ARTICLE))
+    assert not any(s.kept for s in barred.sentences)
 
 
 def test_block_stage_overrules_a_filter_that_would_empty_it():

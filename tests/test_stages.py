@@ -279,3 +279,19 @@ def test_protected_lines_are_kept_and_count_as_kept_neighbours():
     # a line is protected when one of its sentences is
     pooled_line = [Unit(1000.0, 40, 0), Unit(1000.0, 40, 0), Unit(1000.0, 40, 1)]
     assert rule_mask(pooled_line, 100, **context, protected=[False, True, False]) == [True, True, False]
+
+
+def test_a_protected_line_goes_only_above_its_raised_bar():
+    """``protected_threshold`` judges a protected line by the rule's score (pooled with its neighbours under
+    ``context``) without the length scale, and ``context`` does not overturn it."""
+    from warcplex.steps.perplexity import Unit, rule_mask
+
+    units = [Unit(100.0, 40, 0), Unit(5000.0, 2, 1), Unit(20_000.0, 40, 2), Unit(100.0, 40, 3)]
+    context = dict(unit="line", rule="context")
+    # the short line pools to 10^((3*3.7 + 82*(2 + 4.3)/2) / 85) = 1,479; the long one stays at 20,000
+    assert rule_mask(units, 100, **context) == [True, False, False, True]
+    protected = [False, True, True, False]
+    assert rule_mask(units, 100, **context, protected=protected, protected_threshold=300) == [True, False, False, True]
+    # a bar between the two: the short line stays (no length scale: 1,479 against 5,000), the garbled line goes
+    assert rule_mask(units, 100, **context, protected=protected, protected_threshold=5000) == [True, True, False, True]
+    assert rule_mask(units, 100, **context, protected=protected, protected_threshold=30_000) == [True] * 4

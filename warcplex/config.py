@@ -145,10 +145,13 @@ class PerplexitySettings(_Section):
     rule: Literal["fixed", "window", "length", "context"] = "context"
     window_tokens: int = Field(default=40, ge=1)
     short_tokens: int = Field(default=30, ge=1)
-    # A line the block stage kept with at least this main-content probability is not judged (it stays,
-    # and counts as a kept neighbour); the rule decides the lines the classifier was less sure of.
-    # Above 1: every line is judged. Other extractors give no such evidence.
+    # A line the block stage kept with at least this main-content probability is judged only by its
+    # own score against `protect_factor` x the threshold (no length scale, no neighbours; it counts as a
+    # kept neighbour of others); the rule decides the lines the classifier was less sure of.
+    # Above 1: every line is judged by the rule. Other extractors give no such evidence.
     protect_min_prob: float = Field(default=0.8, ge=0)
+    # How far above the threshold a protected line must score to go (.inf: never).
+    protect_factor: float = Field(default=3.0, gt=0)
     # Nor is a line in a repeated region (a grid of item titles, a list, a table's rows) the block stage
     # kept more than half of (warcplex.steps.blocks.rules.in_kept_region).
     protect_regions: bool = False

@@ -91,7 +91,8 @@ def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
 
 
 def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule: str = "fixed",
-              window_tokens: int = 40, short_tokens: int = 30, protected: list[bool] | None = None) -> list[bool]:
+              window_tokens: int = 40, short_tokens: int = 30, protected: list[bool] | None = None,
+              protected_threshold: float = math.inf) -> list[bool]:
     """The filter's rule: which sentences of a page (``units``, in page order) are kept at ``threshold``.
 
     ``unit``: ``sentence`` judges each sentence; ``line`` each line (its sentences pooled, all kept
@@ -106,9 +107,10 @@ def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule:
       ``short_tokens`` whose two neighbours agree takes their decision (a heading between kept
       paragraphs stays, a lone short line amid boilerplate goes).
 
-    Unscored units (no model, fewer than ``perplexity.min_tokens`` tokens) are kept, and so are
-    ``protected`` ones (per unit of ``units``; a line is protected when one of its sentences is):
-    they count as kept neighbours for ``context``, which never drops them.
+    Unscored units (no model, fewer than ``perplexity.min_tokens`` tokens) are kept. ``protected``
+    ones (per unit of ``units``; a line is protected when one of its sentences is) face only their
+    score (pooled with neighbours under ``window`` and ``context``) against ``protected_threshold``,
+    with no length scale, and ``context`` never overturns them.
     """
     if rule not in ("fixed", "window", "length", "context"):
         raise ValueError(f"unknown perplexity rule {rule!r}")
@@ -117,8 +119,9 @@ def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule:
     scores = with_neighbours(judged, window_tokens) if rule in ("window", "context") else judged
     scale = rule in ("length", "context")
     safe = [protected is not None and any(protected[i] for i in group) for group in groups]
-    keep = [own.perplexity is None or sure or
-            score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0)
+    keep = [own.perplexity is None or
+            (score.perplexity <= protected_threshold if sure else
+             score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0))
             for own, score, sure in zip(judged, scores, safe)]
     if rule == "context":
         keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and not safe[i] and
@@ -135,17 +138,20 @@ def kept_mask(sentences: list[Sentence], threshold: float, settings: PerplexityS
               protect: bool = True) -> list[bool]:
     """Which of a page's scored sentences the rule of ``settings`` keeps at ``threshold`` (sentences
     shorter than ``min_tokens`` LM tokens count as unscored). With ``protect``, a sentence whose line
-    the block stage kept with a probability of at least ``protect_min_prob`` is kept (:func:`protected`)."""
+    the block stage kept with a probability of at least ``protect_min_prob`` (:func:`protected`) is kept
+    unless its line scores above ``threshold * protect_factor``."""
     units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
              for s in sentences]
     return rule_mask(units, threshold, settings.unit, settings.rule, settings.window_tokens, settings.short_tokens,
-                     protected(sentences, settings) if protect else None)
+                     protected(sentences, settings) if protect else None, threshold * settings.protect_factor)
 
 
 def protected(sentences: list[Sentence], settings: PerplexitySettings) -> list[bool]:
-    """The sentences the filter does not judge: the block classifier kept their line with a probability of
-    at least ``perplexity.protect_min_prob``, or (``perplexity.protect_regions``) as a member of a repeated
-    region it mostly kept. The rule decides where the classifier was unsure."""
+    """The sentences the filter judges only against ``protect_factor`` times the threshold: the block
+    classifier kept their line with a probability of at least ``perplexity.protect_min_prob``, or
+    (``perplexity.protect_regions``) as a member of a repeated region it mostly kept. The rule decides
+    where the classifier was unsure; where it was sure, only text the LM finds far off (mojibake,
+    garbled or machine-made text) goes."""
     return [(s.block_prob is not None and s.block_prob >= settings.protect_min_prob)
             or (settings.protect_regions and s.in_region) for s in sentences]
 
