@@ -102,9 +102,11 @@ def test_train_lm_from_a_real_run_then_a_run_scored_with_it(tmp_path, capsys):
     assert entry["path"] == card["model"] and entry["threshold"] == card["heldout"]["percentiles"]["95"]
     assert registry["de"]["path"].endswith("de.3gram.trie.bin")  # the other languages are kept
 
-    # the per-sentence rule, so that each sentence's decision is its own perplexity against the new threshold
+    # the per-sentence rule with every line judged by it (no block-stage protection), so that each
+    # sentence's decision is its own perplexity against the new threshold
     second = _run(tmp_path / "run2", "--set", f"perplexity.registry={lm / 'models.yaml'}",
                   "--set", "perplexity.unit=sentence", "--set", "perplexity.rule=fixed",
+                  "--set", "perplexity.protect_min_prob=2",
                   "--sentences", str(tmp_path / "sentences"))
     assert second["coverage"]["en"]["model"] == card["model"]
     rows = ds.dataset(tmp_path / "sentences" / "language=en", format="parquet").to_table().to_pylist()
