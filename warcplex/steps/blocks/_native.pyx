@@ -117,42 +117,15 @@ def word_count(str text):
     return spaced if spaced > 1 else 1
 
 
-cdef inline double _pairwise_d(const double *a, Py_ssize_t n, Py_ssize_t stride) noexcept nogil:
-    """numpy's pairwise summation of doubles (``DOUBLE_pairwise_sum``: what ``ndarray.sum`` adds in)."""
-    cdef double r0, r1, r2, r3, r4, r5, r6, r7, res
-    cdef Py_ssize_t i, n2
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[i * stride]
-        return res
-    if n <= 128:
-        r0, r1, r2, r3 = a[0], a[stride], a[2 * stride], a[3 * stride]
-        r4, r5, r6, r7 = a[4 * stride], a[5 * stride], a[6 * stride], a[7 * stride]
-        i = 8
-        while i < n - (n % 8):
-            r0 += a[i * stride]
-            r1 += a[(i + 1) * stride]
-            r2 += a[(i + 2) * stride]
-            r3 += a[(i + 3) * stride]
-            r4 += a[(i + 4) * stride]
-            r5 += a[(i + 5) * stride]
-            r6 += a[(i + 6) * stride]
-            r7 += a[(i + 7) * stride]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[i * stride]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_d(a, n2, stride) + _pairwise_d(a + n2 * stride, n - n2, stride)
+ctypedef fused real:
+    float
+    double
 
 
-cdef inline float _pairwise_f(const float *a, Py_ssize_t n) noexcept nogil:
-    """numpy's pairwise summation of contiguous float32 (``FLOAT_pairwise_sum``, float accumulators)."""
-    cdef float r0, r1, r2, r3, r4, r5, r6, r7, res
+cdef inline real _pairwise(const real *a, Py_ssize_t n) noexcept nogil:
+    """numpy's pairwise summation of contiguous values in accumulators of their own type (numpy's
+    ``DOUBLE_pairwise_sum`` and ``FLOAT_pairwise_sum``: what ``ndarray.sum`` adds in)."""
+    cdef real r0, r1, r2, r3, r4, r5, r6, r7, res
     cdef Py_ssize_t i, n2
     if n < 8:
         res = 0.0
@@ -179,17 +152,17 @@ cdef inline float _pairwise_f(const float *a, Py_ssize_t n) noexcept nogil:
         return res
     n2 = n // 2
     n2 -= n2 % 8
-    return _pairwise_f(a, n2) + _pairwise_f(a + n2, n - n2)
+    return _pairwise(a, n2) + _pairwise(a + n2, n - n2)
 
 
 def pairwise_sum(const double[::1] values):
     """``values.sum()`` as numpy adds it (pinned against numpy by the tests)."""
-    return 0.0 + _pairwise_d(&values[0], values.shape[0], 1) if values.shape[0] else 0.0
+    return 0.0 + _pairwise(&values[0], values.shape[0]) if values.shape[0] else 0.0
 
 
 def pairwise_sum32(const float[::1] values):
     """``values.sum()`` of float32 as numpy adds it (a float32 result)."""
-    return np.float32(0.0 + _pairwise_f(&values[0], values.shape[0]) if values.shape[0] else 0.0)
+    return np.float32(0.0 + _pairwise(&values[0], values.shape[0]) if values.shape[0] else 0.0)
 
 
 # Bits of the filter of the primary text's 4-grams (_Grams): a block with a 4-gram not in it is not in the text.
@@ -427,9 +400,9 @@ def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1
             k += 1
     cdef const double[::1] log_sib = np.log1p(sib_minus)
     cdef const double[::1] log_rep = np.log1p(rep_minus)
-    total = _pairwise_d(&words[0], n, 1) if n else 0.0
+    total = _pairwise(&words[0], n) if n else 0.0
     total = total if total > 1.0 else 1.0
-    page_repeat = (_pairwise_d(&repeated[0], k, 1) if k else 0.0) / total
+    page_repeat = (_pairwise(&repeated[0], k) if k else 0.0) / total
     step = 1.0 / (n - 1) if n > 1 else 0.0
     for i in range(n):
         X[i, 0] = 1.0
@@ -504,7 +477,7 @@ def tree_raw(const double[:, ::1] D, const Py_ssize_t[:, ::1] feature, const dou
                 reached[r * n_trees + t] = value[t, node - width]
                 r += 1
         for r in range(n):
-            raw[r] = baseline + (0.0 + _pairwise_d(reached + r * n_trees, n_trees, 1))
+            raw[r] = baseline + (0.0 + _pairwise(reached + r * n_trees, n_trees))
     free(reached)
     return raw_arr
 
@@ -558,10 +531,10 @@ def context_rows(const double[::1] prob, X, Py_ssize_t base_start, Py_ssize_t ba
         if prob[i] > top:
             top = prob[i]
         cumulative[i + 1] = cumulative[i] + prob[i]
-    total = 0.0 + _pairwise_f(&kept_words[0], n) if n else 0.0
+    total = 0.0 + _pairwise(&kept_words[0], n) if n else 0.0
     divisor = total if total >= 1.0 else 1.0
     total_d = log1p(<double>total)
-    p = (0.0 + _pairwise_d(&prob[0], n, 1)) / n if n else 0.0
+    p = (0.0 + _pairwise(&prob[0], n)) / n if n else 0.0
     running = 0.0
     for i in range(n):
         out[i, 0] = prob[i]
