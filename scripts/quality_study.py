@@ -103,6 +103,7 @@ def collect(item: dict) -> dict:
         _LOOP = StepLoop(load_settings(None, []))
     loop = _LOOP
     cascade = next(s for s in loop.steps if s.name == "cascade")
+    cascade.extractors[0].regions = True  # the block stage's region evidence, for --regions 1
     html = gzip.decompress(Path(item["html"]).read_bytes())
     doc = loop.process(Page(f"<urn:{item['id']}>", item["url"], "", html, None))
     blocks_stage = cascade.extractors[0]

@@ -170,6 +170,29 @@ def test_filter_leaves_lines_the_block_classifier_is_sure_of_to_it():
     assert not any(s.kept for s in barred.sentences)
 
 
+def test_protect_regions_keeps_the_lines_of_a_kept_repeated_region():
+    """With ``perplexity.protect_regions`` the block stage tells which lines lie in a repeated region it mostly
+    kept (here the article's seven paragraphs under one parent), and the filter spares them; without it the
+    stage does not compute that evidence."""
+    if not (ROOT / "conf" / "models.yaml").exists():
+        pytest.skip("conf/models.yaml (the English KenLM model) is not built yet")
+    settings = ["perplexity.threshold=1.5", "perplexity.protect_min_prob=2", "perplexity.protect_factor=.inf",
+                "extract.max_removed_share=1.0", "extract.cascade=[blocks, conservative]", "langid.enabled=true"]
+    plain = cleaner(*settings).process(page(SIGNED_ARTICLE))
+    assert plain.line_regions is None and not any(s.in_region for s in plain.sentences)
+    assert not any(s.kept for s in plain.sentences if "harbour town" in s.text)  # all score above 1.5
+    regions = cleaner(*settings, "perplexity.protect_regions=true").process(page(SIGNED_ARTICLE))
+    assert len(regions.line_regions) == len(regions.text.split("\n"))
+    assert [s.text for s in regions.sentences] == [s.text for s in plain.sentences]
+    # kept: what the rule kept anyway (unscored short lines) and the region's lines
+    assert [s.kept for s in regions.sentences] == [p.kept or s.in_region for p, s in zip(plain.sentences,
+                                                                                            regions.sentences)]
+    spared = [s.text for s in regions.sentences if s.in_region]
+    assert len(spared) == 7 and all("harbour town" in text for text in spared[:6])
+    assert spared[6] == "Posted by admin at 10:42" and regions.sentences[0].text == "The old stone bridge"
+    assert not regions.sentences[0].in_region
+
+
 def test_block_stage_overrules_a_filter_that_would_empty_it():
     """A filter removing more than ``extract.max_removed_share`` of the block stage's text does not pass the page
     on: the stage's text is kept unfiltered and the decision is the row's fallback_reason; other stages fall back."""

@@ -176,5 +176,5 @@ def build_extractor(name: str, settings: Settings, first: bool = False) -> Extra
     if name == "blocks":
         from warcplex.steps.blocks.step import BlocksExtractor
 
-        return BlocksExtractor(extract, settings.langid)
+        return BlocksExtractor(extract, settings.langid, regions=settings.perplexity.protect_regions)
     raise ValueError(f"unknown extraction stage {name!r}")

@@ -53,9 +53,10 @@ def line_groups(kept: list[Block]) -> list[list[int]]:
     return groups
 
 
-def block_lines(kept: list[Block]) -> str:
-    """Kept blocks, one per line; consecutive cells (td, th) of one table row share a line, tab-separated."""
-    return "\n".join("\t".join(kept[i].text for i in group) for group in line_groups(kept))
+def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str:
+    """Kept blocks, one per line; consecutive cells (td, th) of one table row share a line, tab-separated
+    (``groups``: :func:`line_groups` of ``kept`` when the caller has them)."""
+    return "\n".join("\t".join(kept[i].text for i in group) for group in groups or line_groups(kept))
 
 
 class BlocksExtractor(Extractor):
@@ -64,13 +65,16 @@ class BlocksExtractor(Extractor):
     name = "blocks"
     overrules_filter = True  # a page the filter would empty is a grid or list of short lines it kept on evidence
 
-    def __init__(self, settings: ExtractSettings, langid: LangIdSettings) -> None:
+    def __init__(self, settings: ExtractSettings, langid: LangIdSettings, regions: bool = False) -> None:
         super().__init__(settings)
+        # Also tell which lines lie in a kept repeated region (the evidence of perplexity.protect_regions;
+        # a pass over the page's groups that a run without that option does not need).
+        self.regions = regions
         self.resiliparse = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
         self.lid_path = langid.model_path or models.default_lid_model_path()
         self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
         self.line_probs: list[float] = []  # the last page's text: each line's highest block probability
-        self.line_regions: list[bool] = []  # ... and whether one of its blocks is in a kept repeated region
+        self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
@@ -101,15 +105,17 @@ class BlocksExtractor(Extractor):
         model = models.block_model(self.settings.blocks_model)
         keep = revise(blocks, probs, model.threshold, model.rules)
         kept = [b for b, k in zip(blocks, keep) if k]
-        kept_probs, kept_regions = probs[keep], in_kept_region(blocks, keep)[keep]
-        groups = line_groups(kept)
+        kept_probs, groups = probs[keep], line_groups(kept)
         self.line_probs = [float(kept_probs[group].max()) for group in groups]
-        self.line_regions = [bool(kept_regions[group].any()) for group in groups]
+        self.line_regions = None
+        if self.regions:
+            kept_regions = in_kept_region(blocks, keep)[keep]
+            self.line_regions = [bool(kept_regions[group].any()) for group in groups]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
         if native.compiled() is None:
             self.count("pure_python")  # the compiled stage is not installed here (see native.py)
-        return block_lines(kept)
+        return block_lines(kept, groups)
 
     def run(self, doc: Document) -> Document:
         """The kept blocks as the page's text, with each line's probability and region membership
