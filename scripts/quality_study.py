@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
-import json
 import pickle
 import re
 import sys
@@ -46,6 +44,8 @@ from warcplex.config import load_settings
 from warcplex.document import Sentence, cut_dropped
 from warcplex.reading.warc import Page
 from warcplex.steps.blocks.model import is_heldout
+
+from train_blocks import _scorer as scorer, dev_items  # scripts/: the fit's page list and the bench's scorer
 
 ROOT = Path(__file__).resolve().parent.parent
 # schema.org types declared in JSON-LD ("@type": "Product") or microdata (itemtype=".../Product").
@@ -66,31 +66,7 @@ def page_kind(html: str) -> dict[str, object]:
             "cart": _CART.search(html) is not None}
 
 
-SETS = (("data", "data"), ("wcxb", "data-wcxb"), ("ml", "data-ml"))
-
 _LOOP = None
-
-
-def _scorer(bench: Path):
-    spec = importlib.util.spec_from_file_location("bench_score", bench / "score.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def items(bench: Path) -> list[dict]:
-    out = []
-    for name, folder in SETS:
-        for line in open(bench / folder / "manifest.jsonl"):
-            m = json.loads(line)
-            if m.get("truth_type", "fulltext") != "fulltext":
-                continue
-            ds = bench / folder / m["dataset"]
-            out.append({"id": m["id"], "set": name, "dataset": m["dataset"], "lang": m.get("lang") or "und",
-                        "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
-                        "html": str(ds / "pages" / f"{m['id']}.html.gz"),
-                        "truth": str(ds / "truth" / f"{m['id']}.txt")})
-    return out
 
 
 def collect(item: dict) -> dict:
@@ -121,7 +97,7 @@ def load(bench: Path, cache: Path, workers: int) -> list[dict]:
     if cache.exists():
         return pickle.loads(cache.read_bytes())
     with Pool(workers) as pool:
-        pages = list(pool.imap(collect, items(bench), chunksize=4))
+        pages = list(pool.imap(collect, dev_items(bench), chunksize=4))
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
     return pages
@@ -152,7 +128,7 @@ def refiltered(p: dict, settings) -> list[Sentence]:
 
 def report_filter(pages: list[dict], grid: list[float], regions: list[bool], factors: list[float],
                   bench: Path) -> None:
-    score = _scorer(bench)
+    score = scorer(bench)
     base = load_settings(None, []).perplexity
     configs = [("no filter", None)] + [(f">={g:g}{'+regions' if r else ''}x{f:g}", replace_settings(base, g, r, f))
                                        for g in grid for r in regions for f in factors]
@@ -201,7 +177,7 @@ RATIO_BINS = (0, 0.5, 0.7, 1, 1.5, 2, 3, np.inf)
 def report_cascade(pages: list[dict], bench: Path) -> None:
     from warcplex.steps.blocks.features import word_count
 
-    score = _scorer(bench)
+    score = scorer(bench)
     print("ROUGE-5 F1 of the default pipeline's text (before the filter) / trafilatura / resiliparse main content, "
           "pages the block stage answered, by another stage's words over the block stage's")
     for p in pages:

@@ -142,7 +142,7 @@ def dev_items(bench: Path) -> list[dict]:
             ds = bench / folder / m["dataset"]
             items.append({"id": m["id"], "set": name, "dataset": m["dataset"], "group": m.get(group) or "und",
                           "lang": m.get("lang") or "und", "page_type": m.get("page_type") or "-",
-                          "html": str(ds / "pages" / f"{m['id']}.html.gz"),
+                          "url": m.get("url") or "http://x/", "html": str(ds / "pages" / f"{m['id']}.html.gz"),
                           "truth": str(ds / "truth" / f"{m['id']}.txt")})
     return items
 
