@@ -17,12 +17,15 @@ The reports then re-decide on the cache:
   on the pages with cheap evidence of a product or shop page (:func:`page_kind`), in bins of
   trafilatura's and resiliparse's word count over the block stage's (where a cascade rule that
   prefers another stage on such pages could gain), and with trafilatura's missing lines appended; and
-  resiliparse's text against trafilatura's on the pages whose block output was short (``blocks_short``).
+  resiliparse's text against trafilatura's on the pages whose block output was short (``blocks_short``);
+- ``whitespace``: per set and dataset, the pages whose written text has exactly the truth's characters
+  but for white space, and the ROUGE-5 F1 they score all the same (a truth that splits words where the
+  HTML closes an inline element, ``cl</I><I>és``, which a browser shows as one word).
 
 Dev pages only (not :func:`~warcplex.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
 
-usage: scripts/quality_study.py [--report filter|cascade] [--grid 2,0.9,0.8,...] [--regions 0,1]
+usage: scripts/quality_study.py [--report filter|cascade|whitespace] [--grid 2,0.9,0.8,...] [--regions 0,1]
                                [--factors inf,3,...] [--heldout]
 """
 
@@ -222,6 +225,24 @@ def with_missing_lines(text: str, other: str, tokenize) -> str:
     return "\n".join([text, *extra]) if extra else text
 
 
+def report_whitespace(pages: list[dict], bench: Path) -> None:
+    score = scorer(bench)
+    groups = defaultdict(list)
+    for p in pages:
+        text = cut_dropped(p["text"], p["sentences"]) if p["sentences"] else p["text"]
+        same = "".join(text.split()) == "".join(p["truth"].split())
+        f = score.score_pair(text, p["truth"])["rouge5_f"] if same else None
+        for key in ((p["set"], "ALL"), (p["set"], p["dataset"])):
+            groups[key].append(f)
+    print("pages whose written text is the truth but for white space: count, their mean ROUGE-5 F1, "
+          "and the ROUGE-5 F1 they cost the group's mean")
+    for (name, group), fs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "ALL", kv[0][1])):
+        hits = [f for f in fs if f is not None]
+        if hits:
+            print(f"{name:4s} {group:22s} {len(fs):5d} pages: {len(hits):4d} same but for white space, "
+                  f"ROUGE-5 F1 {np.mean(hits):.3f}, costing {sum(1 - f for f in hits) / len(fs):.4f}")
+
+
 def replace_settings(settings, protect: float, regions: bool, factor: float):
     return settings.model_copy(update={"protect_min_prob": protect, "protect_regions": regions,
                                        "protect_factor": factor})
@@ -229,7 +250,7 @@ def replace_settings(settings, protect: float, regions: bool, factor: float):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--report", choices=("filter", "cascade"), default="filter")
+    parser.add_argument("--report", choices=("filter", "cascade", "whitespace"), default="filter")
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "quality_study.pkl")
     parser.add_argument("--workers", type=int, default=2)
@@ -243,8 +264,10 @@ def main() -> int:
     pages = [p for p in load(args.bench, args.cache, args.workers) if is_heldout(p["id"]) == args.heldout]
     if args.report == "filter":
         report_filter(pages, args.grid, args.regions, args.factors, args.bench)
-    else:
+    elif args.report == "cascade":
         report_cascade(pages, args.bench)
+    else:
+        report_whitespace(pages, args.bench)
     return 0
 
 
