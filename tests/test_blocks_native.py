@@ -106,6 +106,28 @@ def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
         assert module.lm_line(text) == (" ".join(tokens), len(tokens)), text
 
 
+def test_compiled_nesting_depth_scans_tags_as_the_reference_does(monkeypatch):
+    """The depth guard's compiled scan gives the regular expression's estimate on edge cases, on real
+    pages and on pages cut anywhere, at every stop."""
+    from warcplex.steps import extractors
+
+    edge = ["", "<", "</", "<a", "</a", "< a>", "</ a>", "<1a>", "<!-- <b> -->", "<a1b2><x></x>", "<DIV><Div></div>",
+            "<p><p><li><td><colgroup><colgroups>", "<br/><img><wbr>" * 3, "<div>" * 40 + "</div>" * 41,
+            "<a<b<c", "<//a>", "</1>", "<é><ß>" * 30, "<div>é<span>中" * 25]
+    edge += ["".join(f"<{name}>" for name in sorted(extractors._FLAT_TAGS)) * 3 + "<div>",  # the same flat tags
+             "".join(f"<{name.upper()}x>" for name in sorted(extractors._FLAT_TAGS))]
+    pages = warc_pages(SAMPLE_WARC) + warc_pages(bench_file("warc", "bench-dev.warc.gz"), limit=200)
+    texts = edge + pages + [html[: len(html) // 3] for html in pages[:20]]
+    module = native.compiled()
+    assert module is not None
+    for stop in (0, 5, 30, 220):
+        got = [module.nesting_depth(text, stop) for text in texts]
+        with monkeypatch.context() as patch:
+            patch.setattr(native, "compiled", lambda: None)
+            assert got == [extractors.nesting_depth(text, stop) for text in texts]
+    assert max(got) > 30  # real pages nest: the scan is compared on depths that matter
+
+
 def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(monkeypatch):
     settings = load_settings(None, [])
     html = warc_pages(SAMPLE_WARC, limit=1)[0]

@@ -20,7 +20,7 @@ import unicodedata
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 3
+VERSION = 4
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -587,6 +587,98 @@ cdef str _joined_words(list parts):
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
     finally:
         PyMem_Free(buf)
+
+
+# extractors._FLAT_TAGS (none is longer than 8 letters; the test checks the two lists agree), each
+# name's letters packed into one integer by _pack.
+cdef list _FLAT_NAMES = ("area base br col embed hr img input link meta param source track wbr "
+                         "p li dt dd tr td th option thead tbody tfoot colgroup rp rt").split()
+cdef unsigned long long _FLAT_KEYS[64]
+cdef Py_ssize_t _N_FLAT = len(_FLAT_NAMES)
+
+
+cdef inline unsigned long long _pack(Py_UCS4 c, unsigned long long key, Py_ssize_t position) noexcept:
+    """``key`` with the lower-cased ASCII letter or digit ``c`` as its byte at ``position``."""
+    cdef unsigned long long code = <unsigned long long> c
+    if 65 <= code <= 90:  # A-Z
+        code += 32
+    return key | (code << (8 * position))
+
+
+cdef void _pack_flat_names():
+    cdef Py_ssize_t index, position
+    for index, name in enumerate(_FLAT_NAMES):
+        _FLAT_KEYS[index] = 0
+        for position, c in enumerate(name):
+            _FLAT_KEYS[index] = _pack(c, _FLAT_KEYS[index], position)
+
+
+_pack_flat_names()
+
+
+cdef inline bint _ascii_letter(Py_UCS4 c) noexcept:
+    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z')
+
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) noexcept
+
+
+cdef inline bint _flat(unsigned long long key) noexcept:
+    cdef Py_ssize_t j
+    for j in range(_N_FLAT):
+        if _FLAT_KEYS[j] == key:
+            return True
+    return False
+
+
+def nesting_depth(str html, Py_ssize_t stop_above):
+    """extractors.nesting_depth: the deepest count of open tags (``<name`` up, ``</name`` down, the
+    flat tags neither) in one scan for the regular expression ``<(/?)([A-Za-z][A-Za-z0-9]*)``,
+    stopping once above ``stop_above``; from one ``<`` to the next with the string's own search."""
+    cdef Py_ssize_t n = len(html), i = 0, start, depth = 0, deepest = 0
+    cdef bint closing
+    cdef Py_UCS4 c
+    cdef unsigned long long key
+    cdef int kind = PyUnicode_KIND(html)
+    cdef void *data = PyUnicode_DATA(html)
+    if html.count("<") <= stop_above:
+        return 0  # cannot nest deeper than it has tags
+    while True:
+        i = PyUnicode_FindChar(html, u'<', i, n, 1)
+        if i < 0:
+            break
+        i += 1
+        closing = (i + 1 < n and PyUnicode_READ(kind, data, i) == u'/'
+                   and _ascii_letter(PyUnicode_READ(kind, data, i + 1)))
+        if closing:
+            i += 1
+        if i >= n or not _ascii_letter(PyUnicode_READ(kind, data, i)):
+            continue  # no tag name: the scan goes on after the '<'
+        start = i
+        key = 0
+        while i < n:
+            c = PyUnicode_READ(kind, data, i)
+            if not (_ascii_letter(c) or (u'0' <= c <= u'9')):
+                break
+            if i - start < 8:
+                key = _pack(c, key, i - start)
+            i += 1
+        if i - start <= 8 and _flat(key):
+            continue
+        if closing:
+            if depth:
+                depth -= 1
+        else:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_above:
+                    break
+    return deepest
 
 
 def joined_words(str text):
