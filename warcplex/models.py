@@ -57,16 +57,21 @@ def locate(path: str) -> str:
 
 
 def cached(kind: str, path: str, loader, find: bool = True) -> Any:
-    """The object ``loader`` makes of the file at ``path`` (located by :func:`locate` when ``find``), once per process."""
+    """The object ``loader`` makes of the file at ``path`` (located by :func:`locate` when ``find``), once per
+    process: two spellings of one file (a registry's relative path, a located one) share one object, so the
+    scores memoised per model (``perplexity._SCORED``) serve both the block stage and the filter."""
     key = (kind, path)
     model = _CACHE.get(key)
     if model is None:
         with _LOCK:
             model = _CACHE.get(key)
             if model is None:
-                model = loader(locate(path) if find else path)
+                source = locate(path) if find else path
+                model = _CACHE.get((kind, source))
+                if model is None:
+                    model = _CACHE[(kind, source)] = loader(source)
+                    LOADS[f"{kind}:{os.path.basename(path)}"] += 1
                 _CACHE[key] = model
-                LOADS[f"{kind}:{os.path.basename(path)}"] += 1
     return model
 
 
