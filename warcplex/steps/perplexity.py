@@ -8,7 +8,7 @@ kept is :func:`rule_mask`, for the filter, ``warcplex sweep`` and ``warcplex cal
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from warcplex import models
 from warcplex.config import PerplexitySettings
@@ -47,9 +47,9 @@ def perplexity(model, text: str) -> tuple[float, int]:
     return scored
 
 
-@dataclass(frozen=True)
-class Unit:
-    """What the rule sees of a sentence: its perplexity (None: unscored), LM tokens and line."""
+class Unit(NamedTuple):
+    """What the rule sees of a sentence: its perplexity (None: unscored), LM tokens and line (a tuple:
+    the rule makes one per sentence, group and window)."""
 
     perplexity: float | None
     n_tokens: int
@@ -76,18 +76,66 @@ def lines_of(units: list[Unit]) -> list[list[int]]:
 
 
 def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
-    """Each unit pooled with its nearest neighbours (both sides in turn) until it holds ``window`` tokens."""
+    """Each unit pooled with its nearest neighbours (both sides in turn) until it holds ``window`` tokens.
+
+    :func:`pooled` of each window, computed from each unit's terms once (the same sums in the same order)."""
+    n = len(units)
+    tokens = [u.n_tokens for u in units]
+    terms = [None if u.perplexity is None else (u.n_tokens + 1) * math.log10(max(u.perplexity, 1.0)) for u in units]
     out = []
     for i, unit in enumerate(units):
         if unit.perplexity is None:
             out.append(unit)
             continue
-        members, lo, hi = [unit], i - 1, i + 1
-        while sum(u.n_tokens for u in members) < window and (lo >= 0 or hi < len(units)):
-            members += [units[j] for j in (lo, hi) if 0 <= j < len(units)]
+        members, held, lo, hi = [i], tokens[i], i - 1, i + 1
+        while held < window and (lo >= 0 or hi < n):
+            for j in (lo, hi):
+                if 0 <= j < n:
+                    members.append(j)
+                    held += tokens[j]
             lo, hi = lo - 1, hi + 1
-        out.append(pooled(members))
+        scored = [j for j in members if terms[j] is not None]
+        weight = sum(tokens[j] + 1 for j in scored)
+        out.append(Unit(10.0 ** (sum(terms[j] for j in scored) / weight), weight - len(scored), unit.paragraph))
     return out
+
+
+RULES = ("fixed", "window", "length", "context")
+
+
+class Judgement:
+    """A page's units as a rule judges them, before any threshold: the groups judged together (one per
+    line under ``line``), each group pooled (``judged``) and the score it faces (``scores``: pooled with
+    its neighbours under ``window`` and ``context``). One judgement serves several thresholds and
+    protections (:meth:`mask`)."""
+
+    def __init__(self, units: list[Unit], unit: str = "sentence", rule: str = "fixed", window_tokens: int = 40) -> None:
+        if rule not in RULES:
+            raise ValueError(f"unknown perplexity rule {rule!r}")
+        self.rule, self.size = rule, len(units)
+        self.groups = lines_of(units) if unit == "line" else [[i] for i in range(len(units))]
+        self.judged = [pooled([units[i] for i in group]) for group in self.groups]
+        self.scores = with_neighbours(self.judged, window_tokens) if rule in ("window", "context") else self.judged
+
+    def mask(self, threshold: float, short_tokens: int = 30, protected: list[bool] | None = None,
+             protected_threshold: float = math.inf) -> list[bool]:
+        """Which units are kept at ``threshold`` (see :func:`rule_mask`)."""
+        groups, judged, rule = self.groups, self.judged, self.rule
+        scale = rule in ("length", "context")
+        safe = [protected is not None and any(protected[i] for i in group) for group in groups]
+        keep = [own.perplexity is None or
+                (score.perplexity <= protected_threshold if sure else
+                 score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0))
+                for own, score, sure in zip(judged, self.scores, safe)]
+        if rule == "context":
+            keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and not safe[i] and
+                    judged[i].n_tokens < short_tokens and judged[i].perplexity is not None else keep[i]
+                    for i in range(len(keep))]
+        mask = [True] * self.size
+        for group, kept in zip(groups, keep):
+            for i in group:
+                mask[i] = kept
+        return mask
 
 
 def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule: str = "fixed",
@@ -112,38 +160,27 @@ def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule:
     score (pooled with neighbours under ``window`` and ``context``) against ``protected_threshold``,
     with no length scale, and ``context`` never overturns them.
     """
-    if rule not in ("fixed", "window", "length", "context"):
-        raise ValueError(f"unknown perplexity rule {rule!r}")
-    groups = lines_of(units) if unit == "line" else [[i] for i in range(len(units))]
-    judged = [pooled([units[i] for i in group]) for group in groups]
-    scores = with_neighbours(judged, window_tokens) if rule in ("window", "context") else judged
-    scale = rule in ("length", "context")
-    safe = [protected is not None and any(protected[i] for i in group) for group in groups]
-    keep = [own.perplexity is None or
-            (score.perplexity <= protected_threshold if sure else
-             score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0))
-            for own, score, sure in zip(judged, scores, safe)]
-    if rule == "context":
-        keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and not safe[i] and
-                judged[i].n_tokens < short_tokens and judged[i].perplexity is not None else keep[i]
-                for i in range(len(keep))]
-    mask = [True] * len(units)
-    for group, kept in zip(groups, keep):
-        for i in group:
-            mask[i] = kept
-    return mask
+    return Judgement(units, unit, rule, window_tokens).mask(threshold, short_tokens, protected, protected_threshold)
+
+
+def judgement(sentences: list[Sentence], settings: PerplexitySettings) -> Judgement:
+    """A page's scored sentences judged under the unit and rule of ``settings`` (sentences shorter than
+    ``min_tokens`` LM tokens count as unscored)."""
+    units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
+             for s in sentences]
+    return Judgement(units, settings.unit, settings.rule, settings.window_tokens)
 
 
 def kept_mask(sentences: list[Sentence], threshold: float, settings: PerplexitySettings,
-              protect: bool = True) -> list[bool]:
-    """Which of a page's scored sentences the rule of ``settings`` keeps at ``threshold`` (sentences
-    shorter than ``min_tokens`` LM tokens count as unscored). With ``protect``, a sentence whose line
-    the block stage kept with a probability of at least ``protect_min_prob`` (:func:`protected`) is kept
-    unless its line scores above ``threshold * protect_factor``."""
-    units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
-             for s in sentences]
-    return rule_mask(units, threshold, settings.unit, settings.rule, settings.window_tokens, settings.short_tokens,
-                     protected(sentences, settings) if protect else None, threshold * settings.protect_factor)
+              protect: bool = True, judged: Judgement | None = None) -> list[bool]:
+    """Which of a page's scored sentences the rule of ``settings`` keeps at ``threshold``. With ``protect``,
+    a sentence whose line the block stage kept with a probability of at least ``protect_min_prob``
+    (:func:`protected`) is kept unless its line scores above ``threshold * protect_factor``. ``judged``:
+    the page's :func:`judgement` when the caller has it."""
+    if judged is None:
+        judged = judgement(sentences, settings)
+    return judged.mask(threshold, settings.short_tokens, protected(sentences, settings) if protect else None,
+                       threshold * settings.protect_factor)
 
 
 def protected(sentences: list[Sentence], settings: PerplexitySettings) -> list[bool]:
@@ -194,9 +231,10 @@ class PerplexityFilter(Step):
         for sentence in doc.sentences:
             sentence.perplexity, sentence.n_tokens = perplexity(model, sentence.text)
         limit = entry.threshold_for(self.settings)
-        mask = kept_mask(doc.sentences, limit, self.settings)
+        judged = judgement(doc.sentences, self.settings)
+        mask = kept_mask(doc.sentences, limit, self.settings, judged=judged)
         if any(protected(doc.sentences, self.settings)):
-            unprotected = kept_mask(doc.sentences, limit, self.settings, protect=False)
+            unprotected = kept_mask(doc.sentences, limit, self.settings, protect=False, judged=judged)
             saved = sum(k and not u for k, u in zip(mask, unprotected))
             if saved:
                 self.count("sentences_protected", saved)  # kept only because the block stage was sure of them
