@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_WARC
@@ -11,7 +14,9 @@ from warcplex import models
 from warcplex.config import load_settings
 from warcplex.document import Document
 from warcplex.reading.warc import Split, iter_pages
+from warcplex.spark import cds
 from warcplex.spark.runner import run_split
+from warcplex.spark.session import BATCH_JAVA_OPTIONS, LOCAL_BATCH_CONF, local_batch_conf, require_java
 from warcplex.stats import Stats
 from warcplex.steps.loop import StepLoop
 from warcplex.steps.perplexity import PerplexityFilter
@@ -112,3 +117,46 @@ def test_one_judgement_serves_the_protected_and_unprotected_masks(scored_pages):
                              for protect in (True, False)]
             saved += sum(k and not u for k, u in zip(*masks))
     assert saved > 0, "some lines kept only because the block stage was sure of them"
+
+
+def fake_java(tmp_path: Path, runtime: str = "17.0.15+6-Debian-1deb12u1") -> str:
+    """A ``bin/java`` beside a JDK ``release`` file (all :class:`ClassArchive` reads of a JDK)."""
+    (tmp_path / "jdk" / "bin").mkdir(parents=True)
+    (tmp_path / "jdk" / "release").write_text(f'JAVA_VERSION="17.0.15"\nJAVA_RUNTIME_VERSION="{runtime}"\n')
+    return str(tmp_path / "jdk" / "bin" / "java")
+
+
+def test_the_class_archive_is_named_for_its_java_pyspark_and_options(tmp_path, monkeypatch):
+    """A run maps the archive only when one was made for its Java runtime, pyspark and JVM options."""
+    import pyspark
+
+    monkeypatch.setattr(cds, "ARCHIVE_DIR", tmp_path / "cds")
+    java = fake_java(tmp_path)
+    archive = cds.ClassArchive(java, BATCH_JAVA_OPTIONS)
+    assert archive.path.parent == tmp_path / "cds"
+    assert archive.path.name.startswith(f"spark-{pyspark.__version__}-java-17.0.15_6-Debian-1deb12u1-")
+    assert cds.ClassArchive(java, BATCH_JAVA_OPTIONS + " -Xmx2g").path != archive.path
+    assert archive.java_option() is None and local_batch_conf(java) == LOCAL_BATCH_CONF  # none made yet
+    archive.path.parent.mkdir()
+    archive.path.write_bytes(b"archive")
+    assert local_batch_conf(java)["spark.driver.extraJavaOptions"] == \
+        f"{BATCH_JAVA_OPTIONS} -XX:SharedArchiveFile={archive.path}"
+    (tmp_path / "jdk" / "release").write_text('JAVA_RUNTIME_VERSION="17.0.16+8"\n')  # Java upgraded
+    assert local_batch_conf(java) == LOCAL_BATCH_CONF
+    assert cds.ClassArchive(str(tmp_path / "nojdk" / "java"), BATCH_JAVA_OPTIONS).java_option() is None
+
+
+@pytest.mark.spark
+def test_a_local_run_maps_the_class_archive_make_setup_built():
+    """The driver JVM of a context warcplex starts maps the archive (it is in the JVM's memory maps)."""
+    archive = cds.ClassArchive(require_java(), BATCH_JAVA_OPTIONS)
+    if archive.java_option() is None:
+        pytest.skip("no class-data archive (make setup builds it)")
+    script = ("import os; from warcplex.config import load_settings; from warcplex.spark.session import spark_context; "
+              "sc = spark_context(load_settings(None, ['spark.master=local[1]'])); "
+              "pid = sc._jvm.java.lang.ProcessHandle.current().pid(); "
+              "print(open(f'/proc/{pid}/maps').read()); sc.stop()")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert str(archive.path) in run.stdout
+    assert "Unable to use shared archive" not in run.stdout + run.stderr

@@ -61,6 +61,17 @@ LOCAL_BATCH_CONF = {
 }
 
 
+def local_batch_conf(java: str) -> dict[str, str]:
+    """:data:`LOCAL_BATCH_CONF`, the driver JVM also mapping the class-data archive when it has been made
+    for this ``java`` (:mod:`warcplex.spark.cds`, ``make setup``)."""
+    from warcplex.spark.cds import ClassArchive
+
+    archive = ClassArchive(java, BATCH_JAVA_OPTIONS).java_option()
+    if archive is None:
+        return LOCAL_BATCH_CONF
+    return {**LOCAL_BATCH_CONF, "spark.driver.extraJavaOptions": f"{BATCH_JAVA_OPTIONS} {archive}"}
+
+
 def spark_context(settings: Settings):
     """A SparkContext: local master, project Python and batch settings unless spark-submit set them.
 
@@ -69,7 +80,7 @@ def spark_context(settings: Settings):
     :func:`spark_session`.
     """
     if not under_spark_submit():
-        require_java()
+        java = require_java()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LAUNCHER_OPTS", BATCH_JAVA_OPTIONS)
@@ -81,7 +92,7 @@ def spark_context(settings: Settings):
     if not under_spark_submit():
         conf.setMaster(settings.spark.master)
         conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-        for key, value in LOCAL_BATCH_CONF.items():
+        for key, value in local_batch_conf(java).items():
             if key not in settings.spark.conf:
                 conf.set(key, value)
     for key, value in settings.spark.conf.items():
