@@ -1,6 +1,6 @@
 """A JVM class-data-sharing (CDS) archive for the driver JVM of the runs ``warcplex`` starts itself.
 
-The driver JVM loads and verifies some 10,000 classes on every run (Spark core, and Spark SQL for
+The driver JVM loads and verifies thousands of classes on every run (Spark core, and Spark SQL for
 the corpus stages); from a dynamic CDS archive it maps them instead. ``python -m warcplex.spark.cds``
 (run by ``make setup``) makes the archive with a training run of the sample WARC under
 ``-XX:ArchiveClassesAtExit``; :func:`warcplex.spark.session.spark_context` adds
