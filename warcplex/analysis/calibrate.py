@@ -29,6 +29,7 @@ import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 from pathlib import Path
 import yaml
@@ -41,7 +42,7 @@ from warcplex.reading.decode import decode_html
 from warcplex.registry import load_registry
 from warcplex.steps.extractors import build_extractor
 from warcplex.steps.langid import LanguageIdentifier
-from warcplex.steps.perplexity import kept_mask, perplexity
+from warcplex.steps.perplexity import Judgement, judgement, kept_mask, perplexity
 from warcplex.steps.sentences import SentenceSplitter
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
@@ -65,7 +66,12 @@ class PageSentences:
 
     def kept(self, threshold: float) -> list[bool]:
         """Per sentence: does the filter keep it at ``threshold``."""
-        return kept_mask(self.sentences, threshold, self.rule)
+        return kept_mask(self.sentences, threshold, self.rule, judged=self.judged)
+
+    @cached_property
+    def judged(self) -> Judgement:
+        """The page judged once under the rule, for every threshold calibration tries."""
+        return judgement(self.sentences, self.rule)
 
     def text(self, threshold: float) -> str:
         """The page as the filter leaves it at ``threshold`` (paragraphs on lines, as the pipeline writes)."""

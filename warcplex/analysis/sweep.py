@@ -18,7 +18,7 @@ from typing import Any
 
 from warcplex.config import PerplexitySettings, S3Settings
 from warcplex.analysis.index_stats import ScoredPage, index_size, load_scored_pages
-from warcplex.steps.perplexity import kept_mask
+from warcplex.steps.perplexity import judgement, kept_mask
 from warcplex.writing.output import OutputTarget
 from warcplex.spark.runner import dump_json
 
@@ -50,8 +50,9 @@ def sweep(pages: list[ScoredPage], thresholds: list[float], settings: Perplexity
     and the run's own decisions (``run``)."""
     raw = _row("raw", pages, None, None)
     rows = [raw]
+    judged = [judgement(page.sentences, settings) for page in pages]  # once per page, for every threshold
     for threshold in thresholds:
-        masks = [kept_mask(page.sentences, threshold, settings) for page in pages]
+        masks = [kept_mask(page.sentences, threshold, settings, judged=j) for page, j in zip(pages, judged)]
         rows.append(_row(f"{threshold:g}", pages, masks, raw["index_bytes"]))
     rows.append(_row("run", pages, [[s.kept for s in page.sentences] for page in pages], raw["index_bytes"]))
     return rows
