@@ -10,7 +10,9 @@ page count; a page's blocks share its weight by the square root of their word co
 mean over pages). A block is labelled main when its tokens (the bench scorer's: CJK characters
 one each) occur in the page's truth, or (4+ tokens) when at least half of its token trigrams do.
 A block's perplexity comes from the pinned KenLM model of the page's language (fastText LID on
-its blocks; en, de, fr, es, it), centred on that model's median block; other pages have none.
+its blocks; the registry conf/models.yaml's models of the languages ``--lm-languages`` names, by
+default those the shipped model pins), centred on that model's median training block; other pages
+have none.
 Stage one: a logistic regression over dense and hashed features, then a HistGradientBoosting
 ensemble over the dense features plus the regression's out-of-fold score. Stage two: a smaller
 ensemble over each block's stage-one probability (out of fold) among its neighbours and page.
@@ -20,6 +22,7 @@ ROUGE-5 F1 (the bench scorer's) is printed per set and group next to resiliparse
 text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
+                               [--lm-languages en,de,...|all] [--seed 0]
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from pathlib import Path
 import numpy as np
 
 from warcplex import models
-from warcplex.config import ExtractSettings
+from warcplex.config import ExtractSettings, PerplexitySettings, resolve_path
 from warcplex.reading.decode import decode_html
+from warcplex.registry import load_registry
 from warcplex.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
 from warcplex.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
@@ -51,18 +55,18 @@ from warcplex.steps.extractors import ResiliparseExtractor
 
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = [round(t, 2) for t in np.arange(0.25, 0.71, 0.05)]
-# The KenLM files the perplexity feature is fitted with (pinned by sha256 in the model JSON).
-LM_LANGUAGES = ("en", "de", "fr", "es", "it")
 # The three dev sets: (name, folder under the bench, how pages are grouped for weighting).
 SETS = (("data", "data", "dataset"), ("wcxb", "data-wcxb", "page_type"), ("ml", "data-ml", "lang"))
 
 
 def lm_pins() -> dict[str, dict]:
+    """Every KenLM model of the default registry (the filter's), as the block model pins it: the path
+    (project-relative) and sha256 of the file."""
     out = {}
-    for lang in LM_LANGUAGES:
-        path = f"lm_models/{lang}/{lang}.3gram.trie.bin"
-        if (ROOT / path).exists():
-            out[lang] = {"path": path, "sha256": hashlib.sha256((ROOT / path).read_bytes()).hexdigest()}
+    for lang, entry in sorted(load_registry(PerplexitySettings().registry).items()):
+        path = resolve_path(entry.path)
+        if path.exists():
+            out[lang] = {"path": path.relative_to(ROOT).as_posix(), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     return out
 
 
@@ -78,7 +82,8 @@ def label(tokens: list[str], truth_joined: str, truth_trigrams: set) -> int:
 
 
 def raw_page(item: dict) -> dict:
-    """The expensive part, cached: blocks, resiliparse text, page language, block perplexities."""
+    """The expensive part, cached: blocks, resiliparse text, page language, block perplexities
+    (under every pinnable model: ``--lm-languages`` chooses among them without reparsing)."""
     html = decode_html(gzip.decompress(Path(item["html"]).read_bytes()))
     truth = Path(item["truth"]).read_text(encoding="utf-8", errors="replace")
     blocks = parse_blocks(html)
@@ -103,12 +108,14 @@ def _scorer(bench: Path):
 
 
 def featurised(page: dict, centres: dict[str, float], bench: Path) -> dict:
+    """The page's features and labels; a block perplexity only under a model of ``centres`` (the pinned ones)."""
     blocks = page["blocks"]
     out = dict(page, texts=[b.text for b in blocks], X=None, hashed=[], y=[])
     if not blocks:
         return out
     lang = page["page_lang"]
-    out["X"], out["hashed"] = featurize(blocks, page["primary"], page["log_ppl"], centres.get(lang, 0.0))
+    log_ppl = page["log_ppl"] if lang in centres else None
+    out["X"], out["hashed"] = featurize(blocks, page["primary"], log_ppl, centres.get(lang, 0.0))
     tokens = _scorer(bench).tokenize(page["truth"])
     joined = f" {' '.join(tokens)} "
     trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
@@ -247,7 +254,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
     page_of = np.concatenate([np.full(len(p["texts"]), i) for i, p in enumerate(fitted)])
     # At most --max-blocks blocks of a page are fitted on (a seeded sample, weights scaled up to the page's):
     # long pages cost fitting time in proportion, and add little the page's first blocks do not show.
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(args.seed)
     use = np.zeros(len(y), dtype=bool)
     start = 0
     for p in fitted:
@@ -275,7 +282,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
         coef = fit_linear(rows)
         dense = np.hstack([X[rows][:, :n_dense].toarray(), linear_oof[rows][:, None]])
         booster = HistGradientBoostingClassifier(max_iter=args.trees, max_depth=6, learning_rate=0.1,
-                                                 early_stopping=False, random_state=0)
+                                                 early_stopping=False, random_state=args.seed)
         booster.fit(dense, y[rows], sample_weight=weights[rows])
         return {"dense": [round(float(v), 6) for v in coef[:n_dense]],
                 "hashed": [round(float(v), 6) for v in coef[n_dense:]], "trees": export_trees(booster)}
@@ -291,7 +298,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
         first_oof.append(fold_models[i % 2].first_stage(p["X"], p["hashed"]))
     context = np.vstack([context_features(prob, p["X"]) for prob, p in zip(first_oof, fitted)])
     context_booster = HistGradientBoostingClassifier(max_iter=args.context_trees, max_depth=5, learning_rate=0.1,
-                                                     early_stopping=False, random_state=0)
+                                                     early_stopping=False, random_state=args.seed)
     context_booster.fit(context[use], y[use], sample_weight=weights[use])
     print("stage two done", flush=True)
     return {
@@ -299,10 +306,24 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
                  "bench data, data-wcxb and data-ml (md5(id) % 10 < 7)",
         "train_pages": len(train), "train_blocks": int(use.sum()), "threshold": 0.5,
         "hash_dim": HASH_DIM, "dense_names": dense_names(),
-        "language_models": {lang: {**pin, "centre": centres[lang]} for lang, pin in PINS.items()},
+        "language_models": {lang: {**PINS[lang], "centre": centre} for lang, centre in centres.items()},
         **fit_stage_one(use),
         "context_trees": export_trees(context_booster),
     }
+
+
+def lm_centres(raw: list[dict], languages: list[str]) -> dict[str, float]:
+    """The models to pin, each with its centre: the median log10 perplexity of its language's training
+    blocks. A language without scored training blocks is not pinned (its pages get no perplexity)."""
+    centres = {}
+    for lang in languages:
+        values = [p["log_ppl"] for p in raw if p["page_lang"] == lang and p["log_ppl"] is not None and not is_heldout(p["id"])]
+        values = np.concatenate(values) if values else np.array([np.nan])
+        if np.isfinite(values).any():
+            centres[lang] = round(float(np.nanmedian(values)), 4)
+        else:
+            print(f"{lang}: no training page scored by its model, not pinned", flush=True)
+    return centres
 
 
 def main() -> None:
@@ -314,19 +335,31 @@ def main() -> None:
     parser.add_argument("--trees", type=int, default=120, help="boosting iterations of stage one")
     parser.add_argument("--context-trees", type=int, default=60, help="boosting iterations of stage two")
     parser.add_argument("--max-blocks", type=int, default=60, help="blocks fitted on per page (a seeded sample)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="of the block sample and the ensembles' binning (another seed: how much a refit varies)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", type=Path, help="pickle of the parsed pages and block perplexities (reused when present)")
+    parser.add_argument("--lm-languages", type=lambda s: sorted(PINS) if s == "all" else s.split(","),
+                        help="comma-separated languages whose registry model is pinned, or `all` "
+                             "(default: the languages the shipped model pins)")
     parser.add_argument("--rules-only", action="store_true",
                         help="keep the classifier of --model; tune only its structure rules and fallback share")
     args = parser.parse_args()
     bench_score = _scorer(args.bench)
 
+    if args.lm_languages is None:
+        args.lm_languages = sorted(BlockModel.load().language_models)
+    unknown = sorted(set(args.lm_languages) - set(PINS))
+    if unknown:
+        parser.error(f"--lm-languages: no registry model for {','.join(unknown)}")
     raw = raw_pages(args.bench, args.cache, args.workers)
-    centres = {}
-    for lang in PINS:
-        values = [p["log_ppl"] for p in raw if p["page_lang"] == lang and p["log_ppl"] is not None and not is_heldout(p["id"])]
-        values = np.concatenate(values) if values else np.array([np.nan])
-        centres[lang] = round(float(np.nanmedian(values)), 4) if np.isfinite(values).any() else 0.0
+    if any(p["blocks"] and p["page_lang"] in PINS and p["log_ppl"] is None for p in raw):
+        parser.error(f"{args.cache}: made with other language models; delete it")
+    if args.rules_only:  # the shipped classifier; only its threshold's rules and fallback share are tuned
+        data = json.loads(args.model.read_text())
+        centres = {lang: pin["centre"] for lang, pin in data["language_models"].items()}
+    else:
+        centres = lm_centres(raw, args.lm_languages)
     print("log10 perplexity centre per pinned model:", centres, flush=True)
     with Pool(args.workers) as pool:
         pages = pool.starmap(featurised, [(p, centres, args.bench) for p in raw], chunksize=16)
@@ -334,9 +367,7 @@ def main() -> None:
     train = [p for p in pages if not is_heldout(p["id"])]
     heldout = [p for p in pages if is_heldout(p["id"])]
     weight_of = dict(zip((p["id"] for p in train), page_weights(train)))
-    if args.rules_only:  # the shipped classifier; only its threshold's rules and fallback share are tuned
-        data = json.loads(args.model.read_text())
-    else:
+    if not args.rules_only:
         data = fit(args, train, weight_of, centres)
     model = BlockModel(data)
 
