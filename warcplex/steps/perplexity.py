@@ -56,15 +56,25 @@ class Unit(NamedTuple):
     paragraph: int = 0
 
 
+def _log_term(unit: Unit) -> float | None:
+    """A unit's share of a pool's log-probability, ``(tokens + 1) * log10 perplexity`` (None: unscored)."""
+    return None if unit.perplexity is None else (unit.n_tokens + 1) * math.log10(max(unit.perplexity, 1.0))
+
+
+def _pool(log_sum: float, weight: int, n_scored: int, paragraph: int) -> Unit:
+    """The formula of :func:`pooled`: ``n_scored`` members whose :func:`_log_term` add up to ``log_sum``
+    and whose ``tokens + 1`` add up to ``weight``."""
+    return Unit(10.0 ** (log_sum / weight), weight - n_scored, paragraph)
+
+
 def pooled(units: list[Unit]) -> Unit:
     """Several units scored as one: the perplexity of their joint log-probability (each unit's
     ``(tokens + 1) * log10 perplexity`` summed, over the summed ``tokens + 1``)."""
     scored = [u for u in units if u.perplexity is not None]
     if not scored:
         return Unit(None, sum(u.n_tokens for u in units), units[0].paragraph if units else 0)
-    weight = sum(u.n_tokens + 1 for u in scored)
-    log10 = sum((u.n_tokens + 1) * math.log10(max(u.perplexity, 1.0)) for u in scored) / weight
-    return Unit(10.0 ** log10, weight - len(scored), scored[0].paragraph)
+    return _pool(sum(_log_term(u) for u in scored), sum(u.n_tokens + 1 for u in scored), len(scored),
+                 scored[0].paragraph)
 
 
 def lines_of(units: list[Unit]) -> list[list[int]]:
@@ -78,10 +88,10 @@ def lines_of(units: list[Unit]) -> list[list[int]]:
 def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
     """Each unit pooled with its nearest neighbours (both sides in turn) until it holds ``window`` tokens.
 
-    :func:`pooled` of each window, computed from each unit's terms once (the same sums in the same order)."""
+    :func:`pooled` of each window, from each unit's :func:`_log_term` taken once (the same sums in the same order)."""
     n = len(units)
     tokens = [u.n_tokens for u in units]
-    terms = [None if u.perplexity is None else (u.n_tokens + 1) * math.log10(max(u.perplexity, 1.0)) for u in units]
+    terms = [_log_term(u) for u in units]
     out = []
     for i, unit in enumerate(units):
         if unit.perplexity is None:
@@ -95,8 +105,8 @@ def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
                     held += tokens[j]
             lo, hi = lo - 1, hi + 1
         scored = [j for j in members if terms[j] is not None]
-        weight = sum(tokens[j] + 1 for j in scored)
-        out.append(Unit(10.0 ** (sum(terms[j] for j in scored) / weight), weight - len(scored), unit.paragraph))
+        out.append(_pool(sum(terms[j] for j in scored), sum(tokens[j] + 1 for j in scored), len(scored),
+                         unit.paragraph))
     return out
 
 
