@@ -229,7 +229,7 @@ def report_whitespace(pages: list[dict], bench: Path) -> None:
     score = scorer(bench)
     groups = defaultdict(list)
     for p in pages:
-        text = cut_dropped(p["text"], p["sentences"]) if p["sentences"] else p["text"]
+        text = cut_dropped(p["text"], p["sentences"])
         same = "".join(text.split()) == "".join(p["truth"].split())
         f = score.score_pair(text, p["truth"])["rouge5_f"] if same else None
         for key in ((p["set"], "ALL"), (p["set"], p["dataset"])):
