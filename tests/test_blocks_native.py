@@ -78,6 +78,40 @@ def test_compiled_block_stage_agrees_with_the_reference_on_bench_pages(monkeypat
     assert assert_agree(pages, monkeypatch) > 10_000
 
 
+SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+EDGE_HTML = [
+    "", "   ", "\x00\x01", "<p>no body tag</p>", "<html><head><title>t</title></head></html>",
+    # every character str.split() splits on, around and inside link text of 1-4 byte characters
+    f"<body><p>a{SPACES}b<a href=x>{SPACES}é€😀 link{SPACES}</a>{SPACES}c</p><div>\u200b{SPACES}</div></body>",
+    "<body><p>one<br>two<br/><br> three <a>in<b>side</b><br>link</a></p><p><br></p></body>",
+    # skipped subtrees use up preorder indexes; text after a block-level child starts a new run
+    "<body><div>before<script>x<b>y</b></script><nav><ul><li>n</li></ul></nav><p>child</p>after"
+    "<svg><g><text>s</text></g></svg></div></body>",
+    # class/id: entities, duplicates, empty and namespaced attributes, upper case
+    '<body><div CLASS="Main &amp; Content" id="x-1 ab"><p class="" id="">t</p></div>'
+    '<section class="a" class="b" xml:id="z"><p>u</p></section><p class id=main-text>v</p></body>',
+    # content after </html>, and a broken first root: the parser goes on with more top-level elements
+    "<html><body><p>in</p></body></html><p>after the end</p><div>more</div>",
+    "<html xmogo.jpg\" alt=x><p>broken start</p></html><html><body><p>second root</p></body></html>",
+    "<body><p>unclosed <b>bold <div>and a div<table><tr><td>cell<td>cell two</table>",
+    "<body><![CDATA[cdata text]]><p>x<!-- comment --> y<?pi z?></p></body>",
+    # deeper than libxml2's tree builder goes (256): the parser's events go on
+    "<body>" + "<div>" * 300 + "deep" + "</div>" * 300 + "<p>after</p></body>",
+]
+
+
+def test_compiled_target_gives_the_references_blocks_on_edge_cases(monkeypatch):
+    """Pages built to differ: white space of every kind, link text, skipped subtrees, class/id
+    attributes, several top-level elements, deep nesting."""
+    assert native.compiled() is not None
+    got = [parse_blocks(html) for html in EDGE_HTML]
+    monkeypatch.setattr(native, "compiled", lambda: None)
+    want = [parse_blocks(html) for html in EDGE_HTML]
+    assert got == want
+    assert sum(map(len, want)) >= 20 and any(b.link_chars for page in want for b in page)
+    assert [b.text for b in want[-1]] == ["deep", "after"]
+
+
 def test_compiled_word_count_matches_the_reference(monkeypatch):
     texts = ["Three plain words", "毎朝、仕事に行く前に川沿いの道を歩きます。", "", " \u3000 a\u00a0b\tc ",
              "ภาษาไทย ไม่มี ช่องว่าง", "x"]
