@@ -209,3 +209,74 @@ def test_block_stage_overrules_a_filter_that_would_empty_it():
     assert c.step("blocks").stats.to_dict()["stage"]["blocks"]["filter_overruled"] == 1
     moved = cleaner(*settings, "extract.cascade=[resiliparse, blocks]").process(page(SIGNED_ARTICLE))
     assert moved.extractor == "blocks" and moved.fallback_reason.startswith("resiliparse_filtered_")
+
+
+def cleaned_rows(loop: StepLoop, pages: list[Page]) -> list[tuple]:
+    """What the loop made of each page, in order: everything a row and the sentence table are made of."""
+    return [(d.page.record_id, d.outcome, d.extractor, d.fallback_reason, d.text, d.clean_text, d.line_probs,
+             [(s.text, s.kept, s.perplexity, s.reason) for s in d.sentences]) for d in loop.run(pages)]
+
+
+def counters(loop: StepLoop) -> dict:
+    merged = {}
+    for step in loop.all_steps:
+        for key, value in step.stats.counts.items():
+            if not key.startswith("cpu."):
+                merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+def sample_pages(limit: int) -> list[Page]:
+    from conftest import SAMPLE_WARC, bench_file
+    from warcplex.reading.warc import Split, iter_pages
+    from warcplex.stats import Stats
+
+    settings = load_settings(None, [])
+    pages = []
+    for path in (SAMPLE_WARC, bench_file("warc", "bench-dev.warc.gz")):
+        pages += [p for p in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()) if p.kind == "html"]
+    return pages[:limit]
+
+
+def test_a_window_of_pages_gives_what_one_page_at_a_time_gives(monkeypatch):
+    """The loop gathers extract.prepare_window pages and the block stage classifies them phase by phase:
+    the same rows, sentences and counters as page by page, on real pages with a too-deep one and an
+    unreadable one among them."""
+    from warcplex.steps.blocks.step import BlocksExtractor
+
+    pages = sample_pages(150)
+    pages[7] = page("<html><body>" + "<div>" * 60 + "deep" + "</div>" * 60 + "</body></html>", "<urn:deep>")
+    pages[8] = page("\x00\x01 <<<", "<urn:junk>")
+    windows = []
+    classified = BlocksExtractor._classified
+    monkeypatch.setattr(BlocksExtractor, "_classified", lambda self, htmls: windows.append(len(htmls)) or classified(self, htmls))
+    base = ["langid.enabled=true", "extract.max_main_content_depth=50"]
+    one, many = cleaner(*base, "extract.prepare_window=1"), cleaner(*base, "extract.prepare_window=32")
+    assert cleaned_rows(one, pages) == cleaned_rows(many, pages)
+    assert counters(one) == counters(many) and counters(many)["stage.blocks.error.PageTooDeep"] >= 1
+    assert max(windows) == 32  # the window was prepared at once ...
+    assert windows.count(1) >= len(pages)  # ... and page by page for the loop of one
+
+
+def test_a_guard_interrupt_while_preparing_falls_back_for_that_page_only(monkeypatch):
+    """A page whose preparation hits the time guard falls to the next stage as it would alone
+    (``blocks_timeout``); the other pages of the window keep their block text."""
+    from resiliparse.process_guard import ExecutionTimeout
+
+    from warcplex.steps.blocks import step as blocks_step
+
+    parse = blocks_step.parse_blocks
+
+    def slow_on_the_second(html: str):
+        if "number 1," in html and "second" in html:
+            raise ExecutionTimeout("simulated")
+        return parse(html)
+
+    monkeypatch.setattr(blocks_step, "parse_blocks", slow_on_the_second)
+    pages = [page(ARTICLE, "<urn:1>"), page(ARTICLE.replace("<article>", "<article><h1>second</h1>"), "<urn:2>"),
+             page(ARTICLE, "<urn:3>")]
+    loop = cleaner("perplexity.enabled=false", "extract.cascade=[blocks, resiliparse]", "extract.prepare_window=3")
+    cleaned = list(loop.run(pages))
+    assert [(d.outcome, d.extractor, d.fallback_reason) for d in cleaned] == [
+        ("kept", "blocks", None), ("kept", "resiliparse", "blocks_timeout"), ("kept", "blocks", None)]
+    assert loop.step("blocks").stats.to_dict()["stage"]["blocks"]["error"]["timeout"] == 1

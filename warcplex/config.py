@@ -87,6 +87,10 @@ class ExtractSettings(_Section):
     comments: bool = False
     links: bool = False
     alt_texts: bool = False
+    # Pages the loop gathers before the cascade's first stage prepares them together (the block stage
+    # classifies them phase by phase, each model warm in the CPU's caches across the window; the same
+    # results as page by page). 1: page by page.
+    prepare_window: int = Field(default=32, ge=1)
     # Per-record guards.
     timeout_s: float = Field(default=10.0, gt=0)
     memory_limit_mb: int = Field(default=2048, ge=64)

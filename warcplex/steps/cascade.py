@@ -72,6 +72,16 @@ class Cascade(Step):
     def __call__(self, doc: Document) -> Document | None:
         return self.run(doc)  # each stage and step times itself
 
+    def prepare(self, docs: list[Document]) -> None:
+        """Let the first stage prepare the HTML pages of the loop's window (:meth:`Extractor.prepare`) before
+        they come one by one. A guard interrupt while preparing leaves each page to be extracted on its own."""
+        htmls = [doc.html for doc in docs if doc.page.kind != "wet"]
+        if htmls and self.extractors:
+            try:
+                self.extractors[0].prepare(htmls)
+            except guards.GUARD_INTERRUPTS:
+                guards.restart()
+
     @staticmethod
     def overrule_filter(extractor: Extractor, doc: Document, reason: str) -> Document:
         """Keep a stage whose own evidence outweighs the filter's (:attr:`Extractor.overrules_filter`) although

@@ -27,6 +27,10 @@ class Extractor(Step):
     def extract(self, html: str) -> str:
         raise NotImplementedError
 
+    def prepare(self, htmls: list[str]) -> None:
+        """Get ready to extract these pages, which the cascade will hand over one by one (the loop's window,
+        :meth:`~warcplex.steps.cascade.Cascade.prepare`); most stages have nothing to prepare."""
+
     def incomplete(self, text: str) -> str | None:
         """Evidence, from the page just extracted, that ``text`` misses main content (a short reason),
         or None. Stages without such evidence never claim it."""
@@ -113,6 +117,12 @@ class ResiliparseExtractor(Extractor):
                                   noscript=False, form_fields=False, **self.options)
         _LAST_TEXT = (html, key, text)
         return text
+
+    def reuse(self, html: str, text: str) -> None:
+        """Remember ``text`` as this extractor's text of ``html`` (computed earlier by :meth:`plain_text`), so
+        that a stage with the same options extracting ``html`` next takes it instead of extracting again."""
+        global _LAST_TEXT
+        _LAST_TEXT = (html, (self.main_content, *self.options.values()), text)
 
     def extract(self, html: str) -> str:
         """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""

@@ -55,11 +55,13 @@ def build_steps(settings: Settings) -> list[Step]:
 
 
 class StepLoop:
-    """Runs every page through the steps under the per-record guards."""
+    """Runs every page through the steps under the per-record guards, a window of pages at a time."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.steps = build_steps(settings)
+        # The steps before the cascade take one page at a time; the cascade prepares a window of them.
+        self.cascade_at = next((i for i, step in enumerate(self.steps) if isinstance(step, Cascade)), len(self.steps))
 
     @property
     def all_steps(self) -> list[Step]:
@@ -79,27 +81,52 @@ class StepLoop:
         raise KeyError(name)
 
     def process(self, page: Page) -> Document:
-        """One page through the steps; ``doc.outcome`` says where it ended.
+        """One page through the steps; ``doc.outcome`` says where it ended."""
+        return self.process_window([page])[0]
 
-        A guard interrupt outside an extraction stage ends the page as ``error.timeout``/``error.memory``.
+    def process_window(self, pages: list[Page]) -> list[Document]:
+        """Pages through the steps, returned in their order; ``doc.outcome`` says where each ended.
+
+        The steps before the cascade take one page at a time; the cascade then prepares the pages that
+        reached it together (:meth:`Cascade.prepare`: the block stage classifies them phase by phase),
+        and each page goes on through the cascade and the steps after it. A guard interrupt outside an
+        extraction stage ends its page as ``error.timeout``/``error.memory``.
         """
+        cut = self.cascade_at
+        docs = [self._through(Document(page), self.steps[:cut]) for page in pages]
+        if cut < len(self.steps):
+            self.steps[cut].prepare([doc for doc, going in docs if going])
+            docs = [self._through(doc, self.steps[cut:]) if going else (doc, going) for doc, going in docs]
+        for doc, through in docs:
+            if through and not doc.clean_text.strip():
+                doc.outcome = "empty_after_filter"
+        return [doc for doc, _ in docs]
+
+    @staticmethod
+    def _through(doc: Document, steps: list[Step]) -> tuple[Document, bool]:
+        """``doc`` after ``steps``, and whether it went through all of them (none dropped it)."""
         guards.restart()
-        doc = Document(page)
         try:
-            for step in self.steps:
+            for step in steps:
                 if step(doc) is None:
-                    return doc
+                    return doc, False
         except guards.GUARD_INTERRUPTS as exc:
             guards.restart()
-            return Document(page, outcome=f"error.{guards.guard_kind(exc)}")
-        if not doc.clean_text.strip():
-            doc.outcome = "empty_after_filter"
-        return doc
+            return Document(doc.page, outcome=f"error.{guards.guard_kind(exc)}"), False
+        return doc, True
 
     def run(self, pages: Iterable[Page]) -> Iterator[Document]:
-        """Every page through the steps, under ``extract.timeout_s`` and ``extract.memory_limit_mb``."""
+        """Every page through the steps, ``extract.prepare_window`` pages at a time, under
+        ``extract.timeout_s`` and ``extract.memory_limit_mb``."""
+        size = self.settings.extract.prepare_window
         with guards.record_guards(self.settings.extract):
             # Pages are read in another thread, so a remote read backing off (S3 SlowDown)
             # is never cut short by the time guard, which restarts while the loop waits.
+            window: list[Page] = []
             for page in read_ahead(pages, idle=guards.restart):
-                yield self.process(page)
+                window.append(page)
+                if len(window) >= size:
+                    yield from self.process_window(window)
+                    window = []
+            if window:
+                yield from self.process_window(window)

@@ -20,6 +20,7 @@ from warcplex.steps.blocks import native
 from warcplex.steps.blocks.model import pinned_language_model
 from warcplex.steps.blocks.parse import Block, parse_blocks
 from warcplex.steps.blocks.rules import in_kept_region, revise
+from warcplex.steps import guards
 from warcplex.steps.extractors import Extractor, ResiliparseExtractor
 
 # Below this many words of resiliparse text, a short block output is no evidence of loss.
@@ -73,6 +74,7 @@ class BlocksExtractor(Extractor):
         self.resiliparse = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
         self.lid_path = langid.model_path or models.default_lid_model_path()
         self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
+        self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its result): prepare()'s window
         self.line_probs: list[float] = []  # the last page's text: each line's highest block probability
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
 
@@ -81,24 +83,79 @@ class BlocksExtractor(Extractor):
 
         Raises :class:`PageTooDeep` like the resiliparse stage (its main-content pass is a feature).
         """
-        self.resiliparse.check_depth(html)
-        blocks = parse_blocks(html)
-        self.primary = self.resiliparse.plain_text(html)
-        if not blocks:
-            return blocks, np.zeros((0, len(dense_names())), dtype=np.float32), []
-        pin = models.block_model(self.settings.blocks_model).language_models.get(page_language(blocks, self.lid_path))
-        self.count(f"lm.{'page_language' if pin else 'none'}")
-        if pin is None:
-            return blocks, *featurize(blocks, self.primary)
-        return blocks, *featurize(blocks, self.primary, block_perplexities(blocks, pinned_language_model(pin)),
-                                  pin.centre)
+        blocks, X, hashed, self.primary = _result(self._featurised([html])[0])
+        return blocks, X, hashed
+
+    def prepare(self, htmls: list[str]) -> None:
+        """Classify a window of pages phase by phase (parse, main content, LID, KenLM, features, trees):
+        each model stays in the CPU's caches across the window, where page by page the other steps' models
+        push it out. :meth:`classify` then takes each page's result, or raises what its work raised."""
+        with self.timed():
+            self._prepared = {}  # (a window interrupted while preparing leaves its pages to classify())
+            self._prepared = {id(html): (html, result) for html, result in zip(htmls, self._classified(htmls))}
 
     def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
-        """The page's blocks and each block's main-content probability."""
-        blocks, X, hashed = self.page_features(html)
-        if not blocks:
-            return blocks, np.zeros(0, dtype=np.float32)
-        return blocks, models.block_model(self.settings.blocks_model).scores(X, hashed)
+        """The page's blocks and each block's main-content probability (prepared, or computed now)."""
+        entry = self._prepared.pop(id(html), None)
+        result = entry[1] if entry is not None and entry[0] is html else self._classified([html])[0]
+        blocks, probs, self.primary = _result(result)
+        self.resiliparse.reuse(html, self.primary)  # the cascade's resiliparse stage takes it if the page falls to it
+        return blocks, probs
+
+    def _featurised(self, htmls: list[str]) -> list:
+        """Each page's (blocks, dense features, hashed features, resiliparse text), or what its work raised;
+        computed one phase at a time over all pages, each page's phase under a fresh time limit."""
+        results: list = [None] * len(htmls)
+        blocks: list = [None] * len(htmls)
+        primary: list = [""] * len(htmls)
+        pins: list = [None] * len(htmls)
+        log_ppl: list = [None] * len(htmls)
+
+        def parse(i: int) -> None:
+            self.resiliparse.check_depth(htmls[i])
+            blocks[i] = parse_blocks(htmls[i])
+
+        def main_content(i: int) -> None:
+            primary[i] = self.resiliparse.plain_text(htmls[i])
+
+        def language(i: int) -> None:
+            model = models.block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
+            pins[i] = model.language_models.get(page_language(blocks[i], self.lid_path))
+            self.count(f"lm.{'page_language' if pins[i] else 'none'}")
+
+        def perplexities(i: int) -> None:
+            if pins[i] is not None:
+                log_ppl[i] = block_perplexities(blocks[i], pinned_language_model(pins[i]))
+
+        def features(i: int) -> None:
+            if not blocks[i]:
+                results[i] = (blocks[i], np.zeros((0, len(dense_names())), dtype=np.float32), [], primary[i])
+                return
+            pin = pins[i]
+            X, hashed = (featurize(blocks[i], primary[i]) if pin is None
+                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre))
+            results[i] = (blocks[i], X, hashed, primary[i])
+
+        for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
+                                    (features, False)):
+            for i in range(len(htmls)):
+                if not isinstance(results[i], BaseException) and (blocks[i] or not needs_blocks):
+                    results[i] = _attempt(phase, i) or results[i]
+        return results
+
+    def _classified(self, htmls: list[str]) -> list:
+        """Each page's (blocks, probabilities, resiliparse text), or what its work raised (see :meth:`_featurised`)."""
+        results = self._featurised(htmls)
+
+        def scores(i: int) -> None:
+            blocks, X, hashed, primary = results[i]
+            probs = models.block_model(self.settings.blocks_model).scores(X, hashed) if blocks else np.zeros(0, np.float32)
+            results[i] = (blocks, probs, primary)
+
+        for i in range(len(htmls)):
+            if not isinstance(results[i], BaseException):
+                results[i] = _attempt(scores, i) or results[i]
+        return results
 
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
@@ -131,3 +188,20 @@ class BlocksExtractor(Extractor):
     def incomplete(self, text: str) -> str | None:
         """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
         return shorter_than_primary(text, self.primary, models.block_model(self.settings.blocks_model).fallback_min_share)
+
+
+def _attempt(phase, i: int) -> BaseException | None:
+    """Run ``phase(i)`` under a fresh time limit; what it raised (a guard interrupt too), or None."""
+    guards.restart()
+    try:
+        phase(i)
+    except (Exception, *guards.GUARD_INTERRUPTS) as exc:
+        return exc
+    return None
+
+
+def _result(result):
+    """A page's result from :meth:`BlocksExtractor._featurised` or ``_classified``, raising what its work raised."""
+    if isinstance(result, BaseException):
+        raise result
+    return result
