@@ -138,9 +138,7 @@ class BlocksExtractor(Extractor):
 
         for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
                                     (features, False)):
-            for i in range(len(htmls)):
-                if not isinstance(results[i], BaseException) and (blocks[i] or not needs_blocks):
-                    results[i] = _attempt(phase, i) or results[i]
+            _each(phase, [i for i in range(len(htmls)) if blocks[i] or not needs_blocks], results)
         return results
 
     def _classified(self, htmls: list[str]) -> list:
@@ -152,9 +150,7 @@ class BlocksExtractor(Extractor):
             probs = models.block_model(self.settings.blocks_model).scores(X, hashed) if blocks else np.zeros(0, np.float32)
             results[i] = (blocks, probs, primary)
 
-        for i in range(len(htmls)):
-            if not isinstance(results[i], BaseException):
-                results[i] = _attempt(scores, i) or results[i]
+        _each(scores, range(len(htmls)), results)
         return results
 
     def extract(self, html: str) -> str:
@@ -190,14 +186,17 @@ class BlocksExtractor(Extractor):
         return shorter_than_primary(text, self.primary, models.block_model(self.settings.blocks_model).fallback_min_share)
 
 
-def _attempt(phase, i: int) -> BaseException | None:
-    """Run ``phase(i)`` under a fresh time limit; what it raised (a guard interrupt too), or None."""
-    guards.restart()
-    try:
-        phase(i)
-    except (Exception, *guards.GUARD_INTERRUPTS) as exc:
-        return exc
-    return None
+def _each(phase, pages, results: list) -> None:
+    """``phase(i)`` for each page ``i`` whose work has not failed, each under a fresh time limit; what
+    one raises (a guard interrupt too) becomes that page's result."""
+    for i in pages:
+        if isinstance(results[i], BaseException):
+            continue
+        guards.restart()
+        try:
+            phase(i)
+        except (Exception, *guards.GUARD_INTERRUPTS) as exc:
+            results[i] = exc
 
 
 def _result(result):
