@@ -398,6 +398,8 @@ def main() -> None:
         by_rule[share] = mean_rouge(tuning, texts)
     share = data["fallback_min_share"] = max(by_rule, key=by_rule.get)
     print("train ROUGE-5 F1 by fallback share:", " ".join(f"{k}:{v:.4f}" for k, v in by_rule.items()))
+    report_tuning(tuning, [p["primary"] if shorter_than_primary(t, p["primary"], share) else t
+                           for p, t in zip(tuning, tuned_texts)], rouge, weight_of)
 
     report_heldout(heldout, page_texts(heldout, model, threshold, rules), share, bench_score)
     args.model.write_text(json.dumps(data, separators=(",", ":")) + "\n")
@@ -410,6 +412,21 @@ FALLBACK_SHARES = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 KINDS = (("heading", lambda b: b.tag in HEADINGS), ("list item", lambda b: b.tag in LIST_ITEMS),
          ("table cell", lambda b: b.tag in CELLS), ("short (<5 words)", lambda b: word_count(b.text) < 5),
          ("linked (>0.5)", lambda b: b.link_chars > 0.5 * len(b.text)), ("all", lambda b: True))
+
+
+def report_tuning(tuning: list[dict], texts: list[str], rouge, weight_of: dict[str, float]) -> None:
+    """The tuning pages' ROUGE-5 F1 of the chosen model (threshold, rules, fallback): the weighted mean
+    it was chosen by, each set's weighted mean, and each group's plain mean (what to compare refits by)."""
+    scored = [(p, rouge(p, t), weight_of[p["id"]]) for p, t in zip(tuning, texts)]
+    print(f"\ntuning pages ({len(tuning)}), ROUGE-5 F1 (weighted as chosen; groups: plain means)")
+    print(f"  weighted {np.average([r for _, r, _ in scored], weights=[w for _, _, w in scored]):.4f}")
+    for name in sorted({p["set"] for p in tuning}):
+        rows = [(p, r, w) for p, r, w in scored if p["set"] == name]
+        groups = defaultdict(list)
+        for p, r, _ in rows:
+            groups[p["group"]].append(r)
+        print(f"  {name:5s} weighted {np.average([r for _, r, _ in rows], weights=[w for _, _, w in rows]):.4f} "
+              f"({len(rows)}): " + ", ".join(f"{g} {np.mean(v):.3f} ({len(v)})" for g, v in sorted(groups.items())))
 
 
 def report_heldout(heldout: list[dict], texts: list[str], share: float, bench_score) -> None:
