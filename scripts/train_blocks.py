@@ -22,7 +22,7 @@ ROUGE-5 F1 (the bench scorer's) is printed per set and group next to resiliparse
 text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
-                               [--lm-languages en,de,...|all] [--seed 0]
+                               [--lm-languages en,de,...|all] [--seed 0] [--drop name,...]
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def raw_page(item: dict) -> dict:
 
 
 PINS = lm_pins()
+DROP: list[str] = []  # --drop (set before the pool forks)
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,6 +117,8 @@ def featurised(page: dict, centres: dict[str, float], bench: Path) -> dict:
     lang = page["page_lang"]
     log_ppl = page["log_ppl"] if lang in centres else None
     out["X"], out["hashed"] = featurize(blocks, page["primary"], log_ppl, centres.get(lang, 0.0))
+    if DROP:  # --drop: these columns are zero, as if the features did not exist (a same-code refit without them)
+        out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
     tokens = _scorer(bench).tokenize(page["truth"])
     joined = f" {' '.join(tokens)} "
     trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
@@ -344,11 +347,18 @@ def main() -> None:
                              "(default: the languages the shipped model pins)")
     parser.add_argument("--rules-only", action="store_true",
                         help="keep the classifier of --model; tune only its structure rules and fallback share")
+    parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
+                        "(a refit without them, the rest unchanged: what they add)")
     args = parser.parse_args()
+    DROP.extend(name for name in args.drop.split(",") if name)
+    unknown_features = sorted(set(DROP) - set(dense_names()))
+    if unknown_features:
+        parser.error(f"--drop: no dense feature {','.join(unknown_features)}")
     bench_score = _scorer(args.bench)
 
     if args.lm_languages is None:
-        args.lm_languages = sorted(BlockModel.load().language_models)
+        # read from the JSON, not loaded: a shipped model of an older feature set still names its languages
+        args.lm_languages = sorted(json.loads(MODEL_PATH.read_text(encoding="utf-8"))["language_models"])
     unknown = sorted(set(args.lm_languages) - set(PINS))
     if unknown:
         parser.error(f"--lm-languages: no registry model for {','.join(unknown)}")
