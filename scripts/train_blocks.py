@@ -117,7 +117,7 @@ def featurised(page: dict, centres: dict[str, float], bench: Path) -> dict:
     lang = page["page_lang"]
     log_ppl = page["log_ppl"] if lang in centres else None
     out["X"], out["hashed"] = featurize(blocks, page["primary"], log_ppl, centres.get(lang, 0.0))
-    if DROP:  # --drop: these columns are zero, as if the features did not exist (a same-code refit without them)
+    if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
         out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
     tokens = _scorer(bench).tokenize(page["truth"])
     joined = f" {' '.join(tokens)} "
@@ -348,7 +348,7 @@ def main() -> None:
     parser.add_argument("--rules-only", action="store_true",
                         help="keep the classifier of --model; tune only its structure rules and fallback share")
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
-                        "(a refit without them, the rest unchanged: what they add)")
+                        "(an ablation: compare with a refit of the same code at the same seed)")
     args = parser.parse_args()
     DROP.extend(name for name in args.drop.split(",") if name)
     unknown_features = sorted(set(DROP) - set(dense_names()))
