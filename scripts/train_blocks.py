@@ -22,7 +22,7 @@ ROUGE-5 F1 (the bench scorer's) is printed per set and group next to resiliparse
 text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
-                               [--lm-languages en,de,...|all] [--seed 0]
+                               [--lm-languages en,de,...|all] [--seed 0] [--drop name,...]
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def raw_page(item: dict) -> dict:
 
 
 PINS = lm_pins()
+DROP: list[str] = []  # --drop (set before the pool forks)
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,6 +117,8 @@ def featurised(page: dict, centres: dict[str, float], bench: Path) -> dict:
     lang = page["page_lang"]
     log_ppl = page["log_ppl"] if lang in centres else None
     out["X"], out["hashed"] = featurize(blocks, page["primary"], log_ppl, centres.get(lang, 0.0))
+    if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
+        out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
     tokens = _scorer(bench).tokenize(page["truth"])
     joined = f" {' '.join(tokens)} "
     trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
@@ -344,11 +347,18 @@ def main() -> None:
                              "(default: the languages the shipped model pins)")
     parser.add_argument("--rules-only", action="store_true",
                         help="keep the classifier of --model; tune only its structure rules and fallback share")
+    parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
+                        "(an ablation: compare with a refit of the same code at the same seed)")
     args = parser.parse_args()
+    DROP.extend(name for name in args.drop.split(",") if name)
+    unknown_features = sorted(set(DROP) - set(dense_names()))
+    if unknown_features:
+        parser.error(f"--drop: no dense feature {','.join(unknown_features)}")
     bench_score = _scorer(args.bench)
 
     if args.lm_languages is None:
-        args.lm_languages = sorted(BlockModel.load().language_models)
+        # read from the JSON, not loaded: a shipped model of an older feature set still names its languages
+        args.lm_languages = sorted(json.loads(MODEL_PATH.read_text(encoding="utf-8"))["language_models"])
     unknown = sorted(set(args.lm_languages) - set(PINS))
     if unknown:
         parser.error(f"--lm-languages: no registry model for {','.join(unknown)}")
@@ -398,6 +408,8 @@ def main() -> None:
         by_rule[share] = mean_rouge(tuning, texts)
     share = data["fallback_min_share"] = max(by_rule, key=by_rule.get)
     print("train ROUGE-5 F1 by fallback share:", " ".join(f"{k}:{v:.4f}" for k, v in by_rule.items()))
+    report_tuning(tuning, [p["primary"] if shorter_than_primary(t, p["primary"], share) else t
+                           for p, t in zip(tuning, tuned_texts)], rouge, weight_of)
 
     report_heldout(heldout, page_texts(heldout, model, threshold, rules), share, bench_score)
     args.model.write_text(json.dumps(data, separators=(",", ":")) + "\n")
@@ -410,6 +422,21 @@ FALLBACK_SHARES = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
 KINDS = (("heading", lambda b: b.tag in HEADINGS), ("list item", lambda b: b.tag in LIST_ITEMS),
          ("table cell", lambda b: b.tag in CELLS), ("short (<5 words)", lambda b: word_count(b.text) < 5),
          ("linked (>0.5)", lambda b: b.link_chars > 0.5 * len(b.text)), ("all", lambda b: True))
+
+
+def report_tuning(tuning: list[dict], texts: list[str], rouge, weight_of: dict[str, float]) -> None:
+    """The tuning pages' ROUGE-5 F1 of the chosen model (threshold, rules, fallback): the weighted mean
+    it was chosen by, each set's weighted mean, and each group's plain mean (what to compare refits by)."""
+    scored = [(p, rouge(p, t), weight_of[p["id"]]) for p, t in zip(tuning, texts)]
+    print(f"\ntuning pages ({len(tuning)}), ROUGE-5 F1 (weighted as chosen; groups: plain means)")
+    print(f"  weighted {np.average([r for _, r, _ in scored], weights=[w for _, _, w in scored]):.4f}")
+    for name in sorted({p["set"] for p in tuning}):
+        rows = [(p, r, w) for p, r, w in scored if p["set"] == name]
+        groups = defaultdict(list)
+        for p, r, _ in rows:
+            groups[p["group"]].append(r)
+        print(f"  {name:5s} weighted {np.average([r for _, r, _ in rows], weights=[w for _, _, w in rows]):.4f} "
+              f"({len(rows)}): " + ", ".join(f"{g} {np.mean(v):.3f} ({len(v)})" for g, v in sorted(groups.items())))
 
 
 def report_heldout(heldout: list[dict], texts: list[str], share: float, bench_score) -> None:
