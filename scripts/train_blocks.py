@@ -23,6 +23,7 @@ text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/block
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
                                [--lm-languages en,de,...|all] [--seed 0] [--drop name,...]
+                               [--without lm,primary]
 """
 
 from __future__ import annotations
@@ -108,15 +109,17 @@ def _scorer(bench: Path):
     return module
 
 
-def featurised(page: dict, centres: dict[str, float], bench: Path) -> dict:
-    """The page's features and labels; a block perplexity only under a model of ``centres`` (the pinned ones)."""
+def featurised(page: dict, centres: dict[str, float], bench: Path, without_primary: bool = False) -> dict:
+    """The page's features and labels; a block perplexity only under a model of ``centres`` (the pinned
+    ones); ``without_primary``: as if resiliparse's main-content text were empty (an ablation)."""
     blocks = page["blocks"]
     out = dict(page, texts=[b.text for b in blocks], X=None, hashed=[], y=[])
     if not blocks:
         return out
     lang = page["page_lang"]
     log_ppl = page["log_ppl"] if lang in centres else None
-    out["X"], out["hashed"] = featurize(blocks, page["primary"], log_ppl, centres.get(lang, 0.0))
+    out["X"], out["hashed"] = featurize(blocks, "" if without_primary else page["primary"], log_ppl,
+                                        centres.get(lang, 0.0))
     if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
         out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
     tokens = _scorer(bench).tokenize(page["truth"])
@@ -345,6 +348,10 @@ def main() -> None:
     parser.add_argument("--lm-languages", type=lambda s: sorted(PINS) if s == "all" else s.split(","),
                         help="comma-separated languages whose registry model is pinned, or `all` "
                              "(default: the languages the shipped model pins)")
+    parser.add_argument("--without", type=lambda s: set(s.split(",")), default=set(),
+                        help="ablation, as the stage would compute without them: lm (no model pinned, so no "
+                             "block perplexity) and/or primary (resiliparse's main-content text taken as empty in "
+                             "the features; the fallback share is still tuned on it); --drop zeroes columns instead")
     parser.add_argument("--rules-only", action="store_true",
                         help="keep the classifier of --model; tune only its structure rules and fallback share")
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
@@ -369,10 +376,11 @@ def main() -> None:
         data = json.loads(args.model.read_text())
         centres = {lang: pin["centre"] for lang, pin in data["language_models"].items()}
     else:
-        centres = lm_centres(raw, args.lm_languages)
+        centres = {} if "lm" in args.without else lm_centres(raw, args.lm_languages)
     print("log10 perplexity centre per pinned model:", centres, flush=True)
     with Pool(args.workers) as pool:
-        pages = pool.starmap(featurised, [(p, centres, args.bench) for p in raw], chunksize=16)
+        pages = pool.starmap(featurised, [(p, centres, args.bench, "primary" in args.without) for p in raw],
+                             chunksize=16)
     del raw
     train = [p for p in pages if not is_heldout(p["id"])]
     heldout = [p for p in pages if is_heldout(p["id"])]
