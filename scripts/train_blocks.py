@@ -357,6 +357,8 @@ def main() -> None:
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
                         "(an ablation: compare with a refit of the same code at the same seed)")
     args = parser.parse_args()
+    if args.without - {"lm", "primary"}:
+        parser.error(f"--without: lm and/or primary, not {','.join(sorted(args.without - {'lm', 'primary'}))}")
     DROP.extend(name for name in args.drop.split(",") if name)
     unknown_features = sorted(set(DROP) - set(dense_names()))
     if unknown_features:
