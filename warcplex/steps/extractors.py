@@ -103,13 +103,18 @@ class ResiliparseExtractor(Extractor):
         if self.main_content and nesting_depth(html, self.max_depth) > self.max_depth:
             raise PageTooDeep(f"nested deeper than {self.max_depth} elements")
 
+    @property
+    def _text_key(self) -> tuple:
+        """What resiliparse's text of a page depends on besides the page (the reuse of ``_LAST_TEXT``)."""
+        return (self.main_content, *self.options.values())
+
     def plain_text(self, html: str) -> str:
         """resiliparse's text of ``html`` with this extractor's options (no depth guard)."""
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
 
         global _LAST_TEXT
-        key = (self.main_content, *self.options.values())
+        key = self._text_key
         if _LAST_TEXT is not None and _LAST_TEXT[0] is html and _LAST_TEXT[1] == key:
             return _LAST_TEXT[2]  # the block stage's main-content pass of this page, reused by the next stage
         tree = HTMLTree.parse(html)
@@ -122,7 +127,7 @@ class ResiliparseExtractor(Extractor):
         """Remember ``text`` as this extractor's text of ``html`` (computed earlier by :meth:`plain_text`), so
         that a stage with the same options extracting ``html`` next takes it instead of extracting again."""
         global _LAST_TEXT
-        _LAST_TEXT = (html, (self.main_content, *self.options.values()), text)
+        _LAST_TEXT = (html, self._text_key, text)
 
     def extract(self, html: str) -> str:
         """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""
