@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -19,9 +20,9 @@ from warcplex.spark.runner import run_split
 from warcplex.spark.session import BATCH_JAVA_OPTIONS, LOCAL_BATCH_CONF, local_batch_conf, require_java
 from warcplex.stats import Stats
 from warcplex.steps.loop import StepLoop
-from warcplex.steps.perplexity import PerplexityFilter
+from warcplex.steps.perplexity import PerplexityFilter, Unit
 from warcplex.steps import perplexity as perplexity_module
-from warcplex.steps.blocks import features
+from warcplex.steps.blocks import features, native
 from warcplex.steps.blocks import model as block_model_module
 
 
@@ -53,16 +54,16 @@ def test_the_filter_reuses_the_block_stages_kenlm_scores(tmp_path, monkeypatch):
     monkeypatch.setattr(block_model_module, "_VERIFIED", {})
     monkeypatch.setattr(perplexity_module, "_SCORED", {})
     asked: dict[str, set] = {"blocks": set(), "filter": set()}
-    real = perplexity_module.perplexity
+    real = perplexity_module.perplexities
 
     def asking(stage: str):
-        def scored(model, text: str) -> tuple[float, int]:
-            asked[stage].add((model, text))
-            return real(model, text)
+        def scored(model, texts: list[str]) -> list[tuple[float, int]]:
+            asked[stage].update((model, text) for text in texts)
+            return real(model, texts)
         return scored
 
-    monkeypatch.setattr(features, "perplexity", asking("blocks"))
-    monkeypatch.setattr(perplexity_module, "perplexity", asking("filter"))
+    monkeypatch.setattr(features, "perplexities", asking("blocks"))
+    monkeypatch.setattr(perplexity_module, "perplexities", asking("filter"))
     stats = run_split(Split(str(SAMPLE_WARC), 0, 1), load_settings(None), str(tmp_path / "out"))
     assert stats["outcome"]["kept"] > 0
     assert max(Counter(m.path for m in loaded).values()) == 1  # each file loaded once
@@ -100,6 +101,31 @@ def test_window_scores_are_the_pooled_windows_bit_for_bit(scored_pages):
             assert score == perplexity_module.pooled(members)
             checked += 1
     assert checked >= 100
+
+
+def test_the_compiled_pooling_is_the_python_reference_float_for_float(scored_pages):
+    """``Judgement`` pools in compiled code: the same groups, pooled units and window scores as
+    :func:`pooled_groups`, float for float, under every unit and window, on real pages and on made-up
+    ones (unscored lines, perplexities under 1, lines of no tokens, paragraphs out of order)."""
+    module = native.compiled()
+    assert module is not None, "the compiled module is not built (pip install -e . builds it)"
+    settings = load_settings(None).perplexity
+    pages = [[Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
+              for s in doc.sentences] for doc in scored_pages]
+    rng = random.Random(7)
+    for _ in range(300):
+        paragraphs = [rng.choice([0, 1, 1, 2, 5]) for _ in range(rng.randint(0, 40))]
+        pages.append([Unit(None if rng.random() < 0.2 else rng.choice([rng.uniform(0.2, 1.5), rng.lognormvariate(6, 2)]),
+                           rng.randint(0, 50), paragraph) for paragraph in paragraphs])
+    checked = 0
+    for units in pages:
+        for by_line in (True, False):
+            for windowed, window in ((False, 40), (True, 1), (True, 40), (True, 400)):
+                groups, judged, scores = module.judge(units, by_line, windowed, window, Unit)
+                assert (groups, judged, scores) == perplexity_module.pooled_groups(units, by_line, windowed, window)
+                assert all(type(u) is Unit for u in judged + scores)
+                checked += sum(u.perplexity is not None for u in scores)
+    assert checked > 10_000
 
 
 def test_one_judgement_serves_the_protected_and_unprotected_masks(scored_pages):

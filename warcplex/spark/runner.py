@@ -11,6 +11,7 @@ import json
 import os
 import re
 import time
+from collections import Counter
 
 from warcplex import models
 from warcplex.config import Settings
@@ -49,22 +50,40 @@ def _count_page(stats: Stats, cleaned: Document) -> None:
     stats.add("bytes.text_clean", clean_bytes)
     stats.add("sentences.total", n_sent)
     stats.add("sentences.kept", n_kept)
-    for sentence in cleaned.sentences:
-        if not sentence.kept:
-            stats.add(f"removal_reasons.{sentence.reason}")
+    _count_sentences(stats, lang, cleaned.sentences)
+
+
+def _count_sentences(stats: Stats, lang: str, sentences: list) -> None:
+    """A kept page's sentence counters: removal reasons, scored and unscored sentences and tokens, and
+    the perplexity histogram. Counted in locals and added once per key (a page has hundreds of sentences)."""
+    events: Counter[str] = Counter()  # per-sentence keys
+    unscored = unscored_dropped = scored = tokens_scored = filtered = tokens_filtered = 0
+    for sentence in sentences:
+        kept = sentence.kept
+        if not kept:
+            events[f"removal_reasons.{sentence.reason}"] += 1
         if sentence.perplexity is None:
-            stats.add("sentences.unscored")
-            stats.add(f"lang.{lang}.sentences_unscored")
-            if not sentence.kept:  # dropped by a step other than the filter (sore)
-                stats.add(f"lang.{lang}.sentences_unscored_dropped")
+            unscored += 1
+            if not kept:  # dropped by a step other than the filter (sore)
+                unscored_dropped += 1
             continue
-        stats.add(f"lang.{lang}.sentences_scored")
-        stats.add(f"lang.{lang}.tokens_scored", sentence.n_tokens or 0)
-        if not sentence.kept and (sentence.reason or "").startswith("perplexity"):
-            stats.add(f"lang.{lang}.sentences_filtered")
-            stats.add(f"lang.{lang}.tokens_filtered", sentence.n_tokens or 0)
-        side = "kept" if sentence.kept else "dropped"
-        stats.add(f"ppl_hist.{lang}.{side}.{log10_bin(sentence.perplexity)}")
+        scored += 1
+        tokens_scored += sentence.n_tokens or 0
+        if not kept and (sentence.reason or "").startswith("perplexity"):
+            filtered += 1
+            tokens_filtered += sentence.n_tokens or 0
+        events[f"ppl_hist.{lang}.{'kept' if kept else 'dropped'}.{log10_bin(sentence.perplexity)}"] += 1
+    for key, value, present in (("sentences.unscored", unscored, unscored),
+                                (f"lang.{lang}.sentences_unscored", unscored, unscored),
+                                (f"lang.{lang}.sentences_unscored_dropped", unscored_dropped, unscored_dropped),
+                                (f"lang.{lang}.sentences_scored", scored, scored),
+                                (f"lang.{lang}.tokens_scored", tokens_scored, scored),
+                                (f"lang.{lang}.sentences_filtered", filtered, filtered),
+                                (f"lang.{lang}.tokens_filtered", tokens_filtered, filtered)):
+        if present:  # a key is written only when a sentence counted into it, as before
+            stats.add(key, value)
+    for key, value in events.items():
+        stats.add(key, value)
 
 
 def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None,

@@ -32,19 +32,28 @@ SCORED_CACHE_SIZE = 4096
 
 def perplexity(model, text: str) -> tuple[float, int]:
     """The perplexity of ``text`` (normalised for the LM) under the KenLM ``model``; also its token count."""
-    key = (model, text)
-    scored = _SCORED.get(key)
-    if scored is None:
-        if len(_SCORED) >= SCORED_CACHE_SIZE:
-            _SCORED.clear()
-        compiled = native.compiled()
-        if compiled is None:
-            tokens = lm_tokens(text)
-            line, n_tokens = " ".join(tokens), len(tokens)
-        else:
-            line, n_tokens = compiled.lm_line(text)  # the same line, in compiled code
-        scored = _SCORED[key] = perplexity_of(model.score(line, bos=True, eos=True), n_tokens), n_tokens
-    return scored
+    return perplexities(model, [text])[0]
+
+
+def perplexities(model, texts: list[str]) -> list[tuple[float, int]]:
+    """:func:`perplexity` of each of ``texts``, in one loop (a page's sentences or blocks)."""
+    compiled = native.compiled()
+    score, get = model.score, _SCORED.get
+    out = []
+    for text in texts:
+        key = (model, text)
+        scored = get(key)
+        if scored is None:
+            if len(_SCORED) >= SCORED_CACHE_SIZE:
+                _SCORED.clear()
+            if compiled is None:
+                tokens = lm_tokens(text)
+                line, n_tokens = " ".join(tokens), len(tokens)
+            else:
+                line, n_tokens = compiled.lm_line(text)  # the same line, in compiled code
+            scored = _SCORED[key] = perplexity_of(score(line, bos=True, eos=True), n_tokens), n_tokens
+        out.append(scored)
+    return out
 
 
 class Unit(NamedTuple):
@@ -110,6 +119,16 @@ def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
     return out
 
 
+def pooled_groups(units: list[Unit], by_line: bool, windowed: bool,
+                  window_tokens: int) -> tuple[list[list[int]], list[Unit], list[Unit]]:
+    """What a rule judges: the groups of ``units`` (one per line when ``by_line``, else one per unit),
+    each group :func:`pooled`, and the scores the groups face (``windowed``: :func:`with_neighbours`).
+    The reference of the compiled ``judge``, which computes the same floats."""
+    groups = lines_of(units) if by_line else [[i] for i in range(len(units))]
+    judged = [pooled([units[i] for i in group]) for group in groups]
+    return groups, judged, with_neighbours(judged, window_tokens) if windowed else judged
+
+
 RULES = ("fixed", "window", "length", "context")
 
 
@@ -123,9 +142,13 @@ class Judgement:
         if rule not in RULES:
             raise ValueError(f"unknown perplexity rule {rule!r}")
         self.rule, self.size = rule, len(units)
-        self.groups = lines_of(units) if unit == "line" else [[i] for i in range(len(units))]
-        self.judged = [pooled([units[i] for i in group]) for group in self.groups]
-        self.scores = with_neighbours(self.judged, window_tokens) if rule in ("window", "context") else self.judged
+        compiled = native.compiled()
+        by_line, windowed = unit == "line", rule in ("window", "context")
+        if compiled is not None:  # the same floats in compiled code
+            judged = compiled.judge(units, by_line, windowed, window_tokens, Unit)
+        else:
+            judged = pooled_groups(units, by_line, windowed, window_tokens)
+        self.groups, self.judged, self.scores = judged
 
     def mask(self, threshold: float, short_tokens: int = 30, protected: list[bool] | None = None,
              protected_threshold: float = math.inf) -> list[bool]:
@@ -238,8 +261,8 @@ class PerplexityFilter(Step):
             self.count("unscored_language_pages")
             return doc
         model = models.kenlm_model(entry.path)
-        for sentence in doc.sentences:
-            sentence.perplexity, sentence.n_tokens = perplexity(model, sentence.text)
+        for sentence, (ppl, n_tokens) in zip(doc.sentences, perplexities(model, [s.text for s in doc.sentences])):
+            sentence.perplexity, sentence.n_tokens = ppl, n_tokens
         limit = entry.threshold_for(self.settings)
         judged = judgement(doc.sentences, self.settings)
         mask = kept_mask(doc.sentences, limit, self.settings, judged=judged)

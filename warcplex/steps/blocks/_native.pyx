@@ -1,7 +1,8 @@
 # cython: language_level=3
 """Compiled block stage: the parser target of :mod:`~warcplex.steps.blocks.parse`, the page's feature
 matrix and the second stage's context features of :mod:`~warcplex.steps.blocks.features`, and the
-linear part and tree ensembles of :mod:`~warcplex.steps.blocks.model`, computing exactly what their
+linear part and tree ensembles of :mod:`~warcplex.steps.blocks.model`, and the perplexity filter's
+pooling (:class:`~warcplex.steps.perplexity.Judgement`), computing exactly what their
 Python reference code computes, bit for bit (``tests/test_blocks_native.py`` pins it): the same
 float32/float64 roundings in the same order, numpy's pairwise summation, numpy's own transcendental
 functions (called once per page on whole arrays). Loaded by :mod:`warcplex.steps.blocks.native`,
@@ -11,7 +12,7 @@ which falls back to the Python code when it is missing.
 cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_Find, PyUnicode_FromKindAndData
-from libc.math cimport log1p
+from libc.math cimport log1p, log10, pow
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
@@ -20,7 +21,7 @@ import unicodedata
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 4
+VERSION = 5
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -816,3 +817,93 @@ cdef class BlockTarget:
         while self.owners:
             self._flush(self.owners.pop())
         return self.blocks
+
+
+# The perplexity filter's pooling (warcplex.steps.perplexity): the same float operations in the same order
+# as its Python (Python 3.11's sum() of floats adds left to right in a double, from the first term).
+
+cdef inline double _log_term(double perplexity, Py_ssize_t n_tokens) noexcept:
+    """perplexity._log_term of a scored unit: (tokens + 1) * log10(max(perplexity, 1.0))."""
+    return <double> (n_tokens + 1) * log10(1.0 if 1.0 > perplexity else perplexity)
+
+
+_new_tuple = tuple.__new__  # a NamedTuple made without its Python-level __new__
+
+
+def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, unit_type):
+    """perplexity.Judgement's ``groups``, ``judged`` and ``scores`` of ``units`` (perplexity.Unit tuples:
+    perplexity or None, LM tokens, paragraph): the groups (one per line when ``by_line``) pooled, then
+    (``windowed``) each pooled unit with its neighbours until it holds ``window_tokens`` tokens.
+    ``unit_type`` (a NamedTuple of those three fields) is the result's units' type."""
+    cdef Py_ssize_t n = len(units), g, i, j, k, m, weight, n_scored, held, lo, hi, total
+    cdef double log_sum
+    cdef tuple unit
+    cdef list groups, group, judged = [], scores
+    cdef dict by_paragraph
+    if by_line:
+        by_paragraph = {}
+        for i in range(n):
+            paragraph = (<tuple> units[i])[2]
+            group = by_paragraph.get(paragraph)
+            if group is None:
+                by_paragraph[paragraph] = [i]
+            else:
+                group.append(i)
+        groups = list(by_paragraph.values())
+    else:
+        groups = [[i] for i in range(n)]
+    m = len(groups)
+    cdef double *terms = <double *> PyMem_Malloc((m + 1) * sizeof(double))
+    cdef Py_ssize_t *tokens = <Py_ssize_t *> PyMem_Malloc((m + 1) * sizeof(Py_ssize_t))
+    cdef unsigned char *scored = <unsigned char *> PyMem_Malloc(m + 1)
+    if terms == NULL or tokens == NULL or scored == NULL:
+        PyMem_Free(terms)
+        PyMem_Free(tokens)
+        PyMem_Free(scored)
+        raise MemoryError()
+    try:
+        for g in range(m):  # pooled() of each group
+            group = <list> groups[g]
+            log_sum, weight, n_scored, total = 0.0, 0, 0, 0
+            for k in range(len(group)):
+                unit = <tuple> units[<Py_ssize_t> group[k]]
+                total += <Py_ssize_t> unit[1]
+                if unit[0] is not None:
+                    log_sum += _log_term(<double> unit[0], <Py_ssize_t> unit[1])
+                    weight += <Py_ssize_t> unit[1] + 1
+                    n_scored += 1
+            paragraph = (<tuple> units[<Py_ssize_t> group[0]])[2]
+            if n_scored:
+                perplexity = pow(10.0, log_sum / weight)
+                tokens[g], scored[g] = weight - n_scored, 1
+                terms[g] = _log_term(perplexity, tokens[g])
+                judged.append(_new_tuple(unit_type, (perplexity, tokens[g], paragraph)))
+            else:
+                tokens[g], scored[g], terms[g] = total, 0, 0.0
+                judged.append(_new_tuple(unit_type, (None, total, paragraph)))
+        if not windowed:
+            return groups, judged, judged
+        scores = []
+        for i in range(m):  # with_neighbours(judged, window_tokens)
+            if not scored[i]:
+                scores.append(judged[i])
+                continue
+            log_sum, weight, n_scored = terms[i], tokens[i] + 1, 1
+            held, lo, hi = tokens[i], i - 1, i + 1
+            while held < window_tokens and (lo >= 0 or hi < m):
+                for k in range(2):
+                    j = lo if k == 0 else hi
+                    if 0 <= j < m:
+                        held += tokens[j]
+                        if scored[j]:
+                            log_sum += terms[j]
+                            weight += tokens[j] + 1
+                            n_scored += 1
+                lo -= 1
+                hi += 1
+            scores.append(_new_tuple(unit_type, (pow(10.0, log_sum / weight), weight - n_scored, (<tuple> judged[i])[2])))
+        return groups, judged, scores
+    finally:
+        PyMem_Free(terms)
+        PyMem_Free(tokens)
+        PyMem_Free(scored)

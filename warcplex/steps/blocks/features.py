@@ -19,7 +19,7 @@ from warcplex import models
 from warcplex.document import UNKNOWN_LANGUAGE
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.parse import Block
-from warcplex.steps.perplexity import perplexity
+from warcplex.steps.perplexity import perplexities
 
 HASH_DIM = 1 << 12
 
@@ -93,9 +93,9 @@ def block_perplexities(blocks: list[Block], lm) -> np.ndarray:
     fewer than three words, and for every block when there is no model (``lm`` None)."""
     out = np.full(len(blocks), np.nan)
     if lm is not None:
-        for i, block in enumerate(blocks):
-            if word_count(block.text) >= 3:
-                out[i] = math.log10(max(perplexity(lm, block.text[:LM_CHARS])[0], 1.0))
+        scored = [i for i, block in enumerate(blocks) if word_count(block.text) >= 3]
+        for i, (ppl, _) in zip(scored, perplexities(lm, [blocks[i].text[:LM_CHARS] for i in scored])):
+            out[i] = math.log10(max(ppl, 1.0))
     return out
 
 
