@@ -7,7 +7,7 @@ import pytest
 
 from conftest import write_warc
 from warcplex.config import load_settings
-from warcplex.document import Document, Language, Sentence, cut_dropped
+from warcplex.document import Document, Language, Sentence, cut_dropped, visible_lines
 from warcplex.reading.decode import decode_html
 from warcplex.reading.warc import Page, Split, iter_pages
 from warcplex.spark.runner import run_split
@@ -43,6 +43,9 @@ def test_spans_point_into_the_text():
     # nothing rejoined: code, spacing, blank lines and "aid.The" stay as extracted
     ("Run jq '.[0].id' on it. Spam spam spam.\n\n    code_line();\nfirst aid.The end", "Spam",
      "Run jq '.[0].id' on it.\n\n    code_line();\nfirst aid.The end"),
+    # paragraphs separated by blank lines (resiliparse): a dropped one leaves one blank line, none at the ends
+    ("Keep one.\n\nDrop two.\n\nKeep three.", "Drop", "Keep one.\n\nKeep three."),
+    ("Drop one.\n\nKeep two.\n\nDrop three.", "Drop", "Keep two."),
 ])
 def test_dropped_sentences_are_cut_as_spans(text, drop, expected):
     assert dropping(split_doc(text), drop) == expected
@@ -64,7 +67,8 @@ PRE_PAGE = (b"<html><body><article><p>The harbour town rebuilt its old stone bri
 
 
 def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_genuine_warc):
-    """Real pages (Common Crawl WARC): with the filter off every row's text is its extractor's output."""
+    """Real pages (Common Crawl WARC): with the filter off every row's text is its extractor's output as
+    written (:func:`visible_lines`)."""
     settings = load_settings(None, ["perplexity.enabled=false", "input.splits_per_shard=1"])
     split = Split(str(cc_genuine_warc), 0, 1)
     run_split(split, settings, str(tmp_path / "out"))
@@ -77,8 +81,46 @@ def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_gen
         if row is None:
             continue
         extractor = extractors.setdefault(row["extractor"], build_extractor(row["extractor"], settings))
-        assert row["text"] == extractor.extract(decode_html(page.html, page.http_charset)), page.url
+        assert row["text"] == visible_lines(extractor.extract(decode_html(page.html, page.http_charset))), page.url
         assert row["text_bytes_clean"] == row["text_bytes_raw"] == len(row["text"].encode("utf-8"))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("One.\n\xa0\nTwo.", "One.\n\nTwo."),                      # <p>&nbsp;</p>
+    ("One.\n\u200d\n\u200d\nTwo.", "One.\n\nTwo."),            # spacers of zero-width joiners
+    ("\ufeff\nOne.\n \t\u200b\u00ad\n\n\n\nTwo.\n\u2060", "One.\n\nTwo."),  # BOM, ZWSP, soft hyphen, word joiner
+    ("One.\n\nTwo.", "One.\n\nTwo."),
+    ("def f():\n    return 1\n\nf()", "def f():\n    return 1\n\nf()"),
+    ("Hyphen\u00adated and joined\u200d words stay.", "Hyphen\u00adated and joined\u200d words stay."),
+])
+def test_lines_a_reader_sees_as_blank_are_written_blank(text, expected):
+    assert visible_lines(text) == expected
+
+
+BLANK_LINES_PAGE = ("<html><head><title>Harbour notes</title></head><body><article>"
+                    "<h1>The harbour town rebuilt its bridge</h1>"
+                    "<p>The harbour town rebuilt its old stone bridge in spring, and the people walked across it "
+                    "every evening to watch the boats come in.</p><p>&nbsp;</p><p>&zwj;</p><p>&#8203;&zwj;</p>"
+                    "<p>In the summer the fishermen mended their nets on the quay, and the children sold lemonade "
+                    "to the visitors who came by train from the city.</p><p>&nbsp;</p>"
+                    "<p>By autumn the bridge was finished, and the town held a festival with music and food on "
+                    "both banks of the river.</p></article></body></html>").encode()
+
+
+@pytest.mark.parametrize("cascade", ["[blocks, resiliparse, trafilatura, readability, conservative]",
+                                     "[resiliparse, conservative]"])
+def test_spacer_paragraphs_leave_no_invisible_lines(tmp_path, cascade):
+    """A page whose paragraphs are separated by ``<p>&nbsp;</p>`` and zero-width-joiner spacers, through
+    the split runner (both stages wrote such lines before): every line written is blank or has a
+    character a reader sees."""
+    warc = tmp_path / "spacers.warc.gz"
+    write_warc(warc, [("200 OK", "text/html", None, BLANK_LINES_PAGE)])
+    run_split(Split(str(warc), 0, 1), load_settings(None, [f"extract.cascade={cascade}"]), str(tmp_path / "out"))
+    [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    assert row["extractor"] == cascade[1:].split(",")[0]
+    assert "fishermen mended their nets" in row["text"] and "held a festival" in row["text"]
+    assert all(line == "" or line.strip(" \xa0\u200b\u200d") for line in row["text"].split("\n")), row["text"]
+    assert not row["text"].startswith("\n") and not row["text"].endswith("\n")
 
 
 def test_pre_and_code_survive_the_filter(tmp_path):

@@ -10,6 +10,8 @@ page's text with :func:`page_text`.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -73,6 +75,25 @@ class Document:
         return [grouped[k] for k in sorted(grouped)]
 
 
+def visible(text: str) -> bool:
+    """Whether a reader sees any of ``text``: a character that is neither white space (``&nbsp;`` included)
+    nor a format character (zero-width spaces and joiners, soft hyphens, direction marks, byte-order marks)."""
+    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
+
+
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+def visible_lines(text: str) -> str:
+    """An extractor's ``text`` as it is written: each line a reader sees as blank (only white space and
+    format characters, such as a ``<p>&nbsp;</p>`` or a spacer of zero-width joiners) made empty, runs of
+    blank lines collapsed to one, and none at either end."""
+    lines = text.split("\n")
+    if all(line and (not line[0].isspace() and unicodedata.category(line[0]) != "Cf") for line in lines):
+        return text  # the common case: every line starts with a visible character
+    return _BLANK_RUNS.sub("\n\n", "\n".join(line if visible(line) else "" for line in lines)).strip("\n")
+
+
 _CJK_TERMINATORS = ("\u3002", "\uff01", "\uff1f", "\uff0e", "\u300d", "\u300f")  # 。！？． 」』
 
 
@@ -99,9 +120,10 @@ def page_text(sentences: Iterable[Sentence], keep: Callable[[Sentence], bool] | 
 def cut_dropped(text: str, sentences: list[Sentence]) -> str:
     """``text`` without the spans of its dropped sentences; ``text`` itself when none is dropped.
 
-    A line whose sentences are all dropped goes with its line break. Within a line, a run of
-    dropped sentences goes with the white space up to the next sentence, or, at the end of the
-    line, with the white space after the last kept one. A sentence whose span is unknown stays.
+    A line whose sentences are all dropped goes with its line break, and the blank lines that leaves in
+    a row (between paragraphs, at either end) close up as :func:`visible_lines` writes them. Within a
+    line, a run of dropped sentences goes with the white space up to the next sentence, or, at the end
+    of the line, with the white space after the last kept one. A sentence whose span is unknown stays.
     """
     if all(s.kept or s.start < 0 for s in sentences):
         return text
@@ -135,4 +157,4 @@ def cut_dropped(text: str, sentences: list[Sentence]) -> str:
             parts.append(text[position:start])
         position = max(position, end)
     parts.append(text[position:])
-    return "".join(parts)
+    return _BLANK_RUNS.sub("\n\n", "".join(parts)).strip("\n")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from warcplex.config import ExtractSettings, Settings
-from warcplex.document import Document
+from warcplex.document import Document, visible_lines
 from warcplex.steps.base import Step
 from warcplex.steps.blocks import native
 
@@ -42,7 +42,7 @@ class Extractor(Step):
         return None
 
     def run(self, doc: Document) -> Document:
-        doc.text = self.extract(doc.html)
+        doc.text = visible_lines(self.extract(doc.html))
         doc.extractor = self.name
         doc.unfiltered = self.unfiltered
         doc.line_probs = doc.line_regions = None

@@ -13,7 +13,7 @@ import numpy as np
 
 from warcplex import models
 from warcplex.config import ExtractSettings, LangIdSettings
-from warcplex.document import Document
+from warcplex.document import Document, visible
 from warcplex.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
 from warcplex.steps.blocks import native
@@ -157,12 +157,13 @@ class BlocksExtractor(Extractor):
         blocks, probs = self.classify(html)
         model = models.block_model(self.settings.blocks_model)
         keep = revise(blocks, probs, model.threshold, model.rules)
-        kept = [b for b, k in zip(blocks, keep) if k]
-        kept_probs, groups = probs[keep], line_groups(kept)
+        shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
+        kept = [b for b, k in zip(blocks, shown) if k]
+        kept_probs, groups = probs[shown], line_groups(kept)
         self.line_probs = [float(kept_probs[group].max()) for group in groups]
         self.line_regions = None
         if self.regions:
-            kept_regions = in_kept_region(blocks, keep)[keep]
+            kept_regions = in_kept_region(blocks, keep)[shown]
             self.line_regions = [bool(kept_regions[group].any()) for group in groups]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
