@@ -174,7 +174,8 @@ class ReadabilityExtractor(Extractor):
 
 
 class WetExtractor(Extractor):
-    """WET input: the text Common Crawl already extracted from the page, as it is."""
+    """WET input: the text Common Crawl already extracted from the page, as it is (written, like every
+    stage's text, with its blank lines closed up: :func:`~warcplex.document.visible_lines`)."""
 
     name = "wet"
 
