@@ -212,7 +212,7 @@ def page_texts(pages: list[dict], model: BlockModel, threshold: float, rules: Ru
 # snippet set's dev pages, and kept boilerplate headings (held-out snippet F -0.006; README).
 RULE_GRID = {"row_share": [2.0, 0.75, 0.5, 0.34], "region_share": [2.0, 0.8, 0.7, 0.6, 0.5],
              "region_min_prob": [0.0, 0.05, 0.1, 0.2, 0.3], "heading_min_prob": [2.0],
-             "gap_min_prob": [2.0, 0.4, 0.3, 0.2, 0.1]}
+             "gap_min_prob": [2.0, 0.4, 0.3, 0.2, 0.1], "section_min_prob": [2.0, 0.5, 0.4, 0.3, 0.2, 0.1]}
 
 
 def tune_rules(tuning: list[dict], model: BlockModel, threshold: float, mean_rouge) -> RuleSettings:

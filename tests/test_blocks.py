@@ -223,6 +223,13 @@ def test_structure_rules_revise_the_classifier_by_the_page_structure():
     gaps = revise(blocks, probs, 0.5, RuleSettings(gap_min_prob=0.15))
     assert list(np.flatnonzero(gaps)) == [2, 3, 4, 6, 7, 8, 9, 10]  # runs of one between kept blocks
     assert not revise(blocks, probs, 0.5, RuleSettings(gap_min_prob=0.15))[5]  # 0.1 is below gap_min_prob
+    # two kept headings around a dropped table (an.wikipedia's list of mayors): the section is kept when
+    # its blocks' mean probability reaches section_min_prob
+    titled = np.array([0.9, 0.3, 0.45, 0.3, 0.45, 0.9, 0.9, 0.9, 0.9, 0.2, 0.9])
+    sections = revise(blocks, titled, 0.5, RuleSettings(section_min_prob=0.35))
+    assert list(np.flatnonzero(sections)) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10]  # mean 0.375 between the headings
+    assert list(np.flatnonzero(revise(blocks, titled, 0.5, RuleSettings(section_min_prob=0.4)))) == [0, 5, 6, 7, 8, 10]
+    assert not revise(blocks, probs, 0.5, RuleSettings(section_min_prob=0.1))[1]  # the headings are not kept
 
 
 def test_the_packaged_model_carries_its_fitted_rules():

@@ -12,7 +12,10 @@ in order:
 - ``headings``: a heading is kept when the block after it is kept and its probability is at least
   ``heading_min_prob`` (a section's title belongs to its section);
 - ``gaps``: a run of at most ``MAX_GAP`` dropped blocks between two kept ones is kept when each has
-  a probability of at least ``gap_min_prob`` (a list or a table cell inside a kept section).
+  a probability of at least ``gap_min_prob`` (a list or a table cell inside a kept section);
+- ``sections``: a run of at most ``MAX_SECTION`` dropped blocks between two kept headings is kept when
+  its mean probability is at least ``section_min_prob`` (a section whose title the classifier kept and
+  whose body, a short list or a table, it dropped).
 
 The parameters (:class:`RuleSettings`) are fitted with the classifier by ``scripts/train_blocks.py``
 and stored in ``blocks_model.json`` (``rules``); a share above 1 turns its rule off.
@@ -31,6 +34,8 @@ from warcplex.steps.blocks.parse import Block
 MIN_REGION = 3
 # The ``gaps`` rule fills runs of at most this many dropped blocks.
 MAX_GAP = 2
+# The ``sections`` rule fills runs of at most this many dropped blocks.
+MAX_SECTION = 20
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class RuleSettings:
     """Keep a heading followed by a kept block when its probability is at least this."""
     gap_min_prob: float = 2.0
     """Keep a short run of dropped blocks between kept ones when each has at least this probability."""
+    section_min_prob: float = 2.0
+    """Keep a run of dropped blocks between two kept headings when their mean probability is at least this."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -102,5 +109,11 @@ def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: Rule
         kept = np.flatnonzero(keep)
         for left, right in zip(kept[:-1], kept[1:]):
             if 1 < right - left <= MAX_GAP + 1 and (probs[left + 1:right] >= rules.gap_min_prob).all():
+                keep[left + 1:right] = True
+    if rules.section_min_prob <= 1.0:
+        kept = np.flatnonzero(keep)
+        for left, right in zip(kept[:-1], kept[1:]):
+            if (1 < right - left <= MAX_SECTION + 1 and blocks[left].tag in HEADINGS and blocks[right].tag in HEADINGS
+                    and probs[left + 1:right].mean() >= rules.section_min_prob):
                 keep[left + 1:right] = True
     return keep
