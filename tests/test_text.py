@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pyarrow.dataset as ds
 import pytest
 
 from conftest import write_warc
 from warcplex.config import load_settings
-from warcplex.document import Document, Language, Sentence, cut_dropped, visible_lines
+from warcplex.document import Document, Language, Sentence, cut_dropped, visible, visible_lines
 from warcplex.reading.decode import decode_html
 from warcplex.reading.warc import Page, Split, iter_pages
 from warcplex.spark.runner import run_split
@@ -95,6 +98,16 @@ def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_gen
 ])
 def test_lines_a_reader_sees_as_blank_are_written_blank(text, expected):
     assert visible_lines(text) == expected
+
+
+def test_format_characters_are_unicodes_category_cf():
+    """The regex class ``FORMAT_CHARACTERS`` is Unicode's category Cf as this Python's unicodedata has it."""
+    invisible = {c for c in map(chr, range(sys.maxunicode + 1)) if not visible(c)}
+    expected = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() or unicodedata.category(c) == "Cf"}
+    if unicodedata.unidata_version == "14.0.0":  # Python 3.11, the version the class was written from
+        assert invisible == expected
+    else:
+        assert invisible <= expected
 
 
 BLANK_LINES_PAGE = ("<html><head><title>Harbour notes</title></head><body><article>"

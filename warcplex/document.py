@@ -11,7 +11,6 @@ page's text with :func:`page_text`.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -75,23 +74,30 @@ class Document:
         return [grouped[k] for k in sorted(grouped)]
 
 
+# Unicode's format characters (category Cf, Unicode 14: Python 3.11's unicodedata): zero-width spaces and
+# joiners, soft hyphens, direction marks, byte-order marks, tags. A regex class, as ``re`` has no \p{Cf}.
+FORMAT_CHARACTERS = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+                     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
+                     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+_INVISIBLE = re.compile(rf"[\s{FORMAT_CHARACTERS}]*")
+_INVISIBLE_LINE = re.compile(rf"\n(?:[^\S\n]|[{FORMAT_CHARACTERS}])+(?=\n|\Z)")  # with the line break before it
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
 def visible(text: str) -> bool:
     """Whether a reader sees any of ``text``: a character that is neither white space (``&nbsp;`` included)
-    nor a format character (zero-width spaces and joiners, soft hyphens, direction marks, byte-order marks)."""
-    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
-
-
-_BLANK_RUNS = re.compile(r"\n{3,}")
+    nor a format character (:data:`FORMAT_CHARACTERS`)."""
+    return _INVISIBLE.fullmatch(text) is None
 
 
 def visible_lines(text: str) -> str:
     """An extractor's ``text`` as it is written: each line a reader sees as blank (only white space and
     format characters, such as a ``<p>&nbsp;</p>`` or a spacer of zero-width joiners) made empty, runs of
     blank lines collapsed to one, and none at either end."""
-    lines = text.split("\n")
-    if all(line and (not line[0].isspace() and unicodedata.category(line[0]) != "Cf") for line in lines):
-        return text  # the common case: every line starts with a visible character
-    return _BLANK_RUNS.sub("\n\n", "\n".join(line if visible(line) else "" for line in lines)).strip("\n")
+    text = _INVISIBLE_LINE.sub("\n", "\n" + text)[1:]
+    if "\n\n\n" in text:
+        text = _BLANK_RUNS.sub("\n\n", text)
+    return text.strip("\n")
 
 
 _CJK_TERMINATORS = ("\u3002", "\uff01", "\uff1f", "\uff0e", "\u300d", "\u300f")  # 。！？． 」』
