@@ -15,7 +15,7 @@ from collections import Counter
 
 from warcplex import models
 from warcplex.config import Settings
-from warcplex.document import Document
+from warcplex.document import Document, Sentence
 from warcplex.spark import workers
 from warcplex.stats import Stats, timed
 from warcplex.steps.loop import StepLoop
@@ -53,7 +53,7 @@ def _count_page(stats: Stats, cleaned: Document) -> None:
     _count_sentences(stats, lang, cleaned.sentences)
 
 
-def _count_sentences(stats: Stats, lang: str, sentences: list) -> None:
+def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None:
     """A kept page's sentence counters: removal reasons, scored and unscored sentences and tokens, and
     the perplexity histogram. Counted in locals and added once per key (a page has hundreds of sentences)."""
     events: Counter[str] = Counter()  # per-sentence keys

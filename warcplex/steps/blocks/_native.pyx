@@ -3,7 +3,8 @@
 matrix and the second stage's context features of :mod:`~warcplex.steps.blocks.features`, and the
 linear part and tree ensembles of :mod:`~warcplex.steps.blocks.model`, and the perplexity filter's
 pooling (:class:`~warcplex.steps.perplexity.Judgement`), computing exactly what their
-Python reference code computes, bit for bit (``tests/test_blocks_native.py`` pins it): the same
+Python reference code computes, bit for bit (``tests/test_blocks_native.py`` pins it, and
+``tests/test_shared_work.py`` the pooling): the same
 float32/float64 roundings in the same order, numpy's pairwise summation, numpy's own transcendental
 functions (called once per page on whole arrays). Loaded by :mod:`warcplex.steps.blocks.native`,
 which falls back to the Python code when it is missing.
