@@ -227,11 +227,13 @@ def test_worker_past_rss_ceiling_is_recycled(cc_genuine_warc, clueweb_quirk_warc
 def test_worker_reused_below_ceiling(cc_genuine_warc, clueweb_quirk_warc, tmp_path):
     need_spark_and_models()
     out = tmp_path / "out"
-    status = cli_main(["run", "--input", str(cc_genuine_warc), str(clueweb_quirk_warc), "--output", str(out),
+    # two --input flags: both count (argparse's default kept only the last one)
+    status = cli_main(["run", "--input", str(cc_genuine_warc), "--input", str(clueweb_quirk_warc), "--output", str(out),
                        "--set", "spark.master=local[1]", "--set", "perplexity.enabled=false",
                        "--set", "spark.conf={spark.python.worker.reuse: 'true'}"])
     assert status == 0
     stats = json.loads((out / "stats.json").read_text())
+    assert stats["splits"]["processed"] == 2
     assert "workers" not in stats
     assert len(stats["rss"]["max_mb"]) == 1
     assert 0 < max(stats["rss"]["max_mb"].values()) < 1024

@@ -72,8 +72,9 @@ class WarcJob:
 
     def build_parser(self, parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
         parser = parser or OneLineParser(prog=self.name, description=self.description)
-        parser.add_argument("--input", nargs="+", required=True, metavar="SPEC",
-                            help="WARC files, directories, globs, warc.paths(.gz) manifests, s3:// or https:// URLs")
+        parser.add_argument("--input", nargs="+", action="extend", required=True, metavar="SPEC",
+                            help="WARC files, directories, globs, warc.paths(.gz) manifests, s3:// or https:// URLs "
+                                 "(repeatable: every --input counts)")
         parser.add_argument("--output", required=True, help="output directory (local path or s3://bucket/prefix)")
         parser.add_argument("--config", help="YAML preset, e.g. conf/local.yaml (defaults are built in)")
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
