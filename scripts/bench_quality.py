@@ -156,8 +156,8 @@ def run_warcplex(label: str, overrides: list[str], args, warc: Path, index: Path
     """One real `warcplex run` (local Spark, Parquet) turned into predictions; return pages per task-CPU second."""
     config = next((o.split("=", 1)[1] for o in overrides if o.startswith("config=")), args.config)
     cmd = [str(ROOT / ".venv" / "bin" / "warcplex"), "run", "--input", str(warc), "--output", str(out),
-           "--config", config, "--no-resume", "--set", "index.enabled=false",
-           "--set", "corpus.enabled=false"]  # the page output is what is scored
+           "--config", config, "--no-resume", "--overwrite", "--set", "index.enabled=false",
+           "--set", "corpus.enabled=false"]  # the page output is what is scored; a fresh run each time
     for item in [o for o in overrides if not o.startswith("config=")] + args.set:
         cmd += ["--set", item]
     env = dict(os.environ, SPARK_LOCAL_IP=os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"))
