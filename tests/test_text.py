@@ -128,12 +128,16 @@ def test_spacer_paragraphs_leave_no_invisible_lines(tmp_path, cascade):
     character a reader sees."""
     warc = tmp_path / "spacers.warc.gz"
     write_warc(warc, [("200 OK", "text/html", None, BLANK_LINES_PAGE)])
-    run_split(Split(str(warc), 0, 1), load_settings(None, [f"extract.cascade={cascade}"]), str(tmp_path / "out"))
+    settings = load_settings(None, [f"extract.cascade={cascade}", f"output.sentences={tmp_path / 'sentences'}"])
+    run_split(Split(str(warc), 0, 1), settings, str(tmp_path / "out"))
     [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
     assert row["extractor"] == cascade[1:].split(",")[0]
     assert "fishermen mended their nets" in row["text"] and "held a festival" in row["text"]
-    assert all(line == "" or line.strip(" \xa0\u200b\u200d") for line in row["text"].split("\n")), row["text"]
-    assert not row["text"].startswith("\n") and not row["text"].endswith("\n")
+    # the page's text and its all-visible-text side output (the index chain's first link) alike
+    [visible_row] = ds.dataset(str(tmp_path / "sentences" / "_visible"), partitioning="hive").to_table().to_pylist()
+    for text in (row["text"], visible_row["text"]):
+        assert all(line == "" or line.strip(" \xa0\u200b\u200d") for line in text.split("\n")), text
+        assert not text.startswith("\n") and not text.endswith("\n")
 
 
 def test_pre_and_code_survive_the_filter(tmp_path):

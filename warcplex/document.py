@@ -94,7 +94,11 @@ def visible_lines(text: str) -> str:
     """An extractor's ``text`` as it is written: each line a reader sees as blank (only white space and
     format characters, such as a ``<p>&nbsp;</p>`` or a spacer of zero-width joiners) made empty, runs of
     blank lines collapsed to one, and none at either end."""
-    text = _INVISIBLE_LINE.sub("\n", "\n" + text)[1:]
+    return _closed_up(_INVISIBLE_LINE.sub("\n", "\n" + text)[1:])
+
+
+def _closed_up(text: str) -> str:
+    """``text`` with its runs of blank lines collapsed to one and none at either end."""
     if "\n\n\n" in text:
         text = _BLANK_RUNS.sub("\n\n", text)
     return text.strip("\n")
@@ -163,4 +167,4 @@ def cut_dropped(text: str, sentences: list[Sentence]) -> str:
             parts.append(text[position:start])
         position = max(position, end)
     parts.append(text[position:])
-    return _BLANK_RUNS.sub("\n\n", "".join(parts)).strip("\n")
+    return _closed_up("".join(parts))

@@ -179,7 +179,7 @@ class _Worker:
         truth: str | dict = json.loads(raw_truth) if truth_path.endswith(".json") else raw_truth
         html = decode_html(gzip.decompress(Path(html_path).read_bytes()))
         try:
-            text = self.extractor.extract(html)
+            text = self.extractor.text(html)
         except Exception:  # the stage fails on this page: it contributes an empty extraction
             text = ""
         language = self.langid.identify(text or (truth if isinstance(truth, str) else " ".join(truth["with"]))).code

@@ -27,6 +27,11 @@ class Extractor(Step):
     def extract(self, html: str) -> str:
         raise NotImplementedError
 
+    def text(self, html: str) -> str:
+        """The stage's text of ``html`` as it is written: :meth:`extract`, its blank-looking lines closed
+        up (:func:`~warcplex.document.visible_lines`)."""
+        return visible_lines(self.extract(html))
+
     def prepare(self, htmls: list[str]) -> None:
         """Get ready to extract these pages, which the cascade will hand over one by one (the loop's window,
         :meth:`~warcplex.steps.cascade.Cascade.prepare`); most stages have nothing to prepare."""
@@ -42,7 +47,7 @@ class Extractor(Step):
         return None
 
     def run(self, doc: Document) -> Document:
-        doc.text = visible_lines(self.extract(doc.html))
+        doc.text = self.text(doc.html)
         doc.extractor = self.name
         doc.unfiltered = self.unfiltered
         doc.line_probs = doc.line_regions = None

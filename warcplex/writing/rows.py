@@ -7,7 +7,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from warcplex.config import ExtractSettings
-from warcplex.document import Document
+from warcplex.document import Document, visible_lines
 from warcplex.steps.normalize import lm_tokens
 from warcplex.steps.perplexity import median
 
@@ -42,7 +42,8 @@ class VisibleText:
     """A page's tag-stripped text: resiliparse without main-content detection, the paper's input.
 
     The ``conservative`` stage's and WET input's text already is that text and is reused;
-    any other extractor's page is parsed a second time.
+    any other extractor's page is parsed a second time, and its blank-looking lines closed up as every
+    stage's text is (:func:`~warcplex.document.visible_lines`).
     """
 
     _REUSED = frozenset({"conservative", "wet"})
@@ -53,7 +54,10 @@ class VisibleText:
         self.extractor = ResiliparseExtractor(settings, main_content=False)
 
     def row(self, cleaned: Document) -> dict:
-        text = cleaned.text if cleaned.extractor in self._REUSED else self.extractor.plain_text(cleaned.html)
+        if cleaned.extractor in self._REUSED:
+            text = cleaned.text
+        else:
+            text = visible_lines(self.extractor.plain_text(cleaned.html))
         return {"warc_record_id": cleaned.page.record_id, "text": text}
 
 
