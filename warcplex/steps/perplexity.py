@@ -145,10 +145,9 @@ class Judgement:
         compiled = native.compiled()
         by_line, windowed = unit == "line", rule in ("window", "context")
         if compiled is not None:  # the same floats in compiled code
-            judged = compiled.judge(units, by_line, windowed, window_tokens, Unit)
+            self.groups, self.judged, self.scores = compiled.judge(units, by_line, windowed, window_tokens, Unit)
         else:
-            judged = pooled_groups(units, by_line, windowed, window_tokens)
-        self.groups, self.judged, self.scores = judged
+            self.groups, self.judged, self.scores = pooled_groups(units, by_line, windowed, window_tokens)
 
     def mask(self, threshold: float, short_tokens: int = 30, protected: list[bool] | None = None,
              protected_threshold: float = math.inf) -> list[bool]:
