@@ -5,9 +5,12 @@ the install goes on without it, and warcplex.steps.blocks.native falls back to t
 reference, counted as stage.blocks.pure_python.
 """
 
+import lxml
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+# lxml ships the headers of the libxml2 it links; the module calls that libxml2 through lxml's etree module.
 setup(ext_modules=cythonize([Extension("warcplex.steps.blocks._native", ["warcplex/steps/blocks/_native.pyx"],
-                                       extra_compile_args=["-O2"], optional=True)],
+                                       include_dirs=lxml.get_include(), extra_compile_args=["-O2"],
+                                       optional=True)],
                             compiler_directives={"language_level": "3"}))

@@ -278,3 +278,36 @@ def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monke
                  "   ", *pages[1:]]
     for html in documents * 2:
         assert parse_blocks(html) == fresh(html)
+
+
+def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
+    """``parse_html`` drives lxml's own libxml2 with the module's callbacks: the blocks equal those of the same
+    compiled target fed by lxml's parser, on the edge cases and real pages; a callback's exception stops the
+    parse and is raised, and the next page reads as a fresh one."""
+    from lxml import etree
+
+    module = native.compiled()
+    assert module.sax_available(), "libxml2's functions were not found in lxml.etree"
+
+    def via_lxml(data: bytes) -> list[Block]:
+        target = module.BlockTarget(Block, _attr_tokens)
+        try:
+            return etree.fromstring(data, _html_parser(target))
+        except etree.XMLSyntaxError:
+            return target.close()
+
+    target = module.BlockTarget(Block, _attr_tokens)
+    documents = [html.encode("utf-8", "replace") for html in EDGE_HTML + warc_pages(SAMPLE_WARC)]
+    assert all(module.parse_html(data, target) == via_lxml(data) for data in documents)
+    assert sum(len(module.parse_html(data, target)) for data in documents) > 500
+
+    def failing(attrib):
+        raise ValueError("attr tokens failed")
+
+    broken = module.BlockTarget(Block, failing)
+    with pytest.raises(ValueError, match="attr tokens failed"):
+        module.parse_html(b"<body><div><p>a</p></div></body>", broken)
+    assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])
+    calls = []
+    monkeypatch.setattr(module, "parse_html", lambda *a: calls.append(1) or [])
+    assert parse_blocks("<body><p>x</p></body>") == [] and calls == [1]  # the stage's parse is this one

@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Compiled block stage: the parser target of :mod:`~warcplex.steps.blocks.parse`, the page's feature
+"""Compiled block stage: the parser target of :mod:`~warcplex.steps.blocks.parse` (fed by libxml2's HTML parser
+through our own callbacks, :func:`parse_html`, where lxml's module exposes it), the page's feature
 matrix and the second stage's context features of :mod:`~warcplex.steps.blocks.features`, and the
 linear part and tree ensembles of :mod:`~warcplex.steps.blocks.model`, and the perplexity filter's
 pooling (:class:`~warcplex.steps.perplexity.Judgement`), computing exactly what their
@@ -17,12 +18,51 @@ from libc.math cimport log1p, log10, pow
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
+# libxml2's HTML parser, driven with our own SAX callbacks (parse_html): the library inside lxml's etree module,
+# whose symbols are looked up at run time (lxml links libxml2 statically and exports its API), so the
+# parser is the very one lxml runs and its events are the ones lxml's parser target receives.
+cdef extern from "libxml/HTMLparser.h":
+    ctypedef unsigned char xmlChar
+    ctypedef void (*startElementSAXFunc)(void *ctx, const xmlChar *name, const xmlChar **atts) noexcept
+    ctypedef void (*endElementSAXFunc)(void *ctx, const xmlChar *name) noexcept
+    ctypedef void (*charactersSAXFunc)(void *ctx, const xmlChar *ch, int length) noexcept
+    ctypedef void (*xmlStructuredErrorFunc)(void *user_data, const void *error) noexcept
+    ctypedef struct xmlSAXHandler:
+        unsigned int initialized
+        void *startElementNs
+        void *endElementNs
+        startElementSAXFunc startElement
+        endElementSAXFunc endElement
+        charactersSAXFunc characters
+        charactersSAXFunc cdataBlock
+        void *processingInstruction
+        void *comment
+        void *reference
+        xmlStructuredErrorFunc serror
+        void *_private
+    unsigned int XML_SAX2_MAGIC
+    int HTML_PARSE_RECOVER, HTML_PARSE_NONET, HTML_PARSE_COMPACT
+
+cdef extern from "dlfcn.h":
+    void *dlopen(const char *filename, int flags)
+    void *dlsym(void *handle, const char *symbol)
+    int RTLD_NOW, RTLD_NOLOAD
+
+cdef extern from *:
+    """
+    static __thread void *warcplex_sax_target = NULL;  /* the BlockTarget of the parse running on this thread */
+    """
+    void *warcplex_sax_target
+
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport strcmp, strlen
+
 import unicodedata
 
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 5
+VERSION = 6
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -722,6 +762,7 @@ cdef class BlockTarget:
     cdef public list blocks, owners, tags, opened, links
     cdef public Py_ssize_t element, skip
     cdef object block_class, attr_tokens
+    cdef object error  # raised inside a libxml2 callback (parse_html)
 
     def __init__(self, block_class, attr_tokens):
         self.block_class, self.attr_tokens = block_class, attr_tokens
@@ -751,6 +792,11 @@ cdef class BlockTarget:
         self.links.append(in_link)
 
     def start(self, tag, attrib):
+        self._start(tag, NULL, attrib)
+
+    cdef _start(self, str tag, const xmlChar **atts, object attrib):
+        """An element opens. Its class and id come from ``attrib`` (lxml's mapping) or, when that is None,
+        from libxml2's attribute array ``atts`` (read only for a block-level element)."""
         cdef _Owner owner, child
         cdef bint in_link
         cdef tuple ancestors
@@ -780,11 +826,15 @@ cdef class BlockTarget:
             self._flush(owner)
             ancestors = owner.ancestors
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
-                           (self.attr_tokens(attrib),) + owner.levels[:3], owner.depth + 1, owner.element)
+                           (self.attr_tokens(attrib if attrib is not None else _class_and_id(atts)),)
+                           + owner.levels[:3], owner.depth + 1, owner.element)
             self.owners.append(child)
             self._push(tag, child, False)
 
     def end(self, tag):
+        self._end(tag)
+
+    cdef _end(self, str tag):
         cdef list tags = self.tags
         cdef object opened
         cdef str name
@@ -806,6 +856,9 @@ cdef class BlockTarget:
                 return
 
     def data(self, text):
+        self._data(text)
+
+    cdef _data(self, str text):
         cdef _Owner owner
         if self.skip or not self.owners:
             return
@@ -818,6 +871,157 @@ cdef class BlockTarget:
         while self.owners:
             self._flush(self.owners.pop())
         return self.blocks
+
+
+# parse_html: libxml2's functions, looked up once (None: not found, parse.py then reads lxml's target events).
+ctypedef void (*_init_sax_f)(xmlSAXHandler *handler) noexcept
+ctypedef void *(*_new_context_f)(const xmlSAXHandler *sax, void *user_data) noexcept
+ctypedef void *(*_read_memory_f)(void *context, const char *buffer, int size, const char *url, const char *encoding,
+                                 int options) noexcept
+ctypedef void (*_free_f)(void *pointer) noexcept
+
+cdef struct _LibXml2:
+    _new_context_f new_context
+    _read_memory_f read_memory
+    _free_f free_context
+    _free_f free_doc
+    _free_f stop_parser
+    xmlSAXHandler sax
+
+cdef _LibXml2 _libxml2
+cdef object _libxml2_found = None
+
+# lxml.etree.HTMLParser's options (recover, no network, compact; a default doctype), as parse._html_parser makes it.
+cdef int _HTML_OPTIONS = HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_COMPACT
+
+
+cdef bint _find_libxml2() except -1:
+    """Look up libxml2 in lxml's etree module, once; False when a function is missing."""
+    global _libxml2_found
+    if _libxml2_found is not None:
+        return _libxml2_found
+    from lxml import etree
+
+    cdef void *handle = dlopen(etree.__file__.encode(), RTLD_NOW | RTLD_NOLOAD)
+    cdef void *init_sax = NULL
+    _libxml2_found = False
+    if handle == NULL:
+        return False
+    init_sax = dlsym(handle, "xmlSAX2InitHtmlDefaultSAXHandler")
+    _libxml2.new_context = <_new_context_f> dlsym(handle, "htmlNewSAXParserCtxt")
+    _libxml2.read_memory = <_read_memory_f> dlsym(handle, "htmlCtxtReadMemory")
+    _libxml2.free_context = <_free_f> dlsym(handle, "htmlFreeParserCtxt")
+    _libxml2.free_doc = <_free_f> dlsym(handle, "xmlFreeDoc")
+    _libxml2.stop_parser = <_free_f> dlsym(handle, "xmlStopParser")
+    if (init_sax == NULL or _libxml2.new_context == NULL or _libxml2.read_memory == NULL
+            or _libxml2.free_context == NULL or _libxml2.free_doc == NULL or _libxml2.stop_parser == NULL):
+        return False
+    # lxml's parser target setup (lxml's saxparser.pxi, _connectTarget, for a target with start, end and data):
+    # the HTML defaults, with element, text and CDATA events to the target and no comments or PIs.
+    (<_init_sax_f> init_sax)(&_libxml2.sax)
+    _libxml2.sax.initialized = XML_SAX2_MAGIC
+    _libxml2.sax.startElementNs = NULL
+    _libxml2.sax.endElementNs = NULL
+    _libxml2.sax._private = NULL
+    _libxml2.sax.startElement = _sax_start
+    _libxml2.sax.endElement = _sax_end
+    _libxml2.sax.characters = _sax_data
+    _libxml2.sax.cdataBlock = _sax_data
+    _libxml2.sax.processingInstruction = NULL
+    _libxml2.sax.comment = NULL
+    _libxml2.sax.reference = NULL
+    _libxml2.sax.serror = <xmlStructuredErrorFunc> _sax_error  # reported errors are dropped, as lxml collects and ignores them in recover mode
+    _libxml2_found = True
+    return True
+
+
+def sax_available():
+    """True when :func:`parse_html` can run (libxml2's functions were found in lxml's etree module)."""
+    return _find_libxml2()
+
+
+cdef dict _class_and_id(const xmlChar **atts):
+    """The ``class`` and ``id`` of libxml2's attribute array (name, value, ..., NULL), as lxml's mapping holds
+    them (a later duplicate wins, no value is ``''``)."""
+    cdef dict found = {}
+    if atts == NULL:
+        return found
+    while atts[0] != NULL:
+        if strcmp(<const char *> atts[0], "class") == 0 or strcmp(<const char *> atts[0], "id") == 0:
+            found[(<const char *> atts[0]).decode("ascii")] = (
+                "" if atts[1] == NULL else PyUnicode_DecodeUTF8(<const char *> atts[1], strlen(<const char *> atts[1]), NULL))
+        atts += 2
+    return found
+
+
+cdef void _sax_error(void *user_data, const void *error) noexcept:
+    pass
+
+
+cdef inline str _name(const xmlChar *name):
+    return PyUnicode_DecodeUTF8(<const char *> name, strlen(<const char *> name), NULL)
+
+
+cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) noexcept:
+    cdef BlockTarget target = <BlockTarget> warcplex_sax_target
+    if target.error is not None:
+        return
+    try:
+        target._start(_name(name), atts, None)
+    except BaseException as exc:
+        target.error = exc
+        _libxml2.stop_parser(context)
+
+
+cdef void _sax_end(void *context, const xmlChar *name) noexcept:
+    cdef BlockTarget target = <BlockTarget> warcplex_sax_target
+    if target.error is not None:
+        return
+    try:
+        target._end(_name(name))
+    except BaseException as exc:
+        target.error = exc
+        _libxml2.stop_parser(context)
+
+
+cdef void _sax_data(void *context, const xmlChar *text, int length) noexcept:
+    cdef BlockTarget target = <BlockTarget> warcplex_sax_target
+    if target.error is not None:
+        return
+    try:
+        target._data(PyUnicode_DecodeUTF8(<const char *> text, length, NULL))
+    except BaseException as exc:
+        target.error = exc
+        _libxml2.stop_parser(context)
+
+
+def parse_html(bytes html not None, BlockTarget target):
+    """``target``'s blocks of UTF-8 ``html``, read by libxml2's HTML parser with our own SAX callbacks: the
+    events lxml's ``fromstring(html, HTMLParser(target=target, encoding="utf-8"))`` delivers, without lxml's
+    Python calls, attribute dicts and tag strings per event. Needs :func:`sax_available`."""
+    global warcplex_sax_target
+    cdef void *context
+    cdef void *doc
+    cdef void *outer = warcplex_sax_target
+    if not _find_libxml2():
+        raise RuntimeError("libxml2 not found in lxml.etree")
+    context = _libxml2.new_context(&_libxml2.sax, NULL)
+    if context == NULL:
+        raise MemoryError()
+    target.reset()
+    target.error = None
+    warcplex_sax_target = <void *> target
+    try:
+        doc = _libxml2.read_memory(context, <const char *> html, len(html), NULL, "utf-8", _HTML_OPTIONS)
+        if doc != NULL:
+            _libxml2.free_doc(doc)
+    finally:
+        warcplex_sax_target = outer
+        _libxml2.free_context(context)
+    if target.error is not None:
+        error, target.error = target.error, None
+        raise error
+    return target.close()
 
 
 # The perplexity filter's pooling (warcplex.steps.perplexity): the same float operations in the same order

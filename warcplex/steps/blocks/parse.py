@@ -174,7 +174,10 @@ _PARSER = threading.local()
 
 
 def parse_blocks(html: str) -> list[Block]:
-    """Simplify decoded HTML into text blocks in document order."""
+    """Simplify decoded HTML into text blocks in document order.
+
+    The compiled module drives lxml's libxml2 with its own callbacks (``parse_html``: the same parser, the
+    same events, without lxml's Python call per event); otherwise lxml's parser calls the target."""
     from lxml import etree
 
     module = native.compiled()
@@ -183,9 +186,12 @@ def parse_blocks(html: str) -> list[Block]:
         target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens)
         cached = _PARSER.cached = (module, target, _html_parser(target))
     _, target, parser = cached
+    data = html.encode("utf-8", "replace")
+    if module is not None and module.sax_available():
+        return module.parse_html(data, target)
     target.reset()
     try:
-        return etree.fromstring(html.encode("utf-8", "replace"), parser)
+        return etree.fromstring(data, parser)
     except etree.XMLSyntaxError:  # nothing the parser could read
         return target.close()
 
