@@ -280,9 +280,40 @@ def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monke
         assert parse_blocks(html) == fresh(html)
 
 
+def tag_soup(count: int, seed: int = 0) -> list[str]:
+    """Seeded random tag soup: start and end tags of block, inline, skipped and unknown elements with class,
+    id and other attributes (quoted, bare, valueless, duplicated), text with entities, white space and
+    non-ASCII characters, comments, CDATA, PIs, doctypes and broken markup."""
+    import random
+
+    rng = random.Random(seed)
+    tags = ("html head body title script style div p span a b br li ul table tr td th h1 pre code nav form "
+            "noscript select option svg template section iframe math font x-custom my:tag").split()
+    texts = ["hello", " ", "\n\t", "é€😀", "&amp;", "&nbsp;", "&#x1F600;", "&bogus;", "a\u00a0b", "\u3000", "<", "&",
+             "\x00", "\r\n", "two words", "\u200b"]
+    other = ["<!-- c -->", "<![CDATA[cd]]>", "<?pi x?>", "<!DOCTYPE html>", "<br/>", "<p/>", "</", "<!", "<a href='x'"]
+    pages = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(1, 60)):
+            r, tag = rng.random(), rng.choice(tags)
+            if r < 0.35:
+                attrs = "".join(rng.choice([f' {n}="{v}"', f" {n}={v.replace(' ', '')}", f" {n}"])
+                                for n, v in ((rng.choice(["class", "id", "CLASS", "href", "xml:id"]),
+                                              rng.choice(["", "main content", "a&amp;b", "é", "nav-bar"]))
+                                             for _ in range(rng.randint(0, 3))))
+                parts.append(f"<{tag}{attrs}>")
+            elif r < 0.6:
+                parts.append(f"</{tag}>")
+            else:
+                parts.append(rng.choice(texts) if r < 0.9 else rng.choice(other))
+        pages.append("".join(parts))
+    return pages
+
+
 def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     """``parse_html`` drives lxml's own libxml2 with the module's callbacks: the blocks equal those of the same
-    compiled target fed by lxml's parser, on the edge cases and real pages; a callback's exception stops the
+    compiled target fed by lxml's parser, on the edge cases, real pages and tag soup; a callback's exception stops the
     parse and is raised, and the next page reads as a fresh one."""
     from lxml import etree
 
@@ -297,7 +328,7 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
             return target.close()
 
     target = module.BlockTarget(Block, _attr_tokens)
-    documents = [html.encode("utf-8", "replace") for html in EDGE_HTML + warc_pages(SAMPLE_WARC)]
+    documents = [html.encode("utf-8", "replace") for html in EDGE_HTML + warc_pages(SAMPLE_WARC) + tag_soup(400)]
     assert all(module.parse_html(data, target) == via_lxml(data) for data in documents)
     assert sum(len(module.parse_html(data, target)) for data in documents) > 500
 
