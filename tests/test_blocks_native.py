@@ -340,5 +340,18 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
         module.parse_html(b"<body><div><p>a</p></div></body>", broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])
     calls = []
-    monkeypatch.setattr(module, "parse_html", lambda *a: calls.append(1) or [])
-    assert parse_blocks("<body><p>x</p></body>") == [] and calls == [1]  # the stage's parse is this one
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "parse_html", lambda *a: calls.append(1) or [])
+        assert parse_blocks("<body><p>x</p></body>") == [] and calls == [1]  # the stage's parse is this one
+
+    class WithoutLibxml2Symbols:  # an lxml that hides libxml2: the stage reads lxml's events into the same target
+        def __getattr__(self, name):
+            return getattr(module, name)
+
+        def sax_available(self) -> bool:
+            return False
+
+    without = WithoutLibxml2Symbols()
+    monkeypatch.setattr(native, "compiled", lambda: without)
+    monkeypatch.setattr(module, "parse_html", lambda *a: pytest.fail("parse_html called without libxml2"))
+    assert [parse_blocks(html) for html in EDGE_HTML] == [via_lxml(data) for data in documents[:len(EDGE_HTML)]]
