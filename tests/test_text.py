@@ -95,6 +95,12 @@ def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_gen
     ("One.\n\nTwo.", "One.\n\nTwo."),
     ("def f():\n    return 1\n\nf()", "def f():\n    return 1\n\nf()"),
     ("Hyphen\u00adated and joined\u200d words stay.", "Hyphen\u00adated and joined\u200d words stay."),
+    # words of format characters only, inside a line: gone with their white space
+    ("much more. \u200d The crawl data", "much more. The crawl data"),
+    ("a \u200d \ufeff\u00ad b\nnext", "a b\nnext"),
+    ("End of line \u2063\nNext \u200b", "End of line\nNext"),
+    ("    \u200b return 1\n\u200d x", "    return 1\nx"),
+    ("\U0001f468\u200d\U0001f469 family, \u200ca\u200cb", "\U0001f468\u200d\U0001f469 family, \u200ca\u200cb"),
 ])
 def test_lines_a_reader_sees_as_blank_are_written_blank(text, expected):
     assert visible_lines(text) == expected

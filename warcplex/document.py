@@ -82,6 +82,9 @@ FORMAT_CHARACTERS = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u
 _INVISIBLE = re.compile(rf"[\s{FORMAT_CHARACTERS}]*")
 _INVISIBLE_LINE = re.compile(rf"\n(?:[^\S\n]|[{FORMAT_CHARACTERS}])+(?=\n|\Z)")  # with the line break before it
 _BLANK_RUNS = re.compile(r"\n{3,}")
+_FORMAT = re.compile(rf"[{FORMAT_CHARACTERS}]")
+# Words of format characters only (white space or a line's end on both sides), with the white space around them.
+_FORMAT_WORDS = re.compile(rf"([^\S\n]*)(?:(?<!\S)[{FORMAT_CHARACTERS}]+(?!\S)[^\S\n]*)+")
 
 
 def visible(text: str) -> bool:
@@ -93,8 +96,22 @@ def visible(text: str) -> bool:
 def visible_lines(text: str) -> str:
     """An extractor's ``text`` as it is written: each line a reader sees as blank (only white space and
     format characters, such as a ``<p>&nbsp;</p>`` or a spacer of zero-width joiners) made empty, runs of
-    blank lines collapsed to one, and none at either end."""
-    return _closed_up(_INVISIBLE_LINE.sub("\n", "\n" + text)[1:])
+    blank lines collapsed to one, and none at either end; inside a line, a word of format characters only
+    (a zero-width joiner between two sentences) goes with the white space around it, its neighbours keep
+    one space between them, and a line keeps its indentation. Format characters inside words stay."""
+    text = _closed_up(_INVISIBLE_LINE.sub("\n", "\n" + text)[1:])
+    return _FORMAT_WORDS.sub(_format_word_gone, text) if _FORMAT.search(text) else text
+
+
+def _format_word_gone(match: re.Match) -> str:
+    """What replaces a run of format-character words (:data:`_FORMAT_WORDS`): nothing at a line's end, the
+    indentation at its start, one space between two words."""
+    text, start, end = match.string, match.start(), match.end()
+    if end == len(text) or text[end] == "\n":
+        return ""
+    if start == 0 or text[start - 1] == "\n":
+        return match.group(1)
+    return " "
 
 
 def _closed_up(text: str) -> str:
