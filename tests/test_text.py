@@ -58,6 +58,24 @@ def test_cjk_sentences_are_cut_without_spaces():
     assert dropping(split_doc("这是第一句。这是第二句！第三句？", "zh"), "第二") == "这是第一句。第三句？"
 
 
+def test_the_written_text_follows_every_later_change_of_the_document():
+    """clean_text is computed once per state: asked again it gives the same text without cutting again, and a
+    sentence dropped or kept, a sentence list replaced or a new text after the first answer is seen."""
+    doc = split_doc("A first. B second. C third.\nD fourth.")
+    assert doc.clean_text == doc.text
+    assert dropping(doc, "B second") == "A first. C third.\nD fourth." == doc.clean_text
+    assert dropping(doc, "D fourth") == "A first. B second. C third."
+    doc.sentences[0].kept = False
+    assert doc.clean_text == "B second. C third."
+    other = split_doc("E fifth. F sixth.")
+    doc.text, doc.sentences = other.text, other.sentences
+    assert doc.clean_text == "E fifth. F sixth."
+    doc.sentences[1].kept = False
+    assert doc.clean_text == "E fifth."
+    doc.sentences[1].start = -1  # its span no longer known: the dropped sentence stays
+    assert doc.clean_text == "E fifth. F sixth."
+
+
 def test_nothing_dropped_is_the_text_itself():
     text = "  Leading space.\n\n\tTabbed   words.  \n"
     assert split_doc(text).clean_text == text

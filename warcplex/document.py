@@ -57,6 +57,8 @@ class Document:
     line_probs: list[float] | None = None  # per line of ``text``: the block stage's main-content probability
     line_regions: list[bool] | None = None  # per line of ``text``: in a repeated region the block stage kept
     outcome: str = "kept"  # kept | empty_extraction | empty_after_filter | <a step's drop reason> | error.<kind>
+    # clean_text's last answer and what it was computed from (the loop, the counters and the row each ask)
+    _clean: tuple[tuple, str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def language_code(self) -> str:
@@ -64,8 +66,12 @@ class Document:
 
     @property
     def clean_text(self) -> str:
-        """The text written to the corpus: the extracted text with the dropped sentences cut out."""
-        return cut_dropped(self.text, self.sentences)
+        """The text written to the corpus: the extracted text with the dropped sentences cut out. Computed
+        again only when the text or a sentence's decision or place has changed since the last time."""
+        key = (self.text, [(s.kept, s.start, s.end, s.paragraph) for s in self.sentences])
+        if self._clean is None or self._clean[0] != key:
+            self._clean = (key, cut_dropped(self.text, self.sentences))
+        return self._clean[1]
 
     def paragraphs(self) -> list[list[Sentence]]:
         grouped: dict[int, list[Sentence]] = {}
