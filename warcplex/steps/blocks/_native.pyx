@@ -873,7 +873,7 @@ cdef class BlockTarget:
         return self.blocks
 
 
-# parse_html: libxml2's functions, looked up once (None: not found, parse.py then reads lxml's target events).
+# parse_html: libxml2's functions, looked up once (not found: parse.py reads lxml's target events instead).
 ctypedef void (*_init_sax_f)(xmlSAXHandler *handler) noexcept
 ctypedef void *(*_new_context_f)(const xmlSAXHandler *sax, void *user_data) noexcept
 ctypedef void *(*_read_memory_f)(void *context, const char *buffer, int size, const char *url, const char *encoding,
@@ -962,6 +962,12 @@ cdef inline str _name(const xmlChar *name):
     return PyUnicode_DecodeUTF8(<const char *> name, strlen(<const char *> name), NULL)
 
 
+cdef void _stop(BlockTarget target, object error, void *context) noexcept:
+    """A callback raised ``error``: keep it for parse_html to raise, and stop the parser."""
+    target.error = error
+    _libxml2.stop_parser(context)
+
+
 cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) noexcept:
     cdef BlockTarget target = <BlockTarget> warcplex_sax_target
     if target.error is not None:
@@ -969,8 +975,7 @@ cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) n
     try:
         target._start(_name(name), atts, None)
     except BaseException as exc:
-        target.error = exc
-        _libxml2.stop_parser(context)
+        _stop(target, exc, context)
 
 
 cdef void _sax_end(void *context, const xmlChar *name) noexcept:
@@ -980,8 +985,7 @@ cdef void _sax_end(void *context, const xmlChar *name) noexcept:
     try:
         target._end(_name(name))
     except BaseException as exc:
-        target.error = exc
-        _libxml2.stop_parser(context)
+        _stop(target, exc, context)
 
 
 cdef void _sax_data(void *context, const xmlChar *text, int length) noexcept:
@@ -991,8 +995,7 @@ cdef void _sax_data(void *context, const xmlChar *text, int length) noexcept:
     try:
         target._data(PyUnicode_DecodeUTF8(<const char *> text, length, NULL))
     except BaseException as exc:
-        target.error = exc
-        _libxml2.stop_parser(context)
+        _stop(target, exc, context)
 
 
 def parse_html(bytes html not None, BlockTarget target):

@@ -169,7 +169,8 @@ def _html_parser(target=None):
     return etree.HTMLParser(target=target, encoding="utf-8", remove_comments=True, remove_pis=True)
 
 
-# Per thread: (the compiled module or None, the parser target, the HTML parser reading into it).
+# Per thread: (the compiled module or None, the parser target, lxml's HTML parser reading into it, or None
+# where the compiled module's parse_html reads the page).
 _PARSER = threading.local()
 
 
@@ -184,10 +185,11 @@ def parse_blocks(html: str) -> list[Block]:
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
         target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens)
-        cached = _PARSER.cached = (module, target, _html_parser(target))
+        own_parse = module is not None and module.sax_available()
+        cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached
     data = html.encode("utf-8", "replace")
-    if module is not None and module.sax_available():
+    if parser is None:
         return module.parse_html(data, target)
     target.reset()
     try:
