@@ -232,6 +232,38 @@ def test_structure_rules_revise_the_classifier_by_the_page_structure():
     assert not revise(blocks, probs, 0.5, RuleSettings(section_min_prob=0.1))[1]  # the headings are not kept
 
 
+SHOP = """<html><body><header><h1>Wool Runner</h1></header>
+<div role="navigation"><p>Men</p><p>Women</p></div><ul role="menubar"><li>Sale</li></ul>
+<main><p>A true original: soft merino wool with cloud-like comfort, for everyday wear.</p>
+<div class="modal" role="dialog"><p>Sign up for our newsletter and get ten percent off your first order today.</p></div>
+<div aria-modal="true"><p>This Privacy Policy applies to everyone who interacts with us as a customer of our shops.</p></div>
+<dialog><p>Choose your size before you add the shoe to your cart, then check out.</p></dialog>
+<article><p>Our wool meets high standards of animal welfare and environmental care.</p>
+<footer><p>55+ million articles are shared openly and freely under a licence like this one.</p></footer></article>
+<div role="region" aria-modal="false"><p>Returns are free within thirty days of delivery, no questions asked.</p></div>
+</main><footer><p>Copyright 2024 by the company and its many friends, all rights reserved here.</p>
+<div role="contentinfo">Imprint</div></footer><div role="MENU item"><p>Account and orders</p></div></body></html>"""
+
+
+def test_page_footers_dialogs_and_menus_are_never_kept():
+    """Blocks in the page's footer, a modal dialog or an element in the role of a navigation, page footer, menu or
+    dialog are parsed (the classifier sees the page it was fitted on) and never kept, whatever their probability
+    and the structure rules; an article's footer is not the page's, and ``aria-modal="false"`` is no modal."""
+    blocks = parse_blocks(SHOP)
+    excluded = {b.text for b in blocks if b.excluded}
+    assert excluded == {"Men", "Women", "Sale", "Sign up for our newsletter and get ten percent off your first order today.",
+                        "This Privacy Policy applies to everyone who interacts with us as a customer of our shops.",
+                        "Choose your size before you add the shoe to your cart, then check out.",
+                        "Copyright 2024 by the company and its many friends, all rights reserved here.", "Imprint",
+                        "Account and orders"}
+    keep = revise(blocks, np.ones(len(blocks)), 0.5, RuleSettings(row_share=0.5, region_share=0.5, gap_min_prob=0.0,
+                                                                    section_min_prob=0.0))
+    assert {b.text for b, k in zip(blocks, keep) if k} == {b.text for b in blocks} - excluded
+    settings = load_settings(None, [])
+    text = BlocksExtractor(settings.extract, settings.langid).extract(SHOP)
+    assert "merino wool" in text and not any(line in text for line in excluded)
+
+
 def test_the_packaged_model_carries_its_fitted_rules():
     rules = block_model().rules
     assert isinstance(rules, RuleSettings) and rules != RuleSettings()  # fitted: at least one rule is on

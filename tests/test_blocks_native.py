@@ -14,7 +14,7 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import Block, _attr_tokens, _BlockTarget, _html_parser, parse_blocks
+from warcplex.steps.blocks.parse import Block, _attr_tokens, _BlockTarget, _html_parser, excluded_part, parse_blocks
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens
@@ -87,6 +87,16 @@ EDGE_HTML = [
     # skipped subtrees use up preorder indexes; text after a block-level child starts a new run
     "<body><div>before<script>x<b>y</b></script><nav><ul><li>n</li></ul></nav><p>child</p>after"
     "<svg><g><text>s</text></g></svg></div></body>",
+    # parts never kept: the page's footer but not a section's, dialogs, modals, ARIA roles (duplicates, upper case,
+    # valueless, several tokens, inline), nested, unclosed, before the body
+    '<body><footer><p>f</p></footer><p>a</p><dialog open><p>d</p></dialog><div ROLE="Navigation x"><p>n</p></div>'
+    '<span role=menu>m</span><div role="main" role="dialog">r</div><div role>v</div><div aria-modal>w</div>'
+    '<div aria-modal=" TRUE ">x</div><div aria-modal="false" role="article">y</div><p>z</p></body>',
+    '<html role="dialog"><body role="contentinfo"><p>body roles do not count</p></body></html>',
+    '<body><section><footer><p>s</p></section><footer>page<article><footer>in article</footer></article></footer>'
+    '<main><div><footer><b>main</b></footer></div></main><aside><footer>side<footer>inner</footer></footer></aside>'
+    '<div role="dialog"><section>in a dialog</section></div><p>end</p><footer>unclosed',
+    '<html><footer>before body</footer><body><p>b</p></body></html>',
     # class/id: entities, duplicates, empty and namespaced attributes, upper case
     '<body><div CLASS="Main &amp; Content" id="x-1 ab"><p class="" id="">t</p></div>'
     '<section class="a" class="b" xml:id="z"><p>u</p></section><p class id=main-text>v</p></body>',
@@ -109,6 +119,7 @@ def test_compiled_target_gives_the_references_blocks_on_edge_cases(monkeypatch):
     want = [parse_blocks(html) for html in EDGE_HTML]
     assert got == want
     assert sum(map(len, want)) >= 20 and any(b.link_chars for page in want for b in page)
+    assert any(b.excluded for page in want for b in page) and not all(b.excluded for page in want for b in page)
     assert [b.text for b in want[-1]] == ["deep", "after"]
 
 
@@ -267,7 +278,7 @@ def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monke
         monkeypatch.setattr(native, "compiled", lambda: None)
 
     def fresh(html: str) -> list[Block]:
-        target = module.BlockTarget(Block, _attr_tokens) if compiled else _BlockTarget()
+        target = module.BlockTarget(Block, _attr_tokens, excluded_part) if compiled else _BlockTarget()
         try:
             return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
         except etree.XMLSyntaxError:
@@ -282,13 +293,13 @@ def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monke
 
 def tag_soup(count: int, seed: int = 0) -> list[str]:
     """Seeded random tag soup: start and end tags of block, inline, skipped and unknown elements with class,
-    id and other attributes (quoted, bare, valueless, duplicated), text with entities, white space and
+    id, role, aria-modal and other attributes (quoted, bare, valueless, duplicated), text with entities, white space and
     non-ASCII characters, comments, CDATA, PIs, doctypes and broken markup."""
     import random
 
     rng = random.Random(seed)
     tags = ("html head body title script style div p span a b br li ul table tr td th h1 pre code nav form "
-            "noscript select option svg template section iframe math font x-custom my:tag").split()
+            "noscript select option svg template section iframe math font x-custom my:tag footer dialog article").split()
     texts = ["hello", " ", "\n\t", "é€😀", "&amp;", "&nbsp;", "&#x1F600;", "&bogus;", "a\u00a0b", "\u3000", "<", "&",
              "\x00", "\r\n", "two words", "\u200b"]
     other = ["<!-- c -->", "<![CDATA[cd]]>", "<?pi x?>", "<!DOCTYPE html>", "<br/>", "<p/>", "</", "<!", "<a href='x'"]
@@ -299,8 +310,8 @@ def tag_soup(count: int, seed: int = 0) -> list[str]:
             r, tag = rng.random(), rng.choice(tags)
             if r < 0.35:
                 attrs = "".join(rng.choice([f' {n}="{v}"', f" {n}={v.replace(' ', '')}", f" {n}"])
-                                for n, v in ((rng.choice(["class", "id", "CLASS", "href", "xml:id"]),
-                                              rng.choice(["", "main content", "a&amp;b", "é", "nav-bar"]))
+                                for n, v in ((rng.choice(["class", "id", "CLASS", "href", "xml:id", "role", "aria-modal"]),
+                                              rng.choice(["", "main content", "a&amp;b", "é", "nav-bar", "dialog", "true"]))
                                              for _ in range(rng.randint(0, 3))))
                 parts.append(f"<{tag}{attrs}>")
             elif r < 0.6:
@@ -321,13 +332,13 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     assert module.sax_available(), "libxml2's functions were not found in lxml.etree"
 
     def via_lxml(data: bytes) -> list[Block]:
-        target = module.BlockTarget(Block, _attr_tokens)
+        target = module.BlockTarget(Block, _attr_tokens, excluded_part)
         try:
             return etree.fromstring(data, _html_parser(target))
         except etree.XMLSyntaxError:
             return target.close()
 
-    target = module.BlockTarget(Block, _attr_tokens)
+    target = module.BlockTarget(Block, _attr_tokens, excluded_part)
     documents = [html.encode("utf-8", "replace") for html in EDGE_HTML + warc_pages(SAMPLE_WARC) + tag_soup(400)]
     assert all(module.parse_html(data, target) == via_lxml(data) for data in documents)
     assert sum(len(module.parse_html(data, target)) for data in documents) > 500
@@ -335,7 +346,7 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     def failing(attrib):
         raise ValueError("attr tokens failed")
 
-    broken = module.BlockTarget(Block, failing)
+    broken = module.BlockTarget(Block, failing, excluded_part)
     with pytest.raises(ValueError, match="attr tokens failed"):
         module.parse_html(b"<body><div><p>a</p></div></body>", broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])

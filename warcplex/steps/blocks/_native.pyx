@@ -62,7 +62,7 @@ import unicodedata
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 6
+VERSION = 7
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -732,6 +732,7 @@ cdef class _Owner:
     """parse._Owner: a block-level element on the parser's stack, collecting its runs of text."""
 
     cdef public Py_ssize_t element, depth, parent, link
+    cdef public bint excluded
     cdef public str tag
     cdef public tuple ancestors, levels
     cdef public list parts
@@ -745,11 +746,12 @@ cdef class _Owner:
         return self._attrs
 
 
-cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth, Py_ssize_t parent):
+cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth, Py_ssize_t parent,
+                   bint excluded):
     """A new _Owner (without the Python call of a constructor)."""
     cdef _Owner owner = _Owner.__new__(_Owner)
     owner.element, owner.tag, owner.ancestors, owner.levels, owner.depth = element, tag, ancestors, levels, depth
-    owner.parent = parent
+    owner.parent, owner.excluded = parent, excluded
     owner.parts = []
     owner.link = 0
     return owner
@@ -761,11 +763,12 @@ cdef class BlockTarget:
 
     cdef public list blocks, owners, tags, opened, links
     cdef public Py_ssize_t element, skip
-    cdef object block_class, attr_tokens
+    cdef object block_class, attr_tokens, excluded_part
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, attr_tokens):
-        self.block_class, self.attr_tokens = block_class, attr_tokens
+    def __init__(self, block_class, attr_tokens, excluded_part):
+        """``excluded_part``: parse.excluded_part, asked only about an element that could be one."""
+        self.block_class, self.attr_tokens, self.excluded_part = block_class, attr_tokens, excluded_part
         self.reset()
 
     def reset(self):
@@ -782,7 +785,7 @@ cdef class BlockTarget:
             if text:
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
-                                                    link, owner.depth, owner.parent))
+                                                    link, owner.depth, owner.parent, owner.excluded))
             owner.parts = []
             owner.link = 0
 
@@ -810,7 +813,7 @@ cdef class BlockTarget:
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
             if tag == "body":
-                owner = _owner(self.element, tag, (), (), 0, -1)
+                owner = _owner(self.element, tag, (), (), 0, -1, False)
                 self.owners.append(owner)
                 self._push(tag, owner, False)
             else:
@@ -827,9 +830,28 @@ cdef class BlockTarget:
             ancestors = owner.ancestors
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
                            (self.attr_tokens(attrib if attrib is not None else _class_and_id(atts)),)
-                           + owner.levels[:3], owner.depth + 1, owner.element)
+                           + owner.levels[:3], owner.depth + 1, owner.element,
+                           owner.excluded or self._excluded(tag, atts, attrib))
             self.owners.append(child)
             self._push(tag, child, False)
+
+    cdef bint _excluded(self, str tag, const xmlChar **atts, object attrib) except -1:
+        """parse.excluded_part of a block-level element, its role and aria-modal read from ``attrib`` or, when that
+        is None, libxml2's ``atts`` (a later duplicate wins, as in lxml's mapping); asked only about a `footer`, a
+        `dialog` or an element with one of those attributes."""
+        cdef object role = None, modal = None
+        if attrib is not None:
+            role, modal = attrib.get("role"), attrib.get("aria-modal")
+        elif atts != NULL:
+            while atts[0] != NULL:
+                if strcmp(<const char *> atts[0], "role") == 0:
+                    role = _value(atts[1])
+                elif strcmp(<const char *> atts[0], "aria-modal") == 0:
+                    modal = _value(atts[1])
+                atts += 2
+        if role is None and modal is None and tag != "footer" and tag != "dialog":
+            return False
+        return self.excluded_part(tag, self.tags, role, modal)
 
     def end(self, tag):
         self._end(tag)
@@ -940,16 +962,20 @@ def sax_available():
     return _find_libxml2()
 
 
+cdef inline str _value(const xmlChar *value):
+    """An attribute's value in libxml2's array as lxml's mapping holds it (no value is ``''``)."""
+    return "" if value == NULL else PyUnicode_DecodeUTF8(<const char *> value, strlen(<const char *> value), NULL)
+
+
 cdef dict _class_and_id(const xmlChar **atts):
     """The ``class`` and ``id`` of libxml2's attribute array (name, value, ..., NULL), as lxml's mapping holds
-    them (a later duplicate wins, no value is ``''``)."""
+    them (a later duplicate wins)."""
     cdef dict found = {}
     if atts == NULL:
         return found
     while atts[0] != NULL:
         if strcmp(<const char *> atts[0], "class") == 0 or strcmp(<const char *> atts[0], "id") == 0:
-            found[(<const char *> atts[0]).decode("ascii")] = (
-                "" if atts[1] == NULL else PyUnicode_DecodeUTF8(<const char *> atts[1], strlen(<const char *> atts[1]), NULL))
+            found[(<const char *> atts[0]).decode("ascii")] = _value(atts[1])
         atts += 2
     return found
 

@@ -24,6 +24,14 @@ INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font 
 SKIP = frozenset("script style template head title meta link iframe svg canvas object embed select "
                  "option button input textarea nav math".split())
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
+# Parts of a page that are not its content whatever their text says: the page's footer, modal dialogs (cookie
+# and sign-up pop-ups, a privacy policy in a modal) and menus. Their blocks are parsed and classified like any
+# other, so the page the classifier sees is the one it was fitted on, and never kept (``rules.revise``;
+# README, "Parts never kept"). A `footer` is the page's outside these elements (HTML's rule for its
+# contentinfo role); inside one it is an article's or a section's footer, which sites also fill with content.
+SECTIONS = frozenset("article aside main nav section".split())
+# ARIA roles of such parts: a navigation (`nav`'s, whose subtree SKIP skips), the page's footer, a menu, a dialog.
+EXCLUDED_ROLES = frozenset("navigation contentinfo menu menubar dialog alertdialog".split())
 
 
 @dataclass
@@ -38,6 +46,21 @@ class Block:
     link_chars: int
     depth: int
     parent: int = -1  # preorder index of the enclosing block-level element (-1: none inside the body)
+    excluded: bool = False  # inside a part of the page that is never kept (:func:`excluded_part`)
+
+
+def excluded_part(tag: str, open_tags: list[str], role: str | None, aria_modal: str | None) -> bool:
+    """Whether a block-level element opening inside the elements ``open_tags`` (outermost first) is a part of the
+    page never kept: the page's footer, a `dialog`, a modal (``aria-modal="true"``) or an element whose role
+    (its first token) is one of ``EXCLUDED_ROLES``. Only an element that is a `footer` or a `dialog`, or has a
+    role or an aria-modal attribute, can be one (the compiled parser asks only about those)."""
+    if tag == "dialog" or (tag == "footer" and not any(name in SECTIONS for name in open_tags)):
+        return True
+    if role:
+        tokens = role.split(None, 1)
+        if tokens and tokens[0].lower() in EXCLUDED_ROLES:
+            return True
+    return aria_modal is not None and aria_modal.strip().lower() == "true"
 
 
 _ATTR_CACHE: dict[str, tuple[str, ...]] = {}
@@ -59,11 +82,12 @@ def _attr_tokens(attrib) -> tuple[str, ...]:
 class _Owner:
     """A block-level element on the parser's stack, collecting its runs of text."""
 
-    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "parts", "link", "_attrs")
+    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "excluded", "parts", "link", "_attrs")
 
-    def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int, parent: int) -> None:
+    def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int, parent: int,
+                 excluded: bool = False) -> None:
         self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
-        self.parent = parent
+        self.parent, self.excluded = parent, excluded
         self.parts: list[str] = []
         self.link = 0
         self._attrs: tuple[str, ...] | None = None
@@ -82,7 +106,7 @@ class _BlockTarget:
     Text belongs to the nearest enclosing block-level element (anything but inline tags and
     ``br``); a block-level child ends the current run of its parent's text, and the text after
     the child starts a new run of the same parent. Subtrees of ``SKIP`` tags are ignored; only
-    the ``body`` is read.
+    the ``body`` is read. Blocks inside a part :func:`excluded_part` are marked ``excluded``.
     """
 
     def __init__(self) -> None:
@@ -101,7 +125,7 @@ class _BlockTarget:
             text = " ".join("".join(owner.parts).split())
             if text:
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
-                                         min(owner.link, len(text)), owner.depth, owner.parent))
+                                         min(owner.link, len(text)), owner.depth, owner.parent, owner.excluded))
             owner.parts.clear()
             owner.link = 0
 
@@ -129,8 +153,12 @@ class _BlockTarget:
             self.stack.append((tag, None, in_link))
         else:
             self._flush(owner)
+            excluded = owner.excluded
+            if not excluded and (tag in ("footer", "dialog") or "role" in attrib or "aria-modal" in attrib):
+                excluded = excluded_part(tag, [name for name, _, _ in self.stack], attrib.get("role"),
+                                         attrib.get("aria-modal"))
             child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
-                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element)
+                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element, excluded)
             self.owners.append(child)
             self.stack.append((tag, child, False))
 
@@ -184,7 +212,7 @@ def parse_blocks(html: str) -> list[Block]:
     module = native.compiled()
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
-        target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens)
+        target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens, excluded_part)
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached

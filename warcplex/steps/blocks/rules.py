@@ -17,6 +17,9 @@ in order:
   its mean probability is at least ``section_min_prob`` (a section whose title the classifier kept and
   whose body, a short list or a table, it dropped).
 
+Blocks in a part of the page that is never kept (the page's footer, dialogs, menus: ``Block.excluded``,
+:func:`warcplex.steps.blocks.parse.excluded_part`) stay dropped whatever the rules say.
+
 The parameters (:class:`RuleSettings`) are fitted with the classifier by ``scripts/train_blocks.py``
 and stored in ``blocks_model.json`` (``rules``); a share above 1 turns its rule off.
 """
@@ -85,10 +88,15 @@ def in_kept_region(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
 
 
 def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: RuleSettings) -> np.ndarray:
-    """Which blocks to keep: the classifier's ``probs >= threshold``, revised by the page's structure."""
-    keep = probs >= threshold
+    """Which blocks to keep: the classifier's ``probs >= threshold``, revised by the page's structure. A block
+    in a part of the page never kept (``Block.excluded``) counts as one the classifier gave no chance, and no
+    rule brings it back."""
     if not blocks:
-        return keep
+        return probs >= threshold
+    excluded = np.fromiter((b.excluded for b in blocks), dtype=bool, count=len(blocks))
+    if excluded.any():
+        probs = np.where(excluded, -1.0, probs)
+    keep = probs >= threshold
     if rules.row_share <= 1.0:
         rows: dict[int, list[int]] = {}
         for i, b in enumerate(blocks):
@@ -116,4 +124,5 @@ def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: Rule
             if (1 < right - left <= MAX_SECTION + 1 and blocks[left].tag in HEADINGS and blocks[right].tag in HEADINGS
                     and probs[left + 1:right].mean() >= rules.section_min_prob):
                 keep[left + 1:right] = True
+    keep[excluded] = False
     return keep
