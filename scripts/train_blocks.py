@@ -46,6 +46,7 @@ from warcplex import models
 from warcplex.config import ExtractSettings, PerplexitySettings, resolve_path
 from warcplex.reading.decode import decode_html
 from warcplex.registry import load_registry
+from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
 from warcplex.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
@@ -161,13 +162,18 @@ def dev_items(bench: Path) -> list[dict]:
 
 
 def raw_pages(bench: Path, cache: Path | None, workers: int) -> list[dict]:
+    """Every dev page's :func:`raw_page`, from ``cache`` when it was made by this block parser (the compiled
+    module's ``VERSION``, bumped whenever what it computes changes), else parsed and cached again."""
     if cache and cache.exists():
-        return pickle.loads(cache.read_bytes())
+        cached = pickle.loads(cache.read_bytes())
+        if isinstance(cached, dict) and cached.get("parser") == native.VERSION:
+            return cached["pages"]
+        print(f"{cache}: made by another block parser, parsing again", flush=True)
     with Pool(workers) as pool:
         pages = list(pool.imap(raw_page, dev_items(bench), chunksize=8))
     if cache:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
+        cache.write_bytes(pickle.dumps({"parser": native.VERSION, "pages": pages}, protocol=pickle.HIGHEST_PROTOCOL))
     return pages
 
 
