@@ -14,7 +14,8 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import Block, _attr_tokens, _BlockTarget, _html_parser, excluded_part, parse_blocks
+from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, _attr_tokens, _BlockTarget, _html_parser, excluded_part,
+                                         parse_blocks)
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens
@@ -278,7 +279,7 @@ def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monke
         monkeypatch.setattr(native, "compiled", lambda: None)
 
     def fresh(html: str) -> list[Block]:
-        target = module.BlockTarget(Block, _attr_tokens, excluded_part) if compiled else _BlockTarget()
+        target = module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part) if compiled else _BlockTarget()
         try:
             return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
         except etree.XMLSyntaxError:
@@ -332,13 +333,13 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     assert module.sax_available(), "libxml2's functions were not found in lxml.etree"
 
     def via_lxml(data: bytes) -> list[Block]:
-        target = module.BlockTarget(Block, _attr_tokens, excluded_part)
+        target = module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part)
         try:
             return etree.fromstring(data, _html_parser(target))
         except etree.XMLSyntaxError:
             return target.close()
 
-    target = module.BlockTarget(Block, _attr_tokens, excluded_part)
+    target = module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part)
     documents = [html.encode("utf-8", "replace") for html in EDGE_HTML + warc_pages(SAMPLE_WARC) + tag_soup(400)]
     assert all(module.parse_html(data, target) == via_lxml(data) for data in documents)
     assert sum(len(module.parse_html(data, target)) for data in documents) > 500
@@ -346,7 +347,7 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     def failing(attrib):
         raise ValueError("attr tokens failed")
 
-    broken = module.BlockTarget(Block, failing, excluded_part)
+    broken = module.BlockTarget(Block, failing, EXCLUDED_TAGS, excluded_part)
     with pytest.raises(ValueError, match="attr tokens failed"):
         module.parse_html(b"<body><div><p>a</p></div></body>", broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])

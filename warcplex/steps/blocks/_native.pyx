@@ -764,11 +764,14 @@ cdef class BlockTarget:
     cdef public list blocks, owners, tags, opened, links
     cdef public Py_ssize_t element, skip
     cdef object block_class, attr_tokens, excluded_part
+    cdef frozenset excluded_tags
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, attr_tokens, excluded_part):
-        """``excluded_part``: parse.excluded_part, asked only about an element that could be one."""
-        self.block_class, self.attr_tokens, self.excluded_part = block_class, attr_tokens, excluded_part
+    def __init__(self, block_class, attr_tokens, frozenset excluded_tags, excluded_part):
+        """``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
+        element that could be one."""
+        self.block_class, self.attr_tokens = block_class, attr_tokens
+        self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
         self.reset()
 
     def reset(self):
@@ -798,8 +801,8 @@ cdef class BlockTarget:
         self._start(tag, NULL, attrib)
 
     cdef _start(self, str tag, const xmlChar **atts, object attrib):
-        """An element opens. Its class and id come from ``attrib`` (lxml's mapping) or, when that is None,
-        from libxml2's attribute array ``atts`` (read only for a block-level element)."""
+        """An element opens. Its class, id, role and aria-modal come from ``attrib`` (lxml's mapping) or, when that
+        is None, from libxml2's attribute array ``atts`` (read only for a block-level element)."""
         cdef _Owner owner, child
         cdef bint in_link
         cdef tuple ancestors
@@ -828,28 +831,18 @@ cdef class BlockTarget:
         else:
             self._flush(owner)
             ancestors = owner.ancestors
+            attrs = attrib if attrib is not None else _attributes(atts)
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
-                           (self.attr_tokens(attrib if attrib is not None else _class_and_id(atts)),)
-                           + owner.levels[:3], owner.depth + 1, owner.element,
-                           owner.excluded or self._excluded(tag, atts, attrib))
+                           (self.attr_tokens(attrs),) + owner.levels[:3], owner.depth + 1, owner.element,
+                           owner.excluded or self._excluded(tag, attrs))
             self.owners.append(child)
             self._push(tag, child, False)
 
-    cdef bint _excluded(self, str tag, const xmlChar **atts, object attrib) except -1:
-        """parse.excluded_part of a block-level element, its role and aria-modal read from ``attrib`` or, when that
-        is None, libxml2's ``atts`` (a later duplicate wins, as in lxml's mapping); asked only about a `footer`, a
-        `dialog` or an element with one of those attributes."""
-        cdef object role = None, modal = None
-        if attrib is not None:
-            role, modal = attrib.get("role"), attrib.get("aria-modal")
-        elif atts != NULL:
-            while atts[0] != NULL:
-                if strcmp(<const char *> atts[0], "role") == 0:
-                    role = _value(atts[1])
-                elif strcmp(<const char *> atts[0], "aria-modal") == 0:
-                    modal = _value(atts[1])
-                atts += 2
-        if role is None and modal is None and tag != "footer" and tag != "dialog":
+    cdef bint _excluded(self, str tag, object attrs) except -1:
+        """parse.excluded_part of a block-level element with the attributes ``attrs``, asked only about an element
+        of ``excluded_tags`` or one with a role or aria-modal attribute."""
+        cdef object role = attrs.get("role"), modal = attrs.get("aria-modal")
+        if role is None and modal is None and tag not in self.excluded_tags:
             return False
         return self.excluded_part(tag, self.tags, role, modal)
 
@@ -962,20 +955,20 @@ def sax_available():
     return _find_libxml2()
 
 
-cdef inline str _value(const xmlChar *value):
-    """An attribute's value in libxml2's array as lxml's mapping holds it (no value is ``''``)."""
-    return "" if value == NULL else PyUnicode_DecodeUTF8(<const char *> value, strlen(<const char *> value), NULL)
-
-
-cdef dict _class_and_id(const xmlChar **atts):
-    """The ``class`` and ``id`` of libxml2's attribute array (name, value, ..., NULL), as lxml's mapping holds
-    them (a later duplicate wins)."""
+cdef dict _attributes(const xmlChar **atts):
+    """The ``class``, ``id``, ``role`` and ``aria-modal`` of libxml2's attribute array (name, value, ..., NULL), as
+    lxml's mapping holds them (a later duplicate wins, no value is ``''``): what a block-level element's
+    class/id tokens and parse.excluded_part read."""
     cdef dict found = {}
+    cdef const char *name
     if atts == NULL:
         return found
     while atts[0] != NULL:
-        if strcmp(<const char *> atts[0], "class") == 0 or strcmp(<const char *> atts[0], "id") == 0:
-            found[(<const char *> atts[0]).decode("ascii")] = _value(atts[1])
+        name = <const char *> atts[0]
+        if (strcmp(name, "class") == 0 or strcmp(name, "id") == 0 or strcmp(name, "role") == 0
+                or strcmp(name, "aria-modal") == 0):
+            found[name.decode("ascii")] = (
+                "" if atts[1] == NULL else PyUnicode_DecodeUTF8(<const char *> atts[1], strlen(<const char *> atts[1]), NULL))
         atts += 2
     return found
 

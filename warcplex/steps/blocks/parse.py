@@ -30,6 +30,8 @@ _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 # README, "Parts never kept"). A `footer` is the page's outside these elements (HTML's rule for its
 # contentinfo role); inside one it is an article's or a section's footer, which sites also fill with content.
 SECTIONS = frozenset("article aside main nav section".split())
+# The tags of such parts; any other element is one only by its role or aria-modal attribute.
+EXCLUDED_TAGS = frozenset(("footer", "dialog"))
 # ARIA roles of such parts: a navigation (`nav`'s, whose subtree SKIP skips), the page's footer, a menu, a dialog.
 EXCLUDED_ROLES = frozenset("navigation contentinfo menu menubar dialog alertdialog".split())
 
@@ -52,8 +54,8 @@ class Block:
 def excluded_part(tag: str, open_tags: list[str], role: str | None, aria_modal: str | None) -> bool:
     """Whether a block-level element opening inside the elements ``open_tags`` (outermost first) is a part of the
     page never kept: the page's footer, a `dialog`, a modal (``aria-modal="true"``) or an element whose role
-    (its first token) is one of ``EXCLUDED_ROLES``. Only an element that is a `footer` or a `dialog`, or has a
-    role or an aria-modal attribute, can be one (the compiled parser asks only about those)."""
+    (its first token) is one of ``EXCLUDED_ROLES``. Only an element of ``EXCLUDED_TAGS``, or one with a role or
+    an aria-modal attribute, can be one (the parsers ask only about those)."""
     if tag == "dialog" or (tag == "footer" and not any(name in SECTIONS for name in open_tags)):
         return True
     if role:
@@ -154,7 +156,7 @@ class _BlockTarget:
         else:
             self._flush(owner)
             excluded = owner.excluded
-            if not excluded and (tag in ("footer", "dialog") or "role" in attrib or "aria-modal" in attrib):
+            if not excluded and (tag in EXCLUDED_TAGS or "role" in attrib or "aria-modal" in attrib):
                 excluded = excluded_part(tag, [name for name, _, _ in self.stack], attrib.get("role"),
                                          attrib.get("aria-modal"))
             child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
@@ -212,7 +214,7 @@ def parse_blocks(html: str) -> list[Block]:
     module = native.compiled()
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
-        target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens, excluded_part)
+        target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part)
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached
