@@ -174,6 +174,26 @@ def test_compiled_nesting_depth_scans_tags_as_the_reference_does(monkeypatch):
     assert max(got) > 30  # real pages nest: the scan is compared on depths that matter
 
 
+def test_compiled_format_character_scan_answers_as_the_regex_class(monkeypatch):
+    """``visible_lines``' test for format characters: the compiled scan of FORMAT_CHARACTERS' ranges agrees with
+    the regular expression's class on every code point, alone and inside text of each string width."""
+    from warcplex import document
+
+    scan = document._format_scan()
+    assert scan is not None
+    every = [chr(c) for c in range(0x110000)]
+    assert [scan(c) for c in every] == [document._FORMAT.search(c) is not None for c in every]
+    found = [c for c in every if scan(c)]
+    assert len(found) > 150 and "\u00ad" in found and "\U000e007f" in found and "\u200a" not in found
+    texts = ["", "plain ascii", "caf\u00e9", "caf\u00e9\u00ad", "\u4e2d\u6587\u200b", "\u4e2d\u6587", "\U0001f600 x",
+             "\U0001f600\U000e0020", *(html[:3000] for html in warc_pages(SAMPLE_WARC))]
+    got = [document.has_format_character(text) for text in texts]
+    with monkeypatch.context() as patch:
+        patch.setattr(document, "_format_scan", lambda: None)
+        assert got == [document.has_format_character(text) for text in texts]
+    assert got[:8] == [False, False, False, True, True, False, False, True]
+
+
 def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(monkeypatch):
     settings = load_settings(None, [])
     html = warc_pages(SAMPLE_WARC, limit=1)[0]

@@ -62,7 +62,7 @@ import unicodedata
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 7
+VERSION = 8
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -524,6 +524,35 @@ def tree_raw(const double[:, ::1] D, const Py_ssize_t[:, ::1] feature, const dou
     return raw_arr
 
 
+def hashed_tokens(list blocks, list in_primary, dict hashes, hash_token):
+    """features.hashed_tokens, compiled: the same tokens of each block, looked up in ``hashes`` (features._HASHES)
+    and hashed by ``hash_token`` (features._hash, which fills it) when they are not there."""
+    cdef Py_ssize_t i
+    cdef list hashed = [], indices, tokens
+    cdef dict seen = {}
+    cdef set found
+    cdef tuple ancestors, two
+    cdef str tag
+    for i in range(len(blocks)):
+        block, kept = blocks[i], in_primary[i]
+        tag, ancestors = block.tag, block.ancestors
+        two = ancestors[:2]
+        key = (tag, two, block.attr_tokens, kept)
+        indices = seen.get(key)
+        if indices is None:
+            tokens = [f"tag:{tag}", f"path:{tag}/{'/'.join(two)}", f"parent:{ancestors[:1]}",
+                      f"prim:{int(kept)}:tag:{tag}"]
+            for a in block.attr_tokens:
+                tokens.append(f"attr{a}")
+            found = set()
+            for token in tokens:
+                value = hashes.get(token)
+                found.add(value if value is not None else hash_token(token))
+            indices = seen[key] = sorted(found)
+        hashed.append(indices)
+    return hashed
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def add_hashed(float[::1] out, list hashed, const float[::1] weights):
@@ -675,6 +704,41 @@ cdef inline bint _flat(unsigned long long key) noexcept:
         if _FLAT_KEYS[j] == key:
             return True
     return False
+
+
+cdef class CharRanges:
+    """A set of characters given as inclusive ranges, ``(first, last)`` code points (document.FORMAT_CHARACTERS'
+    class): :meth:`search` tells whether a text holds one, as ``re.search`` of the class would."""
+
+    cdef Py_UCS4 *first
+    cdef Py_UCS4 *last
+    cdef Py_ssize_t n
+    cdef Py_UCS4 least
+
+    def __cinit__(self, list ranges):
+        self.n = len(ranges)
+        self.first = <Py_UCS4 *> PyMem_Malloc((self.n + 1) * sizeof(Py_UCS4))
+        self.last = <Py_UCS4 *> PyMem_Malloc((self.n + 1) * sizeof(Py_UCS4))
+        if self.first == NULL or self.last == NULL:
+            raise MemoryError()
+        self.least = 0x10ffff
+        for k, (first, last) in enumerate(ranges):
+            self.first[k], self.last[k] = first, last
+            self.least = min(self.least, <Py_UCS4> first)
+
+    def __dealloc__(self):
+        PyMem_Free(self.first)
+        PyMem_Free(self.last)
+
+    def search(self, str text):
+        cdef Py_UCS4 c
+        cdef Py_ssize_t k
+        for c in text:
+            if c >= self.least:
+                for k in range(self.n):
+                    if self.first[k] <= c <= self.last[k]:
+                        return True
+        return False
 
 
 def nesting_depth(str html, Py_ssize_t stop_above):

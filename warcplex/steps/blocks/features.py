@@ -220,6 +220,9 @@ _EDGES = tuple(np.asarray(edges, dtype=np.float64) for edges in (WORD_BINS, LINK
 def hashed_tokens(blocks: list[Block], in_primary: list[float]) -> list[list[int]]:
     """Hashed indices (sorted) of each block's tag, tag path, parent and class/id tokens, and its tag
     with whether resiliparse kept it (``in_primary``, 0.0 or 1.0 per block)."""
+    module = native.compiled()
+    if module is not None:  # the same lists, in compiled code
+        return module.hashed_tokens(blocks, in_primary, _HASHES, _hash)
     hashed = []
     seen: dict[tuple, list[int]] = {}  # blocks of one element (and look-alikes) share their tokens
     for b, kept in zip(blocks, in_primary):
