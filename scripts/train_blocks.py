@@ -16,14 +16,17 @@ have none.
 Stage one: a logistic regression over dense and hashed features, then a HistGradientBoosting
 ensemble over the dense features plus the regression's out-of-fold score. Stage two: a smaller
 ensemble over each block's stage-one probability (out of fold) among its neighbours and page.
-The decision threshold, then the cascade's fallback share (:func:`warcplex.steps.blocks.step.shorter_than_primary`),
-are the ones with the best weighted mean ROUGE-5 F1 on half the training pages. The held-out
+The decision threshold, the structure rules and the cascade's fallback share
+(:func:`warcplex.steps.blocks.step.shorter_than_primary`) are the ones with the best weighted mean ROUGE-5 F1
+on a third of the training pages, or (``--tune-folds``) on every training page's out-of-fold probabilities
+(each fold scored by a classifier fitted as the shipped one on the others: the shipped classifier is surer of
+its own training pages than of new ones), optionally under ``--max-set-loss``. The held-out
 ROUGE-5 F1 (the bench scorer's) is printed per set and group next to resiliparse's main-content
 text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
                                [--lm-languages en,de,...|all] [--seed 0] [--drop name,...]
-                               [--without lm,primary]
+                               [--without lm,primary] [--tune-folds 5] [--rules-only]
 """
 
 from __future__ import annotations
@@ -221,17 +224,51 @@ RULE_GRID = {"row_share": [2.0, 0.75, 0.5, 0.34], "region_share": [2.0, 0.8, 0.7
              "gap_min_prob": [2.0, 0.4, 0.3, 0.2, 0.1], "section_min_prob": [2.0, 0.5, 0.4, 0.3, 0.2, 0.1]}
 
 
-def tune_rules(tuning: list[dict], model: BlockModel, threshold: float, mean_rouge) -> RuleSettings:
-    """The structure rules' parameters, one at a time in ``RULE_GRID`` order (two passes), each the best
-    weighted mean ROUGE-5 F1 on the tuning pages given the others."""
+def tune_fold(page_id: str, folds: int) -> int:
+    """The tuning fold of a training page (a hash of its id, independent of :func:`is_heldout`'s)."""
+    return int(hashlib.md5(("tune" + page_id).encode()).hexdigest(), 16) % folds
+
+
+def out_of_fold(args, train: list[dict], weight_of: dict[str, float], centres: dict[str, float], folds: int) -> None:
+    """Set each training page's ``prob`` to the probabilities of a classifier fitted, as the shipped one is, on the
+    other ``folds - 1`` folds. The shipped classifier is surer of its own training pages than of new ones, so a
+    threshold chosen on its probabilities of them is too high for the pages it will clean."""
+    for k in range(folds):
+        rest = [p for p in train if tune_fold(p["id"], folds) != k]
+        print(f"tuning fold {k + 1} of {folds}: fitted on {len(rest)} pages", flush=True)
+        model = BlockModel({**fit(args, rest, weight_of, centres), "threshold": 0.5})
+        for p in train:
+            if tune_fold(p["id"], folds) == k and p["X"] is not None:
+                p["prob"] = model.scores(p["X"], p["hashed"])
+
+
+def tune_rules(tuning: list[dict], model: BlockModel, threshold: float, choose, reference: list[str]) -> RuleSettings:
+    """The structure rules' parameters, one at a time in ``RULE_GRID`` order (two passes), each chosen by
+    ``choose`` (:func:`chooser`, against the ``reference`` texts) among its values' texts of the tuning pages
+    given the others."""
     best = RuleSettings()
     for _ in range(2):
         for name, values in RULE_GRID.items():
-            by_value = {v: mean_rouge(tuning, page_texts(tuning, model, threshold, replace(best, **{name: v})))
-                        for v in values}
-            best = replace(best, **{name: max(by_value, key=by_value.get)})
-            print(f"  rules {name}: " + " ".join(f"{v}:{r:.4f}" for v, r in by_value.items()), flush=True)
+            by_value = {v: page_texts(tuning, model, threshold, replace(best, **{name: v})) for v in values}
+            best = replace(best, **{name: choose(f"rules {name}", by_value, reference)})
     return best
+
+
+def chooser(tuning: list[dict], mean_rouge, set_rouge, max_set_loss: float | None):
+    """``choose(label, texts_by_value, reference_texts)``: the value whose texts have the best weighted mean
+    ROUGE-5 F1 among those that leave no set more than ``max_set_loss`` below the reference texts' mean on it
+    (None: among all; issue 13: no set may lose; a value none passes leaves the first), printing each value's
+    figures."""
+    def choose(label: str, by_value: dict, reference: list[str]):
+        floor = ({} if max_set_loss is None else
+                 {name: value - max_set_loss for name, value in set_rouge(tuning, reference).items()})
+        scored = {v: (mean_rouge(tuning, texts), set_rouge(tuning, texts)) for v, texts in by_value.items()}
+        allowed = [v for v, (_, sets) in scored.items() if all(sets[name] >= floor[name] for name in floor)]
+        best = max(allowed or list(scored)[:1], key=lambda v: scored[v][0])
+        print(f"  {label}: " + " ".join(f"{v}:{m:.4f}{'' if v in allowed else '(a set loses)'}"
+                                        for v, (m, _) in scored.items()) + f" -> {best}", flush=True)
+        return best
+    return choose
 
 
 def export_trees(booster) -> dict:
@@ -358,8 +395,18 @@ def main() -> None:
                         help="ablation, as the stage would compute without them: lm (no model pinned, so no "
                              "block perplexity) and/or primary (resiliparse's main-content text taken as empty in "
                              "the features; the fallback share is still tuned on it); --drop zeroes columns instead")
+    parser.add_argument("--tune-folds", type=int, default=0,
+                        help="choose the threshold, rules and fallback share on every training page's out-of-fold "
+                             "probabilities, from classifiers fitted as the shipped one on the other folds (5: the "
+                             "README's study); 0 (as the shipped model): on a third of the training pages, scored by "
+                             "the classifier fitted on them")
+    parser.add_argument("--max-set-loss", type=float,
+                        help="choose a threshold or rule value only when no set's weighted mean ROUGE-5 F1 on the "
+                             "tuning pages falls more than this below the reference's (--rules-only: the model's own "
+                             "texts; a refit: its best threshold's); default: the best weighted mean, whatever a set loses")
     parser.add_argument("--rules-only", action="store_true",
-                        help="keep the classifier of --model; tune only its structure rules and fallback share")
+                        help="keep the classifier of --model; tune its structure rules and fallback share (and, "
+                             "with --tune-folds, its threshold)")
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
                         "(an ablation: compare with a refit of the same code at the same seed)")
     args = parser.parse_args()
@@ -409,13 +456,28 @@ def main() -> None:
         w = np.array([weight_of[p["id"]] for p in chosen])
         return float(np.average([rouge(p, t) for p, t in zip(chosen, texts)], weights=w))
 
-    tuning = train[::3]  # the threshold, the rules and the fallback rule are chosen on a third of the training pages
-    if not args.rules_only:
-        by_threshold = {t: mean_rouge(tuning, page_texts(tuning, model, t)) for t in THRESHOLDS}
-        data["threshold"] = model.threshold = max(by_threshold, key=by_threshold.get)
-        print("train ROUGE-5 F1 by threshold:", " ".join(f"{t}:{v:.4f}" for t, v in by_threshold.items()), flush=True)
+    def set_rouge(chosen: list[dict], texts: list[str]) -> dict[str, float]:
+        """The weighted mean ROUGE-5 F1 of each set's pages."""
+        by_set = defaultdict(list)
+        for p, t in zip(chosen, texts):
+            by_set[p["set"]].append((rouge(p, t), weight_of[p["id"]]))
+        return {name: float(np.average([r for r, _ in v], weights=[w for _, w in v])) for name, v in by_set.items()}
+
+    if args.tune_folds:  # the threshold, the rules and the fallback rule are chosen as new pages would score
+        out_of_fold(args, train, weight_of, centres, args.tune_folds)
+        tuning = train
+    else:  # on a third of the training pages, with the probabilities of the classifier fitted on them
+        tuning = train[::3]
+    choose = chooser(tuning, mean_rouge, set_rouge, args.max_set_loss)
+    # What no set may lose against: --rules-only, the model's own texts; a refit, its best threshold's.
+    reference = page_texts(tuning, model, model.threshold, model.rules) if args.rules_only else None
+    if not args.rules_only or args.tune_folds:
+        by_threshold = {t: page_texts(tuning, model, t) for t in THRESHOLDS}
+        if reference is None:
+            reference = by_threshold[max(THRESHOLDS, key=lambda t: mean_rouge(tuning, by_threshold[t]))]
+        data["threshold"] = model.threshold = choose("threshold", by_threshold, reference)
     threshold = model.threshold
-    rules = model.rules = tune_rules(tuning, model, threshold, mean_rouge)
+    rules = model.rules = tune_rules(tuning, model, threshold, choose, reference or page_texts(tuning, model, threshold))
     data["rules"] = rules.to_dict()
     tuned_texts = page_texts(tuning, model, threshold, rules)
     by_rule = {}
