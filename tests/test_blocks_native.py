@@ -14,11 +14,16 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, _attr_tokens, _BlockTarget, _html_parser, excluded_part,
-                                         parse_blocks)
+from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, Markup, _attr_tokens, _BlockTarget, _html_parser,
+                                         excluded_part, parse_blocks, parse_page, read_markup)
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens
+
+
+def compiled_target(module):
+    """The compiled parser target as parse.parse_page makes it."""
+    return module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup)
 
 
 def warc_pages(path, limit: int | None = None) -> list[str]:
@@ -106,6 +111,14 @@ EDGE_HTML = [
     "<html xmogo.jpg\" alt=x><p>broken start</p></html><html><body><p>second root</p></body></html>",
     "<body><p>unclosed <b>bold <div>and a div<table><tr><td>cell<td>cell two</table>",
     "<body><![CDATA[cdata text]]><p>x<!-- comment --> y<?pi z?></p></body>",
+    # the markup the page type reads: links, data- and aria- attributes, meta and JSON-LD in the skipped head,
+    # microdata, upper case, valueless and empty values, a script that is not JSON-LD, text after a JSON-LD script
+    '<html><head><meta NAME="ViewPort" content="w"><meta property="og:type" content="Product.Item"><meta property>'
+    '<meta name=viewport><script type="Application/LD+JSON">{"@type": ["Product", "Offer"]}</script>'
+    '<script type="text/javascript">{"@type": "Nope"}</script><link href="https://cdn/x.css"></head>'
+    '<body><a HREF="https://a">s</a><a href="http://b" data-id=1 data-x aria-label="l" aria->p</a><a href>n</a>'
+    '<div itemtype="https://schema.org/Recipe" DATA-Y="2"><p>r</p></div><script type="application/ld+json">'
+    '{"@type": "ItemList"}</script><p>after the script</p><a href="HTTPS://C">upper</a></body></html>',
     # deeper than libxml2's tree builder goes (256): the parser's events go on
     "<body>" + "<div>" * 300 + "deep" + "</div>" * 300 + "<p>after</p></body>",
 ]
@@ -115,10 +128,16 @@ def test_compiled_target_gives_the_references_blocks_on_edge_cases(monkeypatch):
     """Pages built to differ: white space of every kind, link text, skipped subtrees, class/id
     attributes, several top-level elements, deep nesting."""
     assert native.compiled() is not None
-    got = [parse_blocks(html) for html in EDGE_HTML]
+    got = [parse_page(html) for html in EDGE_HTML]
     monkeypatch.setattr(native, "compiled", lambda: None)
-    want = [parse_blocks(html) for html in EDGE_HTML]
-    assert got == want
+    want = [parse_page(html) for html in EDGE_HTML]
+    assert got == want  # the blocks and the markup
+    markup = want[-2][1]
+    assert (markup.https_links, markup.http_links, markup.data_attributes, markup.aria_attributes) == (2, 1, 3, 2)
+    assert markup.viewport and markup.og_types == ["Product.Item"]
+    assert markup.itemtypes == ["https://schema.org/Recipe"]
+    assert markup.json_ld == ['{"@type": ["Product", "Offer"]}', '{"@type": "ItemList"}']
+    want = [blocks for blocks, _ in want]
     assert sum(map(len, want)) >= 20 and any(b.link_chars for page in want for b in page)
     assert any(b.excluded for page in want for b in page) and not all(b.excluded for page in want for b in page)
     assert [b.text for b in want[-1]] == ["deep", "after"]
@@ -299,7 +318,7 @@ def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monke
         monkeypatch.setattr(native, "compiled", lambda: None)
 
     def fresh(html: str) -> list[Block]:
-        target = module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part) if compiled else _BlockTarget()
+        target = compiled_target(module) if compiled else _BlockTarget()
         try:
             return etree.fromstring(html.encode("utf-8", "replace"), _html_parser(target))
         except etree.XMLSyntaxError:
@@ -320,7 +339,8 @@ def tag_soup(count: int, seed: int = 0) -> list[str]:
 
     rng = random.Random(seed)
     tags = ("html head body title script style div p span a b br li ul table tr td th h1 pre code nav form "
-            "noscript select option svg template section iframe math font x-custom my:tag footer dialog article").split()
+            "noscript select option svg template section iframe math font x-custom my:tag footer dialog article "
+            "meta").split()
     texts = ["hello", " ", "\n\t", "é€😀", "&amp;", "&nbsp;", "&#x1F600;", "&bogus;", "a\u00a0b", "\u3000", "<", "&",
              "\x00", "\r\n", "two words", "\u200b"]
     other = ["<!-- c -->", "<![CDATA[cd]]>", "<?pi x?>", "<!DOCTYPE html>", "<br/>", "<p/>", "</", "<!", "<a href='x'"]
@@ -331,8 +351,12 @@ def tag_soup(count: int, seed: int = 0) -> list[str]:
             r, tag = rng.random(), rng.choice(tags)
             if r < 0.35:
                 attrs = "".join(rng.choice([f' {n}="{v}"', f" {n}={v.replace(' ', '')}", f" {n}"])
-                                for n, v in ((rng.choice(["class", "id", "CLASS", "href", "xml:id", "role", "aria-modal"]),
-                                              rng.choice(["", "main content", "a&amp;b", "é", "nav-bar", "dialog", "true"]))
+                                for n, v in ((rng.choice(["class", "id", "CLASS", "href", "xml:id", "role", "aria-modal",
+                                                          "data-x", "aria-label", "itemtype", "name", "property",
+                                                          "content", "type"]),
+                                              rng.choice(["", "main content", "a&amp;b", "é", "nav-bar", "dialog", "true",
+                                                          "https://x", "http:y", "viewport", "og:type",
+                                                          "application/ld+json", '{"@type": "Product"}']))
                                              for _ in range(rng.randint(0, 3))))
                 parts.append(f"<{tag}{attrs}>")
             elif r < 0.6:
@@ -353,21 +377,31 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     assert module.sax_available(), "libxml2's functions were not found in lxml.etree"
 
     def via_lxml(data: bytes) -> list[Block]:
-        target = module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part)
+        target = compiled_target(module)
         try:
             return etree.fromstring(data, _html_parser(target))
         except etree.XMLSyntaxError:
             return target.close()
 
-    target = module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part)
+    def via_lxml_markup(data: bytes) -> Markup:
+        target = compiled_target(module)
+        try:
+            etree.fromstring(data, _html_parser(target))
+        except etree.XMLSyntaxError:
+            target.close()
+        return target.markup
+
+    target = compiled_target(module)
     documents = [html.encode("utf-8", "replace") for html in EDGE_HTML + warc_pages(SAMPLE_WARC) + tag_soup(400)]
-    assert all(module.parse_html(data, target) == via_lxml(data) for data in documents)
+    assert all(module.parse_html(data, target) == via_lxml(data) and target.markup == via_lxml_markup(data)
+               for data in documents)
+    assert sum(module.parse_html(data, target) is not None and target.markup.https_links for data in documents) > 10
     assert sum(len(module.parse_html(data, target)) for data in documents) > 500
 
     def failing(attrib):
         raise ValueError("attr tokens failed")
 
-    broken = module.BlockTarget(Block, failing, EXCLUDED_TAGS, excluded_part)
+    broken = module.BlockTarget(Block, failing, EXCLUDED_TAGS, excluded_part, Markup, read_markup)
     with pytest.raises(ValueError, match="attr tokens failed"):
         module.parse_html(b"<body><div><p>a</p></div></body>", broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])

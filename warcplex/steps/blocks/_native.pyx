@@ -54,15 +54,27 @@ cdef extern from *:
     """
     void *warcplex_sax_target
 
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport strcmp, strlen
+from cpython.unicode cimport PyUnicode_AsUTF8, PyUnicode_DecodeUTF8
+from libc.string cimport strcmp, strlen, strncmp
+
+cdef extern from "strings.h":
+    int strcasecmp(const char *a, const char *b) nogil
 
 import unicodedata
 
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 8
+VERSION = 9
+
+# parse.COUNTED_TAGS (BlockTarget checks that they agree): the elements whose start tags Markup.tags counts.
+cdef enum:
+    N_COUNTED = 15
+cdef tuple COUNTED_TAGS = ("main", "article", "section", "header", "nav", "aside", "figure", "time", "table", "font",
+                           "center", "button", "svg", "picture", "p")
+cdef const char *_COUNTED_NAMES[N_COUNTED]
+for _k, _tag in enumerate(COUNTED_TAGS):
+    _COUNTED_NAMES[_k] = <const char *> PyUnicode_AsUTF8(_tag)
 
 cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
                                   "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
@@ -827,15 +839,25 @@ cdef class BlockTarget:
 
     cdef public list blocks, owners, tags, opened, links
     cdef public Py_ssize_t element, skip
-    cdef object block_class, attr_tokens, excluded_part
+    cdef public object markup  # a parse.Markup, complete after close()
+    cdef public bint in_json_ld
+    cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes  # counted from libxml2's arrays
+    cdef Py_ssize_t tag_counts[N_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
+    cdef tuple counted_tags
+    cdef object block_class, attr_tokens, excluded_part, markup_class, read_markup
     cdef frozenset excluded_tags
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, attr_tokens, frozenset excluded_tags, excluded_part):
+    def __init__(self, block_class, attr_tokens, frozenset excluded_tags, excluded_part, markup_class, read_markup):
         """``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
-        element that could be one."""
+        element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and parse.read_markup for
+        lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`)."""
         self.block_class, self.attr_tokens = block_class, attr_tokens
         self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
+        self.markup_class, self.read_markup = markup_class, read_markup
+        self.counted_tags = tuple(markup_class().tags)
+        if self.counted_tags != COUNTED_TAGS:
+            raise ValueError("parse.COUNTED_TAGS differs from the compiled module's")
         self.reset()
 
     def reset(self):
@@ -843,6 +865,10 @@ cdef class BlockTarget:
         self.blocks, self.owners, self.tags, self.opened, self.links = [], [], [], [], []
         self.element = -1
         self.skip = 0
+        self.markup = self.markup_class()
+        self.in_json_ld = False
+        self.https_links = self.http_links = self.data_attributes = self.aria_attributes = 0
+        memset(self.tag_counts, 0, sizeof(self.tag_counts))
 
     cdef _flush(self, _Owner owner):
         cdef str text
@@ -871,6 +897,12 @@ cdef class BlockTarget:
         cdef bint in_link
         cdef tuple ancestors
         self.element += 1
+        if attrib is not None:
+            if tag in self.markup.tags:
+                self.markup.tags[tag] += 1
+            self.in_json_ld = self.read_markup(self.markup, tag, attrib) if attrib else False
+        else:
+            self.in_json_ld = self._read_attributes(tag, atts)
         if self.skip:
             self.skip += 1
             return
@@ -902,6 +934,51 @@ cdef class BlockTarget:
             self.owners.append(child)
             self._push(tag, child, False)
 
+    cdef bint _read_attributes(self, str tag, const xmlChar **atts) except -1:
+        """parse.read_markup of libxml2's attribute array ``atts`` (name, value, ..., NULL; a value may be NULL,
+        as lxml's ``''``): the counts in C, the rare values (og:type, itemtype) as str; True when the element opens
+        a JSON-LD script."""
+        cdef const char *name
+        cdef const char *value
+        cdef const char *meta_name = NULL
+        cdef const char *meta_property = NULL
+        cdef const char *meta_content = NULL
+        cdef const char *script_type = NULL
+        cdef bint meta = tag == "meta", script = tag == "script"
+        if atts == NULL:
+            return False
+        while atts[0] != NULL:
+            name, value = <const char *> atts[0], <const char *> atts[1]
+            if name[0] == b'd' and strncmp(name, "data-", 5) == 0:
+                self.data_attributes += 1
+            elif name[0] == b'a' and strncmp(name, "aria-", 5) == 0:
+                self.aria_attributes += 1
+            elif name[0] == b'h' and strcmp(name, "href") == 0:
+                if value != NULL and strncmp(value, "https:", 6) == 0:
+                    self.https_links += 1
+                elif value != NULL and strncmp(value, "http:", 5) == 0:
+                    self.http_links += 1
+            elif name[0] == b'i' and strcmp(name, "itemtype") == 0:
+                self.markup.itemtypes.append(_value(value))
+            elif meta and strcmp(name, "name") == 0:
+                meta_name = value
+            elif meta and strcmp(name, "property") == 0:
+                meta_property = value
+            elif meta and strcmp(name, "content") == 0:
+                meta_content = value
+            elif script and strcmp(name, "type") == 0:
+                script_type = value
+            atts += 2
+        if meta:
+            if meta_name != NULL and strcasecmp(meta_name, "viewport") == 0:
+                self.markup.viewport = True
+            if meta_property != NULL and strcmp(meta_property, "og:type") == 0:
+                self.markup.og_types.append(_value(meta_content))
+        elif script and script_type != NULL and strcasecmp(script_type, "application/ld+json") == 0:
+            self.markup.json_ld.append("")
+            return True
+        return False
+
     cdef bint _excluded(self, str tag, object attrs) except -1:
         """parse.excluded_part of a block-level element with the attributes ``attrs``, asked only about an element
         of ``excluded_tags`` or one with a role or aria-modal attribute."""
@@ -917,6 +994,7 @@ cdef class BlockTarget:
         cdef list tags = self.tags
         cdef object opened
         cdef str name
+        self.in_json_ld = False
         if self.skip:
             self.skip -= 1
             return
@@ -939,6 +1017,8 @@ cdef class BlockTarget:
 
     cdef _data(self, str text):
         cdef _Owner owner
+        if self.in_json_ld:
+            self.markup.json_ld[-1] += text
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]
@@ -949,6 +1029,14 @@ cdef class BlockTarget:
     def close(self):
         while self.owners:
             self._flush(self.owners.pop())
+        markup = self.markup
+        markup.elements = self.element + 1
+        markup.https_links += self.https_links
+        markup.http_links += self.http_links
+        markup.data_attributes += self.data_attributes
+        markup.aria_attributes += self.aria_attributes
+        for k in range(N_COUNTED):
+            markup.tags[self.counted_tags[k]] += self.tag_counts[k]
         return self.blocks
 
 
@@ -1037,6 +1125,11 @@ cdef dict _attributes(const xmlChar **atts):
     return found
 
 
+cdef inline str _value(const char *value):
+    """An attribute's value as lxml's mapping holds it (no value: ``''``)."""
+    return "" if value == NULL else PyUnicode_DecodeUTF8(value, strlen(value), NULL)
+
+
 cdef void _sax_error(void *user_data, const void *error) noexcept:
     pass
 
@@ -1053,8 +1146,13 @@ cdef void _stop(BlockTarget target, object error, void *context) noexcept:
 
 cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) noexcept:
     cdef BlockTarget target = <BlockTarget> warcplex_sax_target
+    cdef Py_ssize_t k
     if target.error is not None:
         return
+    for k in range(N_COUNTED):  # parse.COUNTED_TAGS, by their first letter first
+        if name[0] == _COUNTED_NAMES[k][0] and strcmp(<const char *> name, _COUNTED_NAMES[k]) == 0:
+            target.tag_counts[k] += 1
+            break
     try:
         target._start(_name(name), atts, None)
     except BaseException as exc:

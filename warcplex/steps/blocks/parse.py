@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from warcplex.steps.blocks import native
 
@@ -49,6 +49,58 @@ class Block:
     depth: int
     parent: int = -1  # preorder index of the enclosing block-level element (-1: none inside the body)
     excluded: bool = False  # inside a part of the page that is never kept (:func:`excluded_part`)
+
+
+# Elements whose number the parse counts (Markup.tags): sectioning, modern widgets, the older layout's markup and
+# paragraphs.
+COUNTED_TAGS = ("main", "article", "section", "header", "nav", "aside", "figure", "time", "table", "font", "center",
+                "button", "svg", "picture", "p")
+
+
+@dataclass
+class Markup:
+    """What a page's markup says besides its blocks, read in the same parse from every element, the skipped ones
+    (``head``, ``script``) included: the page type's signals (:mod:`warcplex.steps.blocks.page_type`)."""
+
+    elements: int = 0  # start tags
+    https_links: int = 0  # href values starting https:
+    http_links: int = 0  # ... and http:
+    data_attributes: int = 0  # attributes named data-*
+    aria_attributes: int = 0  # ... and aria-*
+    viewport: bool = False  # a meta element named viewport (a page made for phones)
+    og_types: list[str] = field(default_factory=list)  # the content of each meta property="og:type"
+    itemtypes: list[str] = field(default_factory=list)  # each itemtype attribute (schema.org microdata)
+    json_ld: list[str] = field(default_factory=list)  # the text of each script of type application/ld+json
+    tags: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED_TAGS, 0))  # start tags of COUNTED_TAGS
+
+
+JSON_LD = "application/ld+json"
+
+
+def read_markup(markup: Markup, tag: str, attrib) -> bool:
+    """Count one element's attributes into ``markup`` (as the compiled parser reads libxml2's attribute array);
+    True when it opens a JSON-LD script, whose text the caller then adds to ``markup.json_ld``."""
+    for name, value in attrib.items():
+        if name.startswith("data-"):
+            markup.data_attributes += 1
+        elif name.startswith("aria-"):
+            markup.aria_attributes += 1
+        elif name == "href":
+            if value.startswith("https:"):
+                markup.https_links += 1
+            elif value.startswith("http:"):
+                markup.http_links += 1
+        elif name == "itemtype":
+            markup.itemtypes.append(value)
+    if tag == "meta":
+        if (attrib.get("name") or "").lower() == "viewport":
+            markup.viewport = True
+        if attrib.get("property") == "og:type":
+            markup.og_types.append(attrib.get("content") or "")
+    elif tag == "script" and (attrib.get("type") or "").lower() == JSON_LD:
+        markup.json_ld.append("")
+        return True
+    return False
 
 
 def excluded_part(tag: str, open_tags: list[str], role: str | None, aria_modal: str | None) -> bool:
@@ -117,6 +169,8 @@ class _BlockTarget:
     def reset(self) -> None:
         """Start a new document (one parser and its target read page after page)."""
         self.blocks: list[Block] = []
+        self.markup = Markup()
+        self.in_json_ld = False  # inside a JSON-LD script: its text goes to the markup
         self.element = -1
         self.skip = 0
         self.owners: list[_Owner] = []
@@ -133,6 +187,9 @@ class _BlockTarget:
 
     def start(self, tag, attrib) -> None:
         self.element += 1
+        if tag in self.markup.tags:
+            self.markup.tags[tag] += 1
+        self.in_json_ld = read_markup(self.markup, tag, attrib) if attrib else False
         if self.skip:
             self.skip += 1
             return
@@ -165,6 +222,7 @@ class _BlockTarget:
             self.stack.append((tag, child, False))
 
     def end(self, tag) -> None:
+        self.in_json_ld = False
         if self.skip:
             self.skip -= 1
             return
@@ -180,6 +238,8 @@ class _BlockTarget:
                 return
 
     def data(self, text: str) -> None:
+        if self.in_json_ld:
+            self.markup.json_ld[-1] += text
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]
@@ -190,6 +250,7 @@ class _BlockTarget:
     def close(self) -> list[Block]:
         while self.owners:
             self._flush(self.owners.pop())
+        self.markup.elements = self.element + 1
         return self.blocks
 
 
@@ -204,8 +265,8 @@ def _html_parser(target=None):
 _PARSER = threading.local()
 
 
-def parse_blocks(html: str) -> list[Block]:
-    """Simplify decoded HTML into text blocks in document order.
+def parse_page(html: str) -> tuple[list[Block], Markup]:
+    """Simplify decoded HTML into text blocks in document order, and read what its markup says (:class:`Markup`).
 
     The compiled module drives lxml's libxml2 with its own callbacks (``parse_html``: the same parser, the
     same events, without lxml's Python call per event); otherwise lxml's parser calls the target."""
@@ -214,18 +275,25 @@ def parse_blocks(html: str) -> list[Block]:
     module = native.compiled()
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
-        target = _BlockTarget() if module is None else module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part)
+        target = (_BlockTarget() if module is None else
+                  module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup))
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached
     data = html.encode("utf-8", "replace")
     if parser is None:
-        return module.parse_html(data, target)
+        return module.parse_html(data, target), target.markup
     target.reset()
     try:
-        return etree.fromstring(data, parser)
+        blocks = etree.fromstring(data, parser)
     except etree.XMLSyntaxError:  # nothing the parser could read
-        return target.close()
+        blocks = target.close()
+    return blocks, target.markup
+
+
+def parse_blocks(html: str) -> list[Block]:
+    """The text blocks of decoded HTML in document order (:func:`parse_page`)."""
+    return parse_page(html)[0]
 
 
 def parse_tree(html: str):
