@@ -9,7 +9,7 @@ the bench's parquet_to_preds.py turns the output into predictions, the peers (tr
 readability-lxml, jusText, resiliparse) run on the same WARC records in plain Python, and the
 bench's score.py scores every page. Prints per set: ROUGE-5 F1, bag-of-words P/R/F1, the
 snippet F of the multilingual snippet set and pages per CPU second; then ROUGE-5 F1 per dataset,
-per page type and per language; once on every page and once on the held-out pages only (the
+per page type (the set's, and the one warcplex's default run wrote) and per language; once on every page and once on the held-out pages only (the
 block classifier's fixed split, :func:`warcplex.steps.blocks.model.is_heldout`, never fitted on).
 Runs come in pairs with and without the perplexity filter (the default cascade, and the
 ``conf/pyplexity.yaml`` preset: all visible text cleaned by the filter alone); for each pair the
@@ -176,6 +176,18 @@ def run_warcplex(label: str, overrides: list[str], args, warc: Path, index: Path
     return stats["run"]["pages_per_cpu_second"] or float("nan")
 
 
+def told_types(out: Path, index: Path) -> dict[str, str]:
+    """The page type warcplex wrote for each bench page of a run's output (``page_type``; pages it did not type:
+    absent)."""
+    import pyarrow.dataset as ds
+
+    bench_of = {r["response_record_id"]: r["bench_id"] for r in csv.DictReader(open(index), delimiter="\t")}
+    pages_root = out / "data" if (out / "data").is_dir() else out
+    table = ds.dataset(pages_root, format="parquet", partitioning="hive").to_table(columns=["warc_record_id", "page_type"])
+    return {bench_of[r]: t for r, t in zip(table.column("warc_record_id").to_pylist(),
+                                           table.column("page_type").to_pylist()) if t and r in bench_of}
+
+
 def score(preds: Path, args, name: str, ids: set[str], per_page: Path) -> list[dict]:
     """Per-page scores (the bench's score.py) of the pages in ``ids``."""
     id_file = per_page.with_suffix(".ids")
@@ -248,7 +260,13 @@ def print_set(name: str, results: list[tuple[str, list[dict], float]], meta: dic
         cells = " ".join(f"{mean([float(r[m]) for r in full]):{10 if m == 'rouge5_f' else 7}.3f}" for m in METRICS)
         snip = f"{mean(snippets):9.3f}" if snippets else f"{'-':>9s}"
         print(f"{label:{width}s}  {cells} {snip} {speed:8.1f}")
-    for key, heading in (("dataset", "dataset"), ("page_type", "page type"), ("lang", "language")):
+    told = [(m["page_type"], m["told_type"]) for m in (meta[r["id"]] for r in results[0][1])
+            if m.get("page_type") and m.get("told_type")]
+    if told:
+        print(f"\npage types warcplex told: {sum(a == b for a, b in told) / len(told):.3f} of {len(told)} pages as "
+              "the set's page type")
+    for key, heading in (("dataset", "dataset"), ("page_type", "page type"),
+                         ("told_type", "page type warcplex told (the default run's page_type)"), ("lang", "language")):
         groups = defaultdict(lambda: defaultdict(list))
         for label, rows, _ in results:
             for r in rows:
@@ -289,6 +307,9 @@ def main() -> None:
                 continue
             preds = work / f"preds{number}"
             systems.append((label, preds, run_warcplex(label, overrides, args, warc, index, work / f"run{number}", preds)))
+            if number == 1:  # the default's page types: a breakdown of every system's scores
+                for bench_id, page_type in told_types(work / f"run{number}", index).items():
+                    meta[bench_id]["told_type"] = page_type
         if not wanted or "peers" in wanted:
             pages = list(bench_pages(warc, index))
             lang_of = {i: m.get("lang") for i, m in meta.items()}

@@ -5,8 +5,8 @@ Runs :class:`~warcplex.steps.blocks.step.BlocksExtractor` over the first ``--pag
 of a WARC (decoded as the pipeline decodes them) after a warm-up on the next ``--warmup`` pages (model
 loads), and charges ``time.process_time`` to the part each call belongs to by wrapping the names the
 stage calls: the parse, resiliparse's main-content pass (with its depth guard), fastText page LID,
-KenLM scoring of the blocks, the features, the two-stage inference and the structure rules; ``other``
-is the rest of ``extract``. ``--profile`` prints cProfile's top functions by own time instead.
+KenLM scoring of the blocks, the features, the two-stage inference, the page type's signals and the
+structure rules; ``other`` is the rest of ``extract``. ``--profile`` prints cProfile's top functions by own time instead.
 
 usage: scripts/blocks_cpu.py [--warc ../shared/bench/warc/bench-dev.warc.gz] [--pages 600] [--warmup 20] [--profile]
 """
@@ -29,13 +29,14 @@ from warcplex.steps.blocks import step
 from warcplex.steps.extractors import PageTooDeep, ResiliparseExtractor
 
 ROOT = Path(__file__).resolve().parent.parent
-PARTS = (("parse", step, "parse_blocks"),
+PARTS = (("parse", step, "parse_page"),
          ("resiliparse main content", ResiliparseExtractor, "plain_text"),
          ("resiliparse main content", ResiliparseExtractor, "check_depth"),
          ("page language (fastText)", step, "page_language"),
          ("KenLM scoring of the blocks", step, "block_perplexities"),
          ("features", step, "featurize"),
          ("tree inference (both stages)", block_model_module.BlockModel, "scores"),
+         ("page type", step, "page_signals"),
          ("structure rules", step, "revise"))
 
 

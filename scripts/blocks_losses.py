@@ -9,8 +9,8 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   line, short line, link-heavy, paragraph), the main blocks (labelled as train_blocks.py does), the
   share the classifier keeps, the share after the structure rules (:mod:`warcplex.steps.blocks.rules`),
   and the share of the group's main words lost (what the kind costs the page's recall);
-- ``heldout``: ROUGE-5 F1 / BoW P / BoW R of the held-out pages per set, dataset, page type and
-  language for the classifier alone, with the rules, with the rules and the cascade's fallback
+- ``heldout``: ROUGE-5 F1 / BoW P / BoW R of the held-out pages per set, dataset, page type (the truth's and
+  the predicted one) and language for the classifier alone (at the threshold of the page's predicted type), with the rules, with the rules and the cascade's fallback
   (:func:`warcplex.steps.blocks.step.shorter_than_primary`), and resiliparse's main-content text. The same
   functions as :class:`warcplex.steps.blocks.step.BlocksExtractor` (``featurize``, ``BlockModel.scores``,
   ``revise``, ``block_lines``) on cached parses: fast enough to iterate; ``bench_quality.py`` does the real runs;
@@ -68,14 +68,19 @@ KINDS = (("heading", lambda b, p: b.tag in HEADINGS),
 
 
 def scored(pages: list[dict], model: BlockModel) -> list[dict]:
-    """Each page with its blocks' probabilities, the classifier's keep mask and the rules' one."""
+    """Each page with its predicted type, its blocks' probabilities, the classifier's keep mask and the rules' one
+    (at the threshold and with the rules of the page's type: :meth:`BlockModel.decision`)."""
     for p in pages:
+        p["predicted_type"] = None
         if p["X"] is None:
             p["prob"], p["kept"], p["revised"] = np.zeros(0), np.zeros(0, bool), np.zeros(0, bool)
             continue
+        if model.page_types is not None:
+            p["predicted_type"] = model.page_types.page_type(p["signals"])
+        decision = model.decision(p["predicted_type"])
         p["prob"] = model.scores(p["X"], p["hashed"])
-        p["kept"] = p["prob"] >= model.threshold
-        p["revised"] = revise(p["blocks"], p["prob"], model.threshold, model.rules)
+        p["kept"] = p["prob"] >= decision.threshold
+        p["revised"] = revise(p["blocks"], p["prob"], decision.threshold, decision.rules)
     return pages
 
 
@@ -85,6 +90,8 @@ def group_keys(p: dict) -> list[tuple[str, str]]:
         keys.append((p["set"], f"type:{p['page_type']}"))
     if p["set"] == "ml":
         keys.append((p["set"], f"lang:{p['lang']}"))
+    if p.get("predicted_type"):
+        keys.append((p["set"], f"predicted:{p['predicted_type']}"))
     return keys
 
 
@@ -156,11 +163,12 @@ def report_warc(paths: list[Path]) -> None:
                 continue
             html = decode_html(record.reader.read(), record.http_charset)
             blocks, probs = stage.classify(html)
-            keep = revise(blocks, probs, model.threshold, model.rules)
+            decision = model.decision(stage.page_type)
+            keep = revise(blocks, probs, decision.threshold, decision.rules)
             print(f"\n=== {path.name} {record.headers.get('WARC-Target-URI')} ({len(blocks)} blocks, "
-                  f"{int(keep.sum())} kept)")
+                  f"{int(keep.sum())} kept; page type {stage.page_type}, threshold {decision.threshold})")
             for b, p, k in zip(blocks, probs, keep):
-                mark = "+" if p >= model.threshold else ("r" if k else "-")
+                mark = "+" if p >= decision.threshold else ("r" if k else "-")
                 print(f"{mark} {p:.2f} {b.tag:6s} {b.text[:110]}")
 
 
@@ -243,7 +251,7 @@ def main() -> None:
     model = BlockModel.load(args.model)
     centres = {lang: pin.centre for lang, pin in model.language_models.items()}
     raw = [p for p in train_blocks.raw_pages(args.bench, args.cache, args.workers)
-           if is_heldout(p["id"]) == (args.report == "heldout")]
+           if p["set"] != "snippets" and is_heldout(p["id"]) == (args.report == "heldout")]
     if args.report == "evidence":
         raw = raw[::3]  # train_blocks.py's tuning pages
     with Pool(args.workers) as pool:

@@ -23,15 +23,22 @@ on a third of the training pages, or (``--tune-folds``) on every training page's
 its own training pages than of new ones), optionally under ``--max-set-loss``. The held-out
 ROUGE-5 F1 (the bench scorer's) is printed per set and group next to resiliparse's main-content
 text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
+``--page-types`` (with ``--tune-folds``) also fits the page type model (seed 004,
+warcplex/steps/blocks/page_type.py: WCXB's seven types, and ``unknown`` for the older English pages) and each
+type's threshold and rules (:func:`fit_page_types`), judged as well on the dev pages of the snippet set.
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
                                [--lm-languages en,de,...|all] [--seed 0] [--drop name,...]
-                               [--without lm,primary] [--tune-folds 5] [--rules-only]
+                               [--without lm,primary] [--tune-folds 5] [--rules-only] [--page-types]
+
+The shipped model: its classifier, threshold and rules from a refit; its page types from
+``--rules-only --tune-folds 5 --page-types`` on that model.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import gzip
 import hashlib
 import importlib.util
@@ -53,7 +60,8 @@ from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
 from warcplex.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
-from warcplex.steps.blocks.parse import parse_blocks
+from warcplex.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
+from warcplex.steps.blocks.parse import parse_page
 from warcplex.steps.blocks.rules import RuleSettings, revise
 from warcplex.steps.blocks.step import block_lines, shorter_than_primary
 from warcplex.steps.extractors import ResiliparseExtractor
@@ -91,8 +99,8 @@ def raw_page(item: dict) -> dict:
     (under every pinnable model: ``--lm-languages`` chooses among them without reparsing)."""
     html = decode_html(gzip.decompress(Path(item["html"]).read_bytes()))
     truth = Path(item["truth"]).read_text(encoding="utf-8", errors="replace")
-    blocks = parse_blocks(html)
-    page = dict(item, truth=truth, blocks=blocks,
+    blocks, markup = parse_page(html)
+    page = dict(item, truth=truth, blocks=blocks, markup=markup,
                 primary=ResiliparseExtractor(ExtractSettings(), main_content=True).plain_text(html),
                 page_lang=page_language(blocks, models.default_lid_model_path()) if blocks else "und", log_ppl=None)
     if blocks and page["page_lang"] in PINS:
@@ -117,7 +125,7 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
     """The page's features and labels; a block perplexity only under a model of ``centres`` (the pinned
     ones); ``without_primary``: as if resiliparse's main-content text were empty (an ablation)."""
     blocks = page["blocks"]
-    out = dict(page, texts=[b.text for b in blocks], X=None, hashed=[], y=[])
+    out = dict(page, texts=[b.text for b in blocks], X=None, hashed=[], y=[], signals=None)
     if not blocks:
         return out
     lang = page["page_lang"]
@@ -126,6 +134,11 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
                                         centres.get(lang, 0.0))
     if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
         out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
+    html = decode_html(gzip.decompress(Path(page["html"]).read_bytes()))
+    out["signals"] = page_signals(blocks, out["X"], word_count(page["primary"]) if page["primary"].strip() else 0,
+                                  page["markup"], html)
+    if page["set"] == "snippets":  # no block labels: the set is never fitted on
+        return out
     tokens = _scorer(bench).tokenize(page["truth"])
     joined = f" {' '.join(tokens)} "
     trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
@@ -149,34 +162,41 @@ def page_weights(pages: list[dict]) -> np.ndarray:
 
 
 def dev_items(bench: Path) -> list[dict]:
-    """Every full-text dev page of the three sets, with its set, weighting group and page type."""
+    """Every full-text dev page of the three sets, with its set, weighting group and page type; and the pages of
+    the snippet set (``snippets``: trafilatura's eval in bench data, truth as ``with``/``without`` snippets), which
+    are never fitted on: their dev pages judge the page types' decisions (:func:`fit_page_types`)."""
     items = []
     for name, folder, group in SETS:
         for line in open(bench / folder / "manifest.jsonl"):
             m = json.loads(line)
-            if m.get("truth_type", "fulltext") != "fulltext":
+            kind = m.get("truth_type", "fulltext")
+            if kind not in ("fulltext", "snippets"):
                 continue
             ds = bench / folder / m["dataset"]
-            items.append({"id": m["id"], "set": name, "dataset": m["dataset"], "group": m.get(group) or "und",
-                          "lang": m.get("lang") or "und", "page_type": m.get("page_type") or "-",
-                          "url": m.get("url") or "http://x/", "html": str(ds / "pages" / f"{m['id']}.html.gz"),
-                          "truth": str(ds / "truth" / f"{m['id']}.txt")})
+            items.append({"id": m["id"], "set": name if kind == "fulltext" else "snippets", "dataset": m["dataset"],
+                          "group": m.get(group) or "und", "lang": m.get("lang") or "und",
+                          "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
+                          "html": str(ds / "pages" / f"{m['id']}.html.gz"),
+                          "truth": str(ds / "truth" / f"{m['id']}.{'txt' if kind == 'fulltext' else 'json'}")})
     return items
 
 
 def raw_pages(bench: Path, cache: Path | None, workers: int) -> list[dict]:
     """Every dev page's :func:`raw_page`, from ``cache`` when it was made by this block parser (the compiled
     module's ``VERSION``, bumped whenever what it computes changes), else parsed and cached again."""
+    items = dev_items(bench)
+    key = hashlib.md5(" ".join(item["id"] for item in items).encode()).hexdigest()  # the pages it holds
     if cache and cache.exists():
         cached = pickle.loads(cache.read_bytes())
-        if isinstance(cached, dict) and cached.get("parser") == native.VERSION:
+        if isinstance(cached, dict) and cached.get("parser") == native.VERSION and cached.get("pages_key") == key:
             return cached["pages"]
-        print(f"{cache}: made by another block parser, parsing again", flush=True)
+        print(f"{cache}: made by another block parser or of other pages, parsing again", flush=True)
     with Pool(workers) as pool:
-        pages = list(pool.imap(raw_page, dev_items(bench), chunksize=8))
+        pages = list(pool.imap(raw_page, items, chunksize=8))
     if cache:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(pickle.dumps({"parser": native.VERSION, "pages": pages}, protocol=pickle.HIGHEST_PROTOCOL))
+        cache.write_bytes(pickle.dumps({"parser": native.VERSION, "pages_key": key, "pages": pages},
+                                       protocol=pickle.HIGHEST_PROTOCOL))
     return pages
 
 
@@ -203,8 +223,10 @@ def design(pages: list[dict], page_weight: np.ndarray):
     return X, y, weights / weights.mean()
 
 
-def page_texts(pages: list[dict], model: BlockModel, threshold: float, rules: RuleSettings = RuleSettings()) -> list[str]:
-    """Each page's text: the blocks the classifier keeps at ``threshold``, revised by ``rules``."""
+def page_texts(pages: list[dict], model: BlockModel, threshold: float | None,
+               rules: RuleSettings = RuleSettings()) -> list[str]:
+    """Each page's text: the blocks the classifier keeps at ``threshold``, revised by ``rules``; with ``threshold``
+    None, by the decision of the page's type (``predicted_type``, :meth:`BlockModel.decision`)."""
     out = []
     for p in pages:
         if p["X"] is None:
@@ -212,7 +234,12 @@ def page_texts(pages: list[dict], model: BlockModel, threshold: float, rules: Ru
             continue
         if "prob" not in p:
             p["prob"] = model.scores(p["X"], p["hashed"])
-        out.append(block_lines([b for b, k in zip(p["blocks"], revise(p["blocks"], p["prob"], threshold, rules)) if k]))
+        if threshold is None:
+            decision = model.decision(p.get("predicted_type"))
+            keep = revise(p["blocks"], p["prob"], decision.threshold, decision.rules)
+        else:
+            keep = revise(p["blocks"], p["prob"], threshold, rules)
+        out.append(block_lines([b for b, k in zip(p["blocks"], keep) if k]))
     return out
 
 
@@ -271,9 +298,10 @@ def chooser(tuning: list[dict], mean_rouge, set_rouge, max_set_loss: float | Non
     return choose
 
 
-def export_trees(booster) -> dict:
-    """sklearn HistGradientBoosting trees as padded node arrays (leaves point to themselves)."""
-    trees = [predictors[0].nodes for predictors in booster._predictors]
+def export_trees(booster, output: int = 0) -> dict:
+    """sklearn HistGradientBoosting trees as padded node arrays (leaves point to themselves); ``output``: the
+    class whose trees (a multiclass model has one tree per class and iteration)."""
+    trees = [predictors[output].nodes for predictors in booster._predictors]
     width = max(len(t) for t in trees)
     arrays = {k: np.zeros((len(trees), width)) for k in ("feature", "threshold", "left", "right", "value")}
     for i, nodes in enumerate(trees):
@@ -286,7 +314,7 @@ def export_trees(booster) -> dict:
         arrays["value"][i, :len(nodes)] = np.where(leaf, nodes["value"], 0.0)
     out = {k: [[round(float(v), 6) if k in ("threshold", "value") else int(v) for v in row] for row in arr]
            for k, arr in arrays.items()}
-    out["baseline"] = float(np.ravel(booster._baseline_prediction)[0])
+    out["baseline"] = float(np.ravel(booster._baseline_prediction)[output])
     out["depth"] = int(max(int(t["depth"].max()) for t in trees))
     return out
 
@@ -407,9 +435,15 @@ def main() -> None:
     parser.add_argument("--rules-only", action="store_true",
                         help="keep the classifier of --model; tune its structure rules and fallback share (and, "
                              "with --tune-folds, its threshold)")
+    parser.add_argument("--page-types", action="store_true",
+                        help="fit the page type model and each type's threshold and rules on out-of-fold "
+                             "probabilities (needs --tune-folds); with --rules-only the model's classifier and global "
+                             "decision stay as they are")
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
                         "(an ablation: compare with a refit of the same code at the same seed)")
     args = parser.parse_args()
+    if args.page_types and not args.tune_folds:
+        parser.error("--page-types needs --tune-folds: each type's decision is chosen on out-of-fold probabilities")
     if args.without - {"lm", "primary"}:
         parser.error(f"--without: lm and/or primary, not {','.join(sorted(args.without - {'lm', 'primary'}))}")
     DROP.extend(name for name in args.drop.split(",") if name)
@@ -437,6 +471,8 @@ def main() -> None:
         pages = pool.starmap(featurised, [(p, centres, args.bench, "primary" in args.without) for p in raw],
                              chunksize=16)
     del raw
+    snippets = [p for p in pages if p["set"] == "snippets" and not is_heldout(p["id"])]  # dev pages only
+    pages = [p for p in pages if p["set"] != "snippets"]
     train = [p for p in pages if not is_heldout(p["id"])]
     heldout = [p for p in pages if is_heldout(p["id"])]
     weight_of = dict(zip((p["id"] for p in train), page_weights(train)))
@@ -447,9 +483,11 @@ def main() -> None:
     scores: dict[tuple[str, str], float] = {}  # (page id, text) -> ROUGE-5 F1: the tuning grids repeat texts
 
     def rouge(page: dict, text: str) -> float:
+        """The page's score: ROUGE-5 F1, or on a page of the snippet set its snippet F."""
         key = (page["id"], text)
         if key not in scores:
-            scores[key] = bench_score.score_pair(text, page["truth"])["rouge5_f"]
+            scores[key] = (bench_score.score_snippets(text, json.loads(page["truth"]))["snippet_f"]
+                           if page["set"] == "snippets" else bench_score.score_pair(text, page["truth"])["rouge5_f"])
         return scores[key]
 
     def mean_rouge(chosen: list[dict], texts: list[str]) -> float:
@@ -468,6 +506,26 @@ def main() -> None:
         tuning = train
     else:  # on a third of the training pages, with the probabilities of the classifier fitted on them
         tuning = train[::3]
+    if args.rules_only and args.page_types:  # the model's global decision stays; only the page types are fitted
+        share = model.fallback_min_share
+    else:
+        share = tune_global(args, data, model, tuning, mean_rouge, set_rouge, rouge, weight_of)
+    if args.page_types:
+        data["page_types"] = fit_page_types(args, train, snippets, model, rouge)
+        model.page_types = PageTypeModel(data["page_types"])
+        for p in heldout:
+            p["predicted_type"] = model.page_types.page_type(p["signals"]) if p["signals"] is not None else None
+    report_heldout(heldout, page_texts(heldout, model, None), share, bench_score)
+    args.model.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    args.heldout_ids.parent.mkdir(parents=True, exist_ok=True)
+    args.heldout_ids.write_text("".join(f"{p['id']}\n" for p in heldout))
+    print(f"\nwrote {args.model} and {args.heldout_ids}")
+
+
+def tune_global(args, data: dict, model: BlockModel, tuning: list[dict], mean_rouge, set_rouge, rouge,
+                weight_of: dict[str, float]) -> float:
+    """Choose the global threshold (a refit, or --rules-only with --tune-folds), the structure rules and the
+    cascade's fallback share on the ``tuning`` pages; set them in ``data`` and ``model``; return the share."""
     choose = chooser(tuning, mean_rouge, set_rouge, args.max_set_loss)
     # What no set may lose against: --rules-only, the model's own texts; a refit, its best threshold's.
     reference = page_texts(tuning, model, model.threshold, model.rules) if args.rules_only else None
@@ -484,16 +542,127 @@ def main() -> None:
     for share in FALLBACK_SHARES:
         texts = [p["primary"] if shorter_than_primary(t, p["primary"], share) else t for p, t in zip(tuning, tuned_texts)]
         by_rule[share] = mean_rouge(tuning, texts)
-    share = data["fallback_min_share"] = max(by_rule, key=by_rule.get)
+    share = data["fallback_min_share"] = model.fallback_min_share = max(by_rule, key=by_rule.get)
     print("train ROUGE-5 F1 by fallback share:", " ".join(f"{k}:{v:.4f}" for k, v in by_rule.items()))
     report_tuning(tuning, [p["primary"] if shorter_than_primary(t, p["primary"], share) else t
                            for p, t in zip(tuning, tuned_texts)], rouge, weight_of)
+    return share
 
-    report_heldout(heldout, page_texts(heldout, model, threshold, rules), share, bench_score)
-    args.model.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-    args.heldout_ids.parent.mkdir(parents=True, exist_ok=True)
-    args.heldout_ids.write_text("".join(f"{p['id']}\n" for p in heldout))
-    print(f"\nwrote {args.model} and {args.heldout_ids}")
+
+# The page type model (warcplex/steps/blocks/page_type.py): its boosting iterations, its folds (out-of-fold types
+# of the pages it is fitted on), and the training pages a type needs to get a decision of its own.
+TYPE_TREES = 100
+# A page is of a type only when the model gives it at least this probability (more likely than not); other pages
+# are unknown and keep the global decision (a page the model is unsure of gets no type's decision).
+TYPE_MIN_PROBABILITY = 0.5
+# A type's decision may lower no set's mean score by more than this against the global decision (issue 13: no set
+# loses); a set's mean over all its tuning pages, of which the type's pages are a part.
+TYPE_MAX_SET_LOSS = 0.0005
+TYPE_FOLDS = 5
+MIN_TYPE_PAGES = 30
+
+
+def type_label(page: dict) -> str | None:
+    """What a training page teaches the page type model: a WCXB page its type; a page of the older English
+    benchmarks (data, 2006-2015 markup) ``unknown``; a data-ml page nothing (no types)."""
+    return {"wcxb": page["page_type"], "data": UNKNOWN}.get(page["set"])
+
+
+def fit_type_trees(pages: list[dict], seed: int) -> dict:
+    """The page type model's JSON (without decisions), fitted on ``pages``' signals and :func:`type_label`."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    booster = HistGradientBoostingClassifier(max_iter=TYPE_TREES, max_depth=4, learning_rate=0.08, random_state=seed)
+    booster.fit(np.vstack([p["signals"] for p in pages]), [type_label(p) for p in pages])
+    classes = [str(c) for c in booster.classes_]
+    return {"classes": classes, "signal_names": signal_names(), "min_probability": TYPE_MIN_PROBABILITY,
+            "trees": [export_trees(booster, k) for k in range(len(classes))]}
+
+
+def fit_page_types(args, train: list[dict], snippets: list[dict], model: BlockModel, rouge) -> dict:
+    """The page type model and each type's decision (warcplex/steps/blocks/page_type.py).
+
+    Every training page first gets the type a new page would get (``predicted_type``: out of fold for the pages the
+    model is fitted on), and so does every dev page of the snippet set. Each type with at least ``MIN_TYPE_PAGES``
+    training pages then gets the threshold, then the structure rules, that give the best sum of each set's mean
+    score (each set weighs the same, as in the fit: data, data-ml and WCXB ROUGE-5 F1 on their training pages'
+    out-of-fold block probabilities from --tune-folds, and the snippet set's snippet F on its dev pages, which no
+    classifier was fitted on) among the values that lower no set's mean by more than ``TYPE_MAX_SET_LOSS`` against
+    the global decision; a type's decision only changes its own pages, so that sum is the best for the type's pages
+    when each counts one over its set's page count."""
+    labelled = [p for p in train if type_label(p) and p["signals"] is not None]
+    fold_of = {p["id"]: int(hashlib.md5(("type" + p["id"]).encode()).hexdigest(), 16) % TYPE_FOLDS for p in labelled}
+    for k in range(TYPE_FOLDS):
+        fold_model = PageTypeModel(fit_type_trees([p for p in labelled if fold_of[p["id"]] != k], args.seed))
+        for p in labelled:
+            if fold_of[p["id"]] == k:
+                p["predicted_type"] = fold_model.page_type(p["signals"])
+    data = fit_type_trees(labelled, args.seed)
+    full = PageTypeModel(data)
+    tuning = train + snippets
+    for p in tuning:
+        if p["id"] not in fold_of:
+            p["predicted_type"] = full.page_type(p["signals"]) if p["signals"] is not None else None
+    wcxb = [p for p in labelled if p["set"] == "wcxb"]
+    print(f"\npage types: out-of-fold accuracy {np.mean([p['predicted_type'] == type_label(p) for p in labelled]):.3f} "
+          f"({len(labelled)} pages); WCXB {np.mean([p['predicted_type'] == p['page_type'] for p in wcxb]):.3f}")
+    set_size = defaultdict(int)
+    for p in tuning:
+        set_size[p["set"]] += p["X"] is not None
+    for name in sorted(set_size):
+        counts = defaultdict(int)
+        for p in tuning:
+            if p["set"] == name:
+                counts[p["predicted_type"]] += 1
+        print(f"  {name}: " + ", ".join(f"{t} {n}" for t, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+
+    def set_means(pages: list[dict], texts: list[str]) -> dict[str, float]:
+        """Each set's share of the objective: its pages' scores over its page count."""
+        by_set = defaultdict(float)
+        for p, t in zip(pages, texts):
+            by_set[p["set"]] += rouge(p, t) / set_size[p["set"]]
+        return dict(by_set)
+
+    def objective(pages: list[dict], texts: list[str]) -> float:
+        return sum(set_means(pages, texts).values())
+
+    decisions = {}
+    for page_type in PAGE_TYPES:
+        pages = [p for p in tuning if p.get("predicted_type") == page_type and p["X"] is not None]
+        if sum(p["set"] != "snippets" for p in pages) < MIN_TYPE_PAGES:
+            print(f"{page_type}: {len(pages)} tuning pages, the global decision holds")
+            continue
+        print(f"{page_type}: {len(pages)} tuning pages")
+        choose = chooser(pages, objective, set_means, TYPE_MAX_SET_LOSS)
+        reference = page_texts(pages, model, model.threshold, model.rules)  # the global decision's
+        by_threshold = {t: page_texts(pages, model, t, model.rules) for t in THRESHOLDS}
+        threshold = choose("threshold", by_threshold, reference)
+        rules = tune_rules(pages, model, threshold, choose, reference)
+        before = set_means(pages, page_texts(pages, model, model.threshold, model.rules))
+        after = set_means(pages, page_texts(pages, model, threshold, rules))
+        print(f"  {page_type}: threshold {threshold}, rules {rules.to_dict()}; each set's mean "
+              + ", ".join(f"{name} {before.get(name, 0):+.4f} -> {after.get(name, 0):+.4f}" for name in sorted(before)))
+        if objective(pages, page_texts(pages, model, threshold, rules)) > objective(
+                pages, page_texts(pages, model, model.threshold, model.rules)):
+            decisions[page_type] = {"threshold": threshold, "rules": rules.to_dict()}
+    data["decisions"] = decisions
+    typed = copy.copy(model)
+    typed.page_types = PageTypeModel(data)
+    scored = [p for p in tuning if p["X"] is not None]
+    before, after = page_texts(scored, model, model.threshold, model.rules), page_texts(scored, typed, None)
+
+    def plain(chosen: list[int], texts: list[str]) -> float:
+        return float(np.mean([rouge(scored[i], texts[i]) for i in chosen]))
+
+    print("tuning pages (training pages out of fold; the snippet set's dev pages: snippet F), plain means with the "
+          "global decision -> with the types' decisions:")
+    for name in sorted(set_size):
+        chosen = [i for i, p in enumerate(scored) if p["set"] == name]
+        groups = sorted({scored[i]["group"] for i in chosen}) if name == "wcxb" else []
+        print(f"  {name}: {plain(chosen, before):.4f} -> {plain(chosen, after):.4f}" + "".join(
+            f"; {g} {plain([i for i in chosen if scored[i]['group'] == g], before):.4f} -> "
+            f"{plain([i for i in chosen if scored[i]['group'] == g], after):.4f}" for g in groups))
+    return data
 
 
 FALLBACK_SHARES = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6]

@@ -12,12 +12,14 @@ import pytest
 from conftest import bench_file
 
 from warcplex.config import load_settings
+from warcplex.document import visible, visible_lines
 from warcplex.models import block_model
 from warcplex.reading.decode import decode_html
 from warcplex.reading.warc import Page
 from warcplex.steps.blocks import features
 from warcplex.steps.blocks.features import LID_CHARS, dense_names, featurize, page_language, word_count
 from warcplex.steps.blocks.model import MODEL_PATH, is_heldout
+from warcplex.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from warcplex.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
 from warcplex.steps.blocks.rules import RuleSettings, revise
 from warcplex.steps.blocks.step import BlocksExtractor, block_lines
@@ -277,18 +279,77 @@ def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
     rows_seen = completed = 0
     for _, html, _ in heldout_pages(15, "data-wcxb", page_type="product") + heldout_pages(10, "data-ml", lang="zh"):
         blocks, probs = stage.classify(html)
-        keep = revise(blocks, probs, model.threshold, model.rules)
+        decision = model.decision(stage.page_type)
+        keep = revise(blocks, probs, decision.threshold, decision.rules)
         assert stage.extract(html) == block_lines([b for b, k in zip(blocks, keep) if k])
+        if decision.rules.row_share > 1:
+            continue  # the page's type decides without the rows rule
         rows: dict[int, list[int]] = {}
         for i, b in enumerate(blocks):
             if b.tag in ("td", "th"):
                 rows.setdefault(b.parent, []).append(i)
         for cells in (c for c in rows.values() if len(c) > 1):
-            share = (probs[cells] >= model.threshold).mean()
-            assert keep[cells].all() if share >= model.rules.row_share else (keep[cells] == (probs[cells] >= model.threshold)).all()
-            rows_seen += share >= model.rules.row_share
-            completed += share >= model.rules.row_share and share < 1
+            share = (probs[cells] >= decision.threshold).mean()
+            assert (keep[cells].all() if share >= decision.rules.row_share
+                    else (keep[cells] == (probs[cells] >= decision.threshold)).all())
+            rows_seen += share >= decision.rules.row_share
+            completed += share >= decision.rules.row_share and share < 1
     assert rows_seen >= 3 and completed >= 1
+
+
+def test_the_page_type_model_tells_modern_page_types_and_leaves_older_markup_unknown():
+    """Seed 004 through the stage (parse, markup, resiliparse, KenLM, features, trees) on held-out pages: the
+    types of WCXB's modern pages, and ``unknown`` for the older English benchmark pages, whose markup the type
+    model was fitted to tell apart (their decision stays the global one)."""
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    told, unknown = [], []
+    for page_type in PAGE_TYPES:
+        for _, html, _ in heldout_pages(8, "data-wcxb", page_type=page_type):
+            stage.classify(html)
+            told.append(stage.page_type == page_type)
+            unknown.append(stage.page_type == UNKNOWN)
+    assert len(told) == 8 * len(PAGE_TYPES)
+    assert np.mean(told) > 0.6 and np.mean(unknown) < 0.15
+    older = []
+    for _, html, _ in heldout_pages(40):
+        stage.classify(html)
+        older.append(stage.page_type)
+    assert older.count(UNKNOWN) >= 0.85 * len(older)
+    assert stage.stats.to_dict()["stage"]["blocks"].get("page_type") is None  # classify() alone counts nothing
+
+
+def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
+    """A page of a list-like type is decided by its type's threshold and rules (lower than the global threshold:
+    more of its items are kept), an ``unknown`` page by the global ones; the document and the stats carry the
+    type, and so does the page the cascade passed on to a later stage."""
+    model = block_model()
+    typed = {name: d for name, d in model.page_types.decisions.items() if d.threshold < model.threshold}
+    assert typed, "the packaged model has no type decided below the global threshold"
+    settings = load_settings(None, ["perplexity.enabled=false"])
+    loop = StepLoop(settings)
+    stage = loop.step("blocks")
+    seen = Counter()
+    pages = [page for page_type in PAGE_TYPES for page in heldout_pages(6, "data-wcxb", page_type=page_type)]
+    for page_id, html, _ in pages:
+        cleaned = loop.process(Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8"))
+        blocks, probs = stage.classify(html)
+        assert cleaned.page_type == stage.page_type
+        assert cleaned.page_type in (*PAGE_TYPES, UNKNOWN) if blocks else cleaned.page_type is None
+        seen[cleaned.page_type] += 1
+        if cleaned.page_type not in typed or cleaned.extractor != "blocks":
+            continue
+        decision = model.decision(cleaned.page_type)
+        kept = [b for b, k in zip(blocks, revise(blocks, probs, decision.threshold, decision.rules)) if k]
+        globally = [b for b, k in zip(blocks, revise(blocks, probs, model.threshold, model.rules)) if k]
+        assert cleaned.text == visible_lines(block_lines([b for b in kept if visible(b.text)]))
+        assert len(kept) >= len(globally)
+        seen["decided by type"] += len(kept) > len(globally)
+    assert seen["decided by type"] >= 1 and len([t for t in seen if t in PAGE_TYPES]) >= 3
+    counted = stage.stats.to_dict()["stage"]["blocks"]["page_type"]
+    assert sum(counted.values()) == len(pages) - seen[None]
+    assert counted == {t: n for t, n in seen.items() if t in (*PAGE_TYPES, UNKNOWN)}
+    assert model.decision(UNKNOWN) == model.decision(None) == TypedDecision(model.threshold, model.rules)
 
 
 @pytest.mark.parametrize("texts", [

@@ -265,14 +265,14 @@ def test_a_guard_interrupt_while_preparing_falls_back_for_that_page_only(monkeyp
 
     from warcplex.steps.blocks import step as blocks_step
 
-    parse = blocks_step.parse_blocks
+    parse = blocks_step.parse_page
 
     def slow_on_the_second(html: str):
         if "number 1," in html and "second" in html:
             raise ExecutionTimeout("simulated")
         return parse(html)
 
-    monkeypatch.setattr(blocks_step, "parse_blocks", slow_on_the_second)
+    monkeypatch.setattr(blocks_step, "parse_page", slow_on_the_second)
     pages = [page(ARTICLE, "<urn:1>"), page(ARTICLE.replace("<article>", "<article><h1>second</h1>"), "<urn:2>"),
              page(ARTICLE, "<urn:3>")]
     loop = cleaner("perplexity.enabled=false", "extract.cascade=[blocks, resiliparse]", "extract.prepare_window=3")

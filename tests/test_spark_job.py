@@ -14,6 +14,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 from warcplex.cli import main as cli_main
 from warcplex.config import PROJECT_ROOT
 from warcplex.stats import Stats
+from warcplex.steps.blocks.page_type import PAGE_TYPES, UNKNOWN
 from conftest import BENCH
 
 pytestmark = [pytest.mark.spark]
@@ -65,7 +66,7 @@ def test_parquet_rows_match_response_records(spark_run):
     table = ds.dataset(out / "data", format="parquet", partitioning="hive").to_table()
     expected = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",
                 "n_sentences_kept", "perplexity_median", "extractor", "html_bytes", "text_bytes_raw",
-                "text_bytes_clean", "fallback_reason"}
+                "text_bytes_clean", "fallback_reason", "page_type"}
     assert expected <= set(table.schema.names)
     ids = table.column("warc_record_id").to_pylist()
     assert len(ids) == len(set(ids)) == stats["outcome"]["kept"]
@@ -78,6 +79,9 @@ def test_parquet_rows_match_response_records(spark_run):
     english = [r for r in rows if r["language"] == "en"]
     assert any(r["perplexity_median"] is not None for r in english)
     assert (out / "summary.txt").read_text().startswith("warcplex:")
+    types = Counter(r["page_type"] for r in rows if r["page_type"] is not None)  # pages the block stage read
+    assert types and set(types) <= {*PAGE_TYPES, UNKNOWN}
+    assert all(n <= stats["page_type"][t] for t, n in types.items())  # kept pages by type (before the corpus stages)
 
 
 def test_dropped_sentences_side_output_has_scores_and_reasons(spark_run):

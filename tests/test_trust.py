@@ -113,7 +113,7 @@ def test_shard_keys_do_not_depend_on_location_symlink_or_base_url(crawl, tmp_pat
     assert shard_key(f"s3://commoncrawl/{path}") == shard_key(f"https://data.commoncrawl.org/{path}") == path
 
 
-def test_config_fingerprint_counts_only_settings_that_change_the_output():
+def test_config_fingerprint_counts_only_settings_that_change_the_output(monkeypatch):
     base = config_fingerprint(load_settings(None))
     same = ["spark.master=local[1]", "spark.conf.spark.executor.memory=8g", "s3.max_attempts=3",
             "output.dropped=/x", "carbon.pue=1.5", "index.enabled=false", "input.base_url=s3://b/",
@@ -123,6 +123,11 @@ def test_config_fingerprint_counts_only_settings_that_change_the_output():
     for assignment in ["perplexity.threshold=5000", "extract.cascade=[resiliparse]", "input.splits_per_shard=3",
                        "langid.min_score=0.5", "output.compression=gzip", "input.dedup_record_ids=false"]:
         assert config_fingerprint(load_settings(None, [assignment])) != base, assignment
+    # an output written with other page columns (an older warcplex) is not resumed into
+    from warcplex.writing import rows
+
+    monkeypatch.setattr(rows, "PAGE_SCHEMA", rows.PAGE_SCHEMA.remove(rows.PAGE_SCHEMA.get_field_index("page_type")))
+    assert config_fingerprint(load_settings(None)) != base
 
 
 def test_redaction_masks_secret_keys_and_url_credentials():

@@ -52,6 +52,7 @@ class Document:
     text: str = ""  # the chosen extractor's text (``raw_text`` in the stats)
     extractor: str | None = None
     fallback_reason: str | None = None  # why the cascade left its first stage
+    page_type: str | None = None  # the block stage's page type (warcplex.steps.blocks.page_type), if it ran
     language: Language | None = None
     sentences: list[Sentence] = field(default_factory=list)
     unfiltered: bool = False  # the extractor's text passes the filter unscored (the conservative revert)

@@ -8,8 +8,8 @@ key, so a different file under the same name is a different shard. Split ids (ou
 names, completion markers) derive from the key alone: the same shard moved, copied, reached
 through a symlink or a changed base URL is recognised as done.
 
-The config fingerprint hashes the settings that change what a run writes; Spark, S3, paths
-of side outputs, carbon and index settings do not count.
+The config fingerprint hashes the settings that change what a run writes, and the page rows' columns;
+Spark, S3, paths of side outputs, carbon and index settings do not count.
 """
 
 from __future__ import annotations
@@ -86,6 +86,10 @@ def fingerprinted_settings(settings: Settings) -> dict[str, Any]:
             pass  # model_files() reports a missing registry
     else:
         kept["perplexity"]["registry"] = None
+    # The page rows' columns: an output written by a warcplex with other columns is not resumed into.
+    from warcplex.writing.rows import PAGE_SCHEMA  # (rows -> document -> reading.warc imports this module)
+
+    kept.setdefault("output", {})["page_columns"] = PAGE_SCHEMA.names
     return kept
 
 

@@ -30,6 +30,7 @@ PPL_BINS = np.array([-0.7, -0.3, 0.0, 0.3, 0.7, 1.2])
 BASE = ["log_words", "link_density", "in_primary", "ends_punct", "comma_rate", "digit_share", "title_share",
         "log_ppl", "no_ppl", "depth", "letter_share", "space_share", "heading", "list_item", "cell", "code"]
 NEIGHBOUR = ["log_words", "link_density", "in_primary", "ends_punct"]
+IN_PRIMARY = 1 + BASE.index("in_primary")  # its column in the dense features (after the bias)
 # The page-level and structural features after the position (see :func:`featurize`).
 PAGE = ["position", "ppl_vs_page", "ppl_rank", "page_in_primary", "log_page_blocks", "words_rank", "word_share",
         "log_siblings", "log_repeats", "repeat_word_share", "repeat_link_density", "page_repeat_share",
@@ -177,7 +178,7 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
         X = np.empty((n, len(dense_names())), dtype=np.float32)
         if n:
             module.page_rows(blocks, module.joined_words(primary_text), ppl.tolist(), page_lm, X, *_EDGES)
-        return X, hashed_tokens(blocks, X[:, 1 + BASE.index("in_primary")].tolist())
+        return X, hashed_tokens(blocks, X[:, IN_PRIMARY].tolist())
     primary = " ".join(primary_text.split())
     base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
                     dtype=np.float32).reshape(n, len(BASE))

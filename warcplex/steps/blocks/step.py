@@ -18,7 +18,8 @@ from warcplex.steps.blocks.features import (CELLS, block_perplexities, dense_nam
                                             word_count)
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.model import pinned_language_model
-from warcplex.steps.blocks.parse import Block, parse_blocks
+from warcplex.steps.blocks.page_type import page_signals
+from warcplex.steps.blocks.parse import Block, parse_page
 from warcplex.steps.blocks.rules import in_kept_region, revise
 from warcplex.steps import guards
 from warcplex.steps.extractors import Extractor, ResiliparseExtractor
@@ -77,13 +78,14 @@ class BlocksExtractor(Extractor):
         self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its result): prepare()'s window
         self.line_probs: list[float] = []  # the last page's text: each line's highest block probability
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
+        self.page_type: str | None = None  # the last page's type (:mod:`~warcplex.steps.blocks.page_type`)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
 
         Raises :class:`PageTooDeep` like the resiliparse stage (its main-content pass is a feature).
         """
-        blocks, X, hashed, self.primary = _result(self._featurised([html])[0])
+        blocks, X, hashed, self.primary, _ = _result(self._featurised([html])[0])
         return blocks, X, hashed
 
     def prepare(self, htmls: list[str]) -> None:
@@ -95,10 +97,11 @@ class BlocksExtractor(Extractor):
             self._prepared = {id(html): (html, result) for html, result in zip(htmls, self._classified(htmls))}
 
     def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
-        """The page's blocks and each block's main-content probability (prepared, or computed now)."""
+        """The page's blocks and each block's main-content probability (prepared, or computed now); the page's
+        type is then ``page_type``."""
         entry = self._prepared.pop(id(html), None)
         result = entry[1] if entry is not None and entry[0] is html else self._classified([html])[0]
-        blocks, probs, self.primary = _result(result)
+        blocks, probs, self.primary, self.page_type = _result(result)
         self.resiliparse.reuse(html, self.primary)  # the cascade's resiliparse stage takes it if the page falls to it
         return blocks, probs
 
@@ -107,13 +110,14 @@ class BlocksExtractor(Extractor):
         computed one phase at a time over all pages, each page's phase under a fresh time limit."""
         results: list = [None] * len(htmls)
         blocks: list = [None] * len(htmls)
+        markup: list = [None] * len(htmls)
         primary: list = [""] * len(htmls)
         pins: list = [None] * len(htmls)
         log_ppl: list = [None] * len(htmls)
 
         def parse(i: int) -> None:
             self.resiliparse.check_depth(htmls[i])
-            blocks[i] = parse_blocks(htmls[i])
+            blocks[i], markup[i] = parse_page(htmls[i])
 
         def main_content(i: int) -> None:
             primary[i] = self.resiliparse.plain_text(htmls[i])
@@ -129,12 +133,12 @@ class BlocksExtractor(Extractor):
 
         def features(i: int) -> None:
             if not blocks[i]:
-                results[i] = (blocks[i], np.zeros((0, len(dense_names())), dtype=np.float32), [], primary[i])
+                results[i] = (blocks[i], np.zeros((0, len(dense_names())), dtype=np.float32), [], primary[i], markup[i])
                 return
             pin = pins[i]
             X, hashed = (featurize(blocks[i], primary[i]) if pin is None
                          else featurize(blocks[i], primary[i], log_ppl[i], pin.centre))
-            results[i] = (blocks[i], X, hashed, primary[i])
+            results[i] = (blocks[i], X, hashed, primary[i], markup[i])
 
         for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
                                     (features, False)):
@@ -142,13 +146,19 @@ class BlocksExtractor(Extractor):
         return results
 
     def _classified(self, htmls: list[str]) -> list:
-        """Each page's (blocks, probabilities, resiliparse text), or what its work raised (see :meth:`_featurised`)."""
+        """Each page's (blocks, probabilities, resiliparse text, page type), or what its work raised (see
+        :meth:`_featurised`)."""
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
-            blocks, X, hashed, primary = results[i]
-            probs = models.block_model(self.settings.blocks_model).scores(X, hashed) if blocks else np.zeros(0, np.float32)
-            results[i] = (blocks, probs, primary)
+            model = models.block_model(self.settings.blocks_model)
+            blocks, X, hashed, primary, markup = results[i]
+            probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
+            page_type = None  # no page type model, or no blocks to tell the type by
+            if model.page_types is not None and blocks:
+                page_type = model.page_types.page_type(
+                    page_signals(blocks, X, word_count(primary) if primary.strip() else 0, markup, htmls[i]))
+            results[i] = (blocks, probs, primary, page_type)
 
         _each(scores, range(len(htmls)), results)
         return results
@@ -156,7 +166,10 @@ class BlocksExtractor(Extractor):
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
         model = models.block_model(self.settings.blocks_model)
-        keep = revise(blocks, probs, model.threshold, model.rules)
+        if self.page_type is not None:
+            self.count(f"page_type.{self.page_type}")
+        decision = model.decision(self.page_type)
+        keep = revise(blocks, probs, decision.threshold, decision.rules)
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
@@ -173,8 +186,12 @@ class BlocksExtractor(Extractor):
 
     def run(self, doc: Document) -> Document:
         """The kept blocks as the page's text, with each line's probability and region membership
-        (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence)."""
-        super().run(doc)
+        (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence) and the page's type."""
+        self.page_type = None
+        try:
+            super().run(doc)
+        finally:
+            doc.page_type = self.page_type  # the page's, whichever stage's text is written
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
         return doc
 
