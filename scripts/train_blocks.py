@@ -135,8 +135,7 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
     if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
         out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
     html = decode_html(gzip.decompress(Path(page["html"]).read_bytes()))
-    out["signals"] = page_signals(blocks, out["X"], word_count(page["primary"]) if page["primary"].strip() else 0,
-                                  page["markup"], html)
+    out["signals"] = page_signals(blocks, out["X"], page["primary"], page["markup"], html)
     if page["set"] == "snippets":  # no block labels: the set is never fitted on
         return out
     tokens = _scorer(bench).tokenize(page["truth"])

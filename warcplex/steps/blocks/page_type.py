@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from warcplex.steps.blocks.features import IN_PRIMARY, dense_names
+from warcplex.steps.blocks.features import IN_PRIMARY, dense_names, word_count
 from warcplex.steps.blocks.parse import COUNTED_TAGS, Block, Markup
 from warcplex.steps.blocks.rules import RuleSettings
 from warcplex.steps.blocks.trees import TreeEnsemble
@@ -64,11 +64,12 @@ def signal_names() -> list[str]:
     return names
 
 
-def page_signals(blocks: list[Block], X: np.ndarray, primary_words: int, markup: Markup, html: str) -> np.ndarray:
+def page_signals(blocks: list[Block], X: np.ndarray, primary: str, markup: Markup, html: str) -> np.ndarray:
     """The page's signals (:func:`signal_names`): ``blocks`` and their dense features ``X`` as the stage computed
-    them (word counts, link density, tag kinds and the repeated structures of :func:`features.structure`), the words
-    of resiliparse's main-content text, what the parse read of the markup and the decoded ``html``."""
+    them (word counts, link density, tag kinds and the repeated structures of :func:`features.structure`),
+    resiliparse's main-content text, what the parse read of the markup and the decoded ``html``."""
     n = len(blocks)
+    primary_words = word_count(primary) if primary.strip() else 0
     if not n:
         return np.zeros(len(signal_names()))
     column = _COLUMNS

@@ -156,8 +156,7 @@ class BlocksExtractor(Extractor):
             probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
             page_type = None  # no page type model, or no blocks to tell the type by
             if model.page_types is not None and blocks:
-                page_type = model.page_types.page_type(
-                    page_signals(blocks, X, word_count(primary) if primary.strip() else 0, markup, htmls[i]))
+                page_type = model.page_types.page_type(page_signals(blocks, X, primary, markup, htmls[i]))
             results[i] = (blocks, probs, primary, page_type)
 
         _each(scores, range(len(htmls)), results)
