@@ -637,12 +637,10 @@ def fit_page_types(args, train: list[dict], snippets: list[dict], model: BlockMo
         by_threshold = {t: page_texts(pages, model, t, model.rules) for t in THRESHOLDS}
         threshold = choose("threshold", by_threshold, reference)
         rules = tune_rules(pages, model, threshold, choose, reference)
-        before = set_means(pages, page_texts(pages, model, model.threshold, model.rules))
-        after = set_means(pages, page_texts(pages, model, threshold, rules))
+        before, after = set_means(pages, reference), set_means(pages, page_texts(pages, model, threshold, rules))
         print(f"  {page_type}: threshold {threshold}, rules {rules.to_dict()}; each set's mean "
               + ", ".join(f"{name} {before.get(name, 0):+.4f} -> {after.get(name, 0):+.4f}" for name in sorted(before)))
-        if objective(pages, page_texts(pages, model, threshold, rules)) > objective(
-                pages, page_texts(pages, model, model.threshold, model.rules)):
+        if sum(after.values()) > sum(before.values()):  # the objective's
             decisions[page_type] = {"threshold": threshold, "rules": rules.to_dict()}
     data["decisions"] = decisions
     typed = copy.copy(model)

@@ -65,13 +65,12 @@ def signal_names() -> list[str]:
 
 
 def page_signals(blocks: list[Block], X: np.ndarray, primary: str, markup: Markup, html: str) -> np.ndarray:
-    """The page's signals (:func:`signal_names`): ``blocks`` and their dense features ``X`` as the stage computed
-    them (word counts, link density, tag kinds and the repeated structures of :func:`features.structure`),
-    resiliparse's main-content text, what the parse read of the markup and the decoded ``html``."""
+    """The page's signals (:func:`signal_names`): ``blocks`` (at least one) and their dense features ``X`` as the
+    stage computed them (word counts, link density, tag kinds and the repeated structures of
+    :func:`features.structure`), resiliparse's main-content text, what the parse read of the markup and the decoded
+    ``html``."""
     n = len(blocks)
     primary_words = word_count(primary) if primary.strip() else 0
-    if not n:
-        return np.zeros(len(signal_names()))
     column = _COLUMNS
     words = np.expm1(X[:, column["log_words"]].astype(np.float64))
     links = X[:, column["link_density"]].astype(np.float64)
