@@ -105,7 +105,7 @@ def test_block_stage_removes_boilerplate_on_held_out_bench_pages():
     blocks_stage, everything = BlocksExtractor(settings.extract, settings.langid), ConservativeExtractor(settings.extract)
     precision_blocks, precision_all = [], []
     for _, html, truth in heldout_pages(40):
-        texts = {b.text for b in parse_blocks(html)}
+        texts = {line for b in parse_blocks(html) for line in (b.text, *b.lines)}  # a block's, or a line of one
         out = blocks_stage.extract(html)
         assert all(line in texts for line in re.split("[\n\t]", out) if line)
         if truth.strip() and out:
@@ -140,6 +140,34 @@ def test_table_rows_keep_their_cells_on_one_line_and_list_items_one_per_line():
                                                 "产品经理\t上海\t25k", "First item", "Second item"]
     # a row whose middle cell was dropped still shares one line
     assert block_lines([blocks[4], blocks[6], blocks[7]]).split("\n") == ["软件工程师\t30k", "产品经理"]
+
+
+BREAKS = """<html><body><p>Max Brew: 40 ounces<br>Carafe: Stainless steel,<br>double-walled<br><br> Brew time: 6 minutes</p>
+<table><tr><td>Size<br>(cm)</td><td>40</td></tr></table><p>one line<br></p><p>\u200b<br>After a blank</p></body></html>"""
+
+
+def test_a_blocks_br_elements_break_its_text_into_lines_and_the_features_read_it_as_before():
+    blocks = parse_blocks(BREAKS)
+    assert blocks[0].text == "Max Brew: 40 ounces Carafe: Stainless steel, double-walled Brew time: 6 minutes"  # features'
+    # a line that starts in lower case continues the one before: that br wraps a sentence
+    assert blocks[0].lines == ("Max Brew: 40 ounces", "Carafe: Stainless steel, double-walled", "Brew time: 6 minutes")
+    assert blocks[-2].lines == () and blocks[-2].text == "one line"  # one line: no lines of its own
+    assert block_lines(blocks).split("\n") == ["Max Brew: 40 ounces", "Carafe: Stainless steel, double-walled",
+                                                "Brew time: 6 minutes",
+                                                "Size (cm)\t40", "one line", "After a blank"]  # a row stays one line
+
+
+def test_the_block_stage_gives_each_line_of_its_text_a_probability_when_brs_break_blocks():
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid, regions=True)
+    broken = 0
+    for _, html, _ in heldout_pages(60):
+        out = stage.extract(html)
+        assert len(stage.line_probs) == len(stage.line_regions) == len(out.split("\n"))
+        blocks = parse_blocks(html)
+        texts, broken_lines = {b.text for b in blocks}, {line for b in blocks for line in b.lines}
+        broken += any(line in broken_lines and line not in texts for line in out.split("\n"))
+    assert broken >= 10  # held-out pages whose kept blocks a br breaks (38 of these 60)
 
 
 def test_repeated_structures_are_features():

@@ -65,7 +65,7 @@ import unicodedata
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 9
+VERSION = 10
 
 # parse.COUNTED_TAGS (BlockTarget checks that they agree): the elements whose start tags Markup.tags counts.
 cdef enum:
@@ -84,6 +84,7 @@ cdef frozenset HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 cdef frozenset LIST_ITEMS = frozenset("li dt dd".split())
 cdef frozenset CELLS = frozenset("td th".split())
 cdef frozenset CODE = frozenset("pre code".split())
+cdef str BREAK = "\x00"  # parse.BREAK: a br in a block's parts
 cdef str ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
 
 
@@ -808,7 +809,7 @@ cdef class _Owner:
     """parse._Owner: a block-level element on the parser's stack, collecting its runs of text."""
 
     cdef public Py_ssize_t element, depth, parent, link
-    cdef public bint excluded
+    cdef public bint excluded, breaks  # breaks: a br among its parts (parse.BREAK)
     cdef public str tag
     cdef public tuple ancestors, levels
     cdef public list parts
@@ -830,6 +831,7 @@ cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, P
     owner.parent, owner.excluded = parent, excluded
     owner.parts = []
     owner.link = 0
+    owner.breaks = False
     return owner
 
 
@@ -844,15 +846,17 @@ cdef class BlockTarget:
     cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes  # counted from libxml2's arrays
     cdef Py_ssize_t tag_counts[N_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
     cdef tuple counted_tags
-    cdef object block_class, attr_tokens, excluded_part, markup_class, read_markup
+    cdef object block_class, attr_tokens, excluded_part, markup_class, read_markup, break_lines
     cdef frozenset excluded_tags
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, attr_tokens, frozenset excluded_tags, excluded_part, markup_class, read_markup):
+    def __init__(self, block_class, attr_tokens, frozenset excluded_tags, excluded_part, markup_class, read_markup,
+                 break_lines):
         """``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
         element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and parse.read_markup for
-        lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`)."""
-        self.block_class, self.attr_tokens = block_class, attr_tokens
+        lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``break_lines``:
+        parse.break_lines, asked only about a block with a br."""
+        self.block_class, self.attr_tokens, self.break_lines = block_class, attr_tokens, break_lines
         self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
         self.markup_class, self.read_markup = markup_class, read_markup
         self.counted_tags = tuple(markup_class().tags)
@@ -872,15 +876,19 @@ cdef class BlockTarget:
 
     cdef _flush(self, _Owner owner):
         cdef str text
+        cdef tuple lines = ()
         cdef Py_ssize_t link
         if owner.parts:
             text = _joined_words(owner.parts)
+            if owner.breaks:
+                text, lines = self.break_lines(text)
             if text:
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
-                                                    link, owner.depth, owner.parent, owner.excluded))
+                                                    link, owner.depth, owner.parent, owner.excluded, lines))
             owner.parts = []
             owner.link = 0
+            owner.breaks = False
 
     cdef _push(self, str tag, object owner, bint in_link):
         self.tags.append(tag)
@@ -922,7 +930,8 @@ cdef class BlockTarget:
         if tag in INLINE:
             self._push(tag, None, in_link or tag == "a")
         elif tag == "br":
-            owner.parts.append(" ")
+            owner.parts.append(BREAK)
+            owner.breaks = True
             self._push(tag, None, in_link)
         else:
             self._flush(owner)

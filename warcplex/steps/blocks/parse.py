@@ -49,6 +49,27 @@ class Block:
     depth: int
     parent: int = -1  # preorder index of the enclosing block-level element (-1: none inside the body)
     excluded: bool = False  # inside a part of the page that is never kept (:func:`excluded_part`)
+    lines: tuple[str, ...] = ()  # the text's lines where its ``br`` elements break it (two or more), else none
+
+
+# A ``br`` in a block's collected text (:func:`break_lines`): never in a document's text, which libxml2 ends at NUL.
+BREAK = "\x00"
+
+
+def break_lines(text: str) -> tuple[str, tuple[str, ...]]:
+    """A block's text, its white space collapsed and with ``BREAK`` where a ``br`` was, as the block's text (each
+    break a space: what the features read) and its lines (:attr:`Block.lines`; :func:`~warcplex.steps.blocks.step.
+    block_lines` writes them one per line). Empty lines are left out, and a line that starts with a lower-case
+    letter goes on the line before it: that ``br`` wraps a sentence (``track attendance,<br>simplify pay``)."""
+    lines: list[str] = []
+    for line in (" ".join(part.split()) for part in text.split(BREAK)):
+        if not line:
+            continue
+        if lines and line[0].islower():
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return " ".join(lines), (tuple(lines) if len(lines) > 1 else ())
 
 
 # Elements whose number the parse counts (Markup.tags): sectioning, modern widgets, the older layout's markup and
@@ -158,7 +179,7 @@ class _BlockTarget:
     """lxml parser target: SAX events of the HTML parser -> blocks, without building a tree.
 
     Text belongs to the nearest enclosing block-level element (anything but inline tags and
-    ``br``); a block-level child ends the current run of its parent's text, and the text after
+    ``br``, which breaks the block's text into lines); a block-level child ends the current run of its parent's text, and the text after
     the child starts a new run of the same parent. Subtrees of ``SKIP`` tags are ignored; only
     the ``body`` is read. Blocks inside a part :func:`excluded_part` are marked ``excluded``.
     """
@@ -178,10 +199,11 @@ class _BlockTarget:
 
     def _flush(self, owner: _Owner) -> None:
         if owner.parts:
-            text = " ".join("".join(owner.parts).split())
+            text, lines = break_lines("".join(owner.parts))
             if text:
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
-                                         min(owner.link, len(text)), owner.depth, owner.parent, owner.excluded))
+                                         min(owner.link, len(text)), owner.depth, owner.parent, owner.excluded,
+                                         lines))
             owner.parts.clear()
             owner.link = 0
 
@@ -208,7 +230,7 @@ class _BlockTarget:
         if tag in INLINE:
             self.stack.append((tag, None, in_link or tag == "a"))
         elif tag == "br":
-            owner.parts.append(" ")
+            owner.parts.append(BREAK)
             self.stack.append((tag, None, in_link))
         else:
             self._flush(owner)
@@ -276,7 +298,8 @@ def parse_page(html: str) -> tuple[list[Block], Markup]:
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
         target = (_BlockTarget() if module is None else
-                  module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup))
+                  module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup,
+                                     break_lines))
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached

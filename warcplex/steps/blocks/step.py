@@ -55,10 +55,24 @@ def line_groups(kept: list[Block]) -> list[list[int]]:
     return groups
 
 
+def group_lines(kept: list[Block], groups: list[list[int]]) -> list[tuple[int, str]]:
+    """The lines of the text of ``kept`` and the index of the group (:func:`line_groups`) each comes from: a table
+    row's cells on one line, tab-separated; another block on one line, or where its ``br`` elements break it, on
+    each of its lines (:attr:`Block.lines`) that a reader sees."""
+    out = []
+    for g, group in enumerate(groups):
+        block = kept[group[0]]
+        if len(group) > 1 or block.tag in CELLS or not block.lines:
+            out.append((g, "\t".join(kept[i].text for i in group)))
+        else:
+            out.extend((g, line) for line in block.lines if visible(line))
+    return out
+
+
 def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str:
-    """Kept blocks, one per line; consecutive cells (td, th) of one table row share a line, tab-separated
-    (``groups``: :func:`line_groups` of ``kept`` when the caller has them)."""
-    return "\n".join("\t".join(kept[i].text for i in group) for group in groups or line_groups(kept))
+    """Kept blocks as text (:func:`group_lines`; ``groups``: :func:`line_groups` of ``kept`` when the caller has
+    them)."""
+    return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
 
 
 class BlocksExtractor(Extractor):
@@ -172,16 +186,19 @@ class BlocksExtractor(Extractor):
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
-        self.line_probs = [float(kept_probs[group].max()) for group in groups]
+        lines = group_lines(kept, groups)
+        group_probs = [float(kept_probs[group].max()) for group in groups]
+        self.line_probs = [group_probs[g] for g, _ in lines]
         self.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
-            self.line_regions = [bool(kept_regions[group].any()) for group in groups]
+            group_regions = [bool(kept_regions[group].any()) for group in groups]
+            self.line_regions = [group_regions[g] for g, _ in lines]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
         if native.compiled() is None:
             self.count("pure_python")  # the compiled stage is not installed here (see native.py)
-        return block_lines(kept, groups)
+        return "\n".join(line for _, line in lines)
 
     def run(self, doc: Document) -> Document:
         """The kept blocks as the page's text, with each line's probability and region membership
