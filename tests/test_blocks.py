@@ -157,6 +157,38 @@ def test_a_blocks_br_elements_break_its_text_into_lines_and_the_features_read_it
                                                 "Size (cm)\t40", "one line", "After a blank"]  # a row stays one line
 
 
+CODE = """<html><body><p>Install it, then run it:</p><pre><code>pip install x
+import x
+
+    x.run(mode="fast")  # indented</code></pre><pre><span>a = 1</span>
+<span>b = 2</span></pre></body></html>"""
+
+
+def test_preformatted_text_keeps_its_lines_and_indentation():
+    blocks = parse_blocks(CODE)
+    assert blocks[1].text == 'pip install x import x x.run(mode="fast") # indented'  # what the features read
+    assert blocks[1].lines == ("pip install x", "import x", '    x.run(mode="fast")  # indented')  # no blank line
+    assert blocks[2].lines == ("a = 1", "b = 2")  # a line break between inline elements
+    assert block_lines(blocks).split("\n") == ["Install it, then run it:", "pip install x", "import x",
+                                                '    x.run(mode="fast")  # indented', "a = 1", "b = 2"]
+
+
+def test_code_the_block_stage_keeps_passes_the_filter_unscored_line_by_line():
+    loop = StepLoop(load_settings(None, []))
+    code_pages = 0
+    for page_id, html, _ in heldout_pages(200):
+        cleaned = loop.process(Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8"))
+        code = [s for s in cleaned.sentences if s.preformatted]
+        if cleaned.extractor != "blocks" or not code:
+            continue
+        code_pages += 1
+        assert all(s.kept and s.perplexity is None for s in code)
+        assert len(cleaned.line_preformatted) == len(cleaned.text.split("\n"))
+        assert len({s.paragraph for s in code}) > 1  # the preformatted text's own lines
+    assert code_pages >= 2
+    assert loop.step("perplexity").stats.to_dict()["stage"]["perplexity"]["sentences_preformatted"] > 0
+
+
 def test_the_block_stage_gives_each_line_of_its_text_a_probability_when_brs_break_blocks():
     settings = load_settings(None, [])
     stage = BlocksExtractor(settings.extract, settings.langid, regions=True)

@@ -90,6 +90,7 @@ EDGE_HTML = [
     # every character str.split() splits on, around and inside link text of 1-4 byte characters
     f"<body><p>a{SPACES}b<a href=x>{SPACES}é€😀 link{SPACES}</a>{SPACES}c</p><div>\u200b{SPACES}</div></body>",
     "<body><p>one<br>two<br/><br> three <a>in<b>side</b><br>link</a></p><p><br></p></body>",
+    "<body><pre>\n  code <b>x</b>\n\n\ty = 1<br>z\r\n<div> in\n div </div>tail\n</pre><pre>one  line</pre></body>",
     # skipped subtrees use up preorder indexes; text after a block-level child starts a new run
     "<body><div>before<script>x<b>y</b></script><nav><ul><li>n</li></ul></nav><p>child</p>after"
     "<svg><g><text>s</text></g></svg></div></body>",

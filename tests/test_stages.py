@@ -180,6 +180,17 @@ def test_filter_drops_above_threshold_keeps_below_and_records_scores(tmp_path, t
     assert good2.kept
 
 
+def test_filter_leaves_preformatted_lines_unscored_and_kept(tmp_path, tiny_model):
+    stage = PerplexityFilter(sentence_rule(registry=registry(tmp_path, tiny_model, threshold=10)))
+    doc = Document(Page("<urn:test>", "http://example.org/", "", b"", None), language=Language("en", 1.0),
+                   sentences=[Sentence(GOOD, 0), Sentence(BAD, 1), Sentence(BAD, 2, preformatted=True)])
+    assert stage(doc) is doc
+    good, bad, code = doc.sentences
+    assert good.kept and not bad.kept  # the same text, not preformatted, is dropped
+    assert code.kept and code.perplexity is None and code.reason is None
+    assert stage.stats.to_dict()["stage"]["perplexity"]["sentences_preformatted"] == 1
+
+
 def test_line_unit_pools_a_lines_sentences_and_keeps_or_drops_them_together(tmp_path, tiny_model):
     reg = registry(tmp_path, tiny_model, threshold=5)
     by_sentence = score(PerplexityFilter(sentence_rule(registry=reg)), [[GOOD, BAD]], "en")[0]

@@ -41,6 +41,7 @@ class Sentence:
     distance: float | None = None  # a sore removal's embedding distance (to the outlier phrase or the core)
     block_prob: float | None = None  # the block stage's main-content probability of its line (None: no such evidence)
     in_region: bool = False  # its line is in a repeated region the block stage kept (a grid, list or table)
+    preformatted: bool = False  # its line is preformatted text (code) the block stage kept: the filter leaves it
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Document:
     unfiltered: bool = False  # the extractor's text passes the filter unscored (the conservative revert)
     line_probs: list[float] | None = None  # per line of ``text``: the block stage's main-content probability
     line_regions: list[bool] | None = None  # per line of ``text``: in a repeated region the block stage kept
+    line_preformatted: list[bool] | None = None  # per line of ``text``: preformatted text (code) the block stage kept
     outcome: str = "kept"  # kept | empty_extraction | empty_after_filter | <a step's drop reason> | error.<kind>
     # clean_text's last answer and what it was computed from (the loop, the counters and the row each ask)
     _clean: tuple[tuple, str] | None = field(default=None, repr=False, compare=False)

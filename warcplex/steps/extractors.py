@@ -50,7 +50,7 @@ class Extractor(Step):
         doc.text = self.text(doc.html)
         doc.extractor = self.name
         doc.unfiltered = self.unfiltered
-        doc.line_probs = doc.line_regions = None
+        doc.line_probs = doc.line_regions = doc.line_preformatted = None
         return doc
 
 

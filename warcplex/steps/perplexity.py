@@ -240,7 +240,8 @@ class PerplexityFilter(Step):
 
     A page of a language without a model passes unscored, or is dropped as
     ``unknown_language_dropped`` with ``perplexity.unknown_language: drop``. An extractor
-    marked ``unfiltered`` (the conservative revert) passes unscored.
+    marked ``unfiltered`` (the conservative revert) passes unscored, and so does preformatted text
+    (code) the block stage kept: a model of prose cannot judge it, and a line dropped from it breaks it.
     """
 
     name = "perplexity"
@@ -260,7 +261,10 @@ class PerplexityFilter(Step):
             self.count("unscored_language_pages")
             return doc
         model = models.kenlm_model(entry.path)
-        for sentence, (ppl, n_tokens) in zip(doc.sentences, perplexities(model, [s.text for s in doc.sentences])):
+        scored = [s for s in doc.sentences if not s.preformatted]
+        if len(scored) < len(doc.sentences):
+            self.count("sentences_preformatted", len(doc.sentences) - len(scored))  # kept unscored
+        for sentence, (ppl, n_tokens) in zip(scored, perplexities(model, [s.text for s in scored])):
             sentence.perplexity, sentence.n_tokens = ppl, n_tokens
         limit = entry.threshold_for(self.settings)
         judged = judgement(doc.sentences, self.settings)

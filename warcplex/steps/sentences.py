@@ -19,15 +19,16 @@ class SentenceSplitter(Step):
 
     def run(self, doc: Document) -> Document:
         doc.sentences = []
-        probs, regions = doc.line_probs, doc.line_regions
+        probs, regions, code = doc.line_probs, doc.line_regions, doc.line_preformatted
         for paragraph, (line, para) in enumerate(self.lines(doc.text, doc.language_code)):
             prob = probs[line] if probs is not None and line < len(probs) else None
             region = regions is not None and line < len(regions) and regions[line]
+            preformatted = code is not None and line < len(code) and code[line]
             for text, start, end in para:
                 if start < 0:
                     self.count("unaligned")
                 doc.sentences.append(Sentence(text, paragraph, start=start, end=end, block_prob=prob,
-                                              in_region=region))
+                                              in_region=region, preformatted=preformatted))
         return doc
 
     def split(self, text: str, language: str) -> list[list[str]]:

@@ -65,7 +65,7 @@ import unicodedata
 import numpy as np
 
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 10
+VERSION = 11
 
 # parse.COUNTED_TAGS (BlockTarget checks that they agree): the elements whose start tags Markup.tags counts.
 cdef enum:
@@ -85,6 +85,7 @@ cdef frozenset LIST_ITEMS = frozenset("li dt dd".split())
 cdef frozenset CELLS = frozenset("td th".split())
 cdef frozenset CODE = frozenset("pre code".split())
 cdef str BREAK = "\x00"  # parse.BREAK: a br in a block's parts
+cdef frozenset PREFORMATTED = frozenset(("pre", "listing", "xmp", "plaintext"))  # parse.PREFORMATTED
 cdef str ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
 
 
@@ -809,7 +810,8 @@ cdef class _Owner:
     """parse._Owner: a block-level element on the parser's stack, collecting its runs of text."""
 
     cdef public Py_ssize_t element, depth, parent, link
-    cdef public bint excluded, breaks  # breaks: a br among its parts (parse.BREAK)
+    cdef public bint excluded, preformatted
+    cdef public bint breaks  # a br among its parts (parse.BREAK), or a line break when preformatted
     cdef public str tag
     cdef public tuple ancestors, levels
     cdef public list parts
@@ -824,11 +826,11 @@ cdef class _Owner:
 
 
 cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth, Py_ssize_t parent,
-                   bint excluded):
+                   bint excluded, bint preformatted):
     """A new _Owner (without the Python call of a constructor)."""
     cdef _Owner owner = _Owner.__new__(_Owner)
     owner.element, owner.tag, owner.ancestors, owner.levels, owner.depth = element, tag, ancestors, levels, depth
-    owner.parent, owner.excluded = parent, excluded
+    owner.parent, owner.excluded, owner.preformatted = parent, excluded, preformatted
     owner.parts = []
     owner.link = 0
     owner.breaks = False
@@ -855,7 +857,7 @@ cdef class BlockTarget:
         """``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
         element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and parse.read_markup for
         lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``break_lines``:
-        parse.break_lines, asked only about a block with a br."""
+        parse.break_lines, asked only about a block with a br (or a line break inside a preformatted element)."""
         self.block_class, self.attr_tokens, self.break_lines = block_class, attr_tokens, break_lines
         self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
         self.markup_class, self.read_markup = markup_class, read_markup
@@ -879,13 +881,15 @@ cdef class BlockTarget:
         cdef tuple lines = ()
         cdef Py_ssize_t link
         if owner.parts:
-            text = _joined_words(owner.parts)
             if owner.breaks:
-                text, lines = self.break_lines(text)
+                text, lines = self.break_lines("".join(owner.parts), owner.preformatted)
+            else:
+                text = _joined_words(owner.parts)
             if text:
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
-                                                    link, owner.depth, owner.parent, owner.excluded, lines))
+                                                    link, owner.depth, owner.parent, owner.excluded, lines,
+                                                    owner.preformatted))
             owner.parts = []
             owner.link = 0
             owner.breaks = False
@@ -920,7 +924,7 @@ cdef class BlockTarget:
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
             if tag == "body":
-                owner = _owner(self.element, tag, (), (), 0, -1, False)
+                owner = _owner(self.element, tag, (), (), 0, -1, False, False)
                 self.owners.append(owner)
                 self._push(tag, owner, False)
             else:
@@ -939,7 +943,7 @@ cdef class BlockTarget:
             attrs = attrib if attrib is not None else _attributes(atts)
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
                            (self.attr_tokens(attrs),) + owner.levels[:3], owner.depth + 1, owner.element,
-                           owner.excluded or self._excluded(tag, attrs))
+                           owner.excluded or self._excluded(tag, attrs), owner.preformatted or tag in PREFORMATTED)
             self.owners.append(child)
             self._push(tag, child, False)
 
@@ -1032,6 +1036,8 @@ cdef class BlockTarget:
             return
         owner = self.owners[-1]
         owner.parts.append(text)
+        if owner.preformatted and not owner.breaks and "\n" in text:
+            owner.breaks = True
         if self.links[-1]:
             owner.link += len(text)
 

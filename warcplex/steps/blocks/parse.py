@@ -50,18 +50,28 @@ class Block:
     parent: int = -1  # preorder index of the enclosing block-level element (-1: none inside the body)
     excluded: bool = False  # inside a part of the page that is never kept (:func:`excluded_part`)
     lines: tuple[str, ...] = ()  # the text's lines where its ``br`` elements break it (two or more), else none
+    preformatted: bool = False  # inside a ``PREFORMATTED`` element (code): its lines keep their spacing
 
 
 # A ``br`` in a block's collected text (:func:`break_lines`): never in a document's text, which libxml2 ends at NUL.
 BREAK = "\x00"
+# Elements whose text keeps its line breaks and indentation (code, poems, ASCII tables), and so every block inside.
+PREFORMATTED = frozenset(("pre", "listing", "xmp", "plaintext"))
+_PREFORMATTED_BREAK = re.compile("[\x00\n]")
 
 
-def break_lines(text: str) -> tuple[str, tuple[str, ...]]:
-    """A block's text, its white space collapsed and with ``BREAK`` where a ``br`` was, as the block's text (each
-    break a space: what the features read) and its lines (:attr:`Block.lines`; :func:`~warcplex.steps.blocks.step.
-    block_lines` writes them one per line). Empty lines are left out, and a line that starts with a lower-case
-    letter goes on the line before it: that ``br`` wraps a sentence (``track attendance,<br>simplify pay``)."""
+def break_lines(text: str, preformatted: bool = False) -> tuple[str, tuple[str, ...]]:
+    """A block's collected text, with ``BREAK`` where a ``br`` was, as the block's text (white space collapsed,
+    each break a space: what the features read) and its lines (:attr:`Block.lines`, when two or more;
+    :func:`~warcplex.steps.blocks.step.block_lines` writes them one per line). Blank lines are left out.
+    ``preformatted`` (inside a ``PREFORMATTED`` element): a line break is one too, and each line keeps its
+    spacing and indentation; otherwise a line's white space is collapsed, and a line that starts with a
+    lower-case letter goes on the line before it: that ``br`` wraps a sentence (``track attendance,<br>simplify
+    pay``)."""
     lines: list[str] = []
+    if preformatted:
+        lines = [line.rstrip() for line in _PREFORMATTED_BREAK.split(text) if not line.isspace() and line]
+        return " ".join(" ".join(lines).split()), (tuple(lines) if len(lines) > 1 else ())
     for line in (" ".join(part.split()) for part in text.split(BREAK)):
         if not line:
             continue
@@ -157,12 +167,13 @@ def _attr_tokens(attrib) -> tuple[str, ...]:
 class _Owner:
     """A block-level element on the parser's stack, collecting its runs of text."""
 
-    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "excluded", "parts", "link", "_attrs")
+    __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "excluded", "preformatted", "parts",
+                 "link", "_attrs")
 
     def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int, parent: int,
-                 excluded: bool = False) -> None:
+                 excluded: bool = False, preformatted: bool = False) -> None:
         self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
-        self.parent, self.excluded = parent, excluded
+        self.parent, self.excluded, self.preformatted = parent, excluded, preformatted
         self.parts: list[str] = []
         self.link = 0
         self._attrs: tuple[str, ...] | None = None
@@ -199,11 +210,11 @@ class _BlockTarget:
 
     def _flush(self, owner: _Owner) -> None:
         if owner.parts:
-            text, lines = break_lines("".join(owner.parts))
+            text, lines = break_lines("".join(owner.parts), owner.preformatted)
             if text:
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
                                          min(owner.link, len(text)), owner.depth, owner.parent, owner.excluded,
-                                         lines))
+                                         lines, owner.preformatted))
             owner.parts.clear()
             owner.link = 0
 
@@ -239,7 +250,8 @@ class _BlockTarget:
                 excluded = excluded_part(tag, [name for name, _, _ in self.stack], attrib.get("role"),
                                          attrib.get("aria-modal"))
             child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
-                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element, excluded)
+                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element, excluded,
+                           owner.preformatted or tag in PREFORMATTED)
             self.owners.append(child)
             self.stack.append((tag, child, False))
 

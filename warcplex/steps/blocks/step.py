@@ -92,6 +92,7 @@ class BlocksExtractor(Extractor):
         self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its result): prepare()'s window
         self.line_probs: list[float] = []  # the last page's text: each line's highest block probability
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
+        self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~warcplex.steps.blocks.page_type`)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
@@ -189,6 +190,7 @@ class BlocksExtractor(Extractor):
         lines = group_lines(kept, groups)
         group_probs = [float(kept_probs[group].max()) for group in groups]
         self.line_probs = [group_probs[g] for g, _ in lines]
+        self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
         self.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
@@ -202,13 +204,15 @@ class BlocksExtractor(Extractor):
 
     def run(self, doc: Document) -> Document:
         """The kept blocks as the page's text, with each line's probability and region membership
-        (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence) and the page's type."""
+        (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
+        code it leaves unscored) and the page's type."""
         self.page_type = None
         try:
             super().run(doc)
         finally:
             doc.page_type = self.page_type  # the page's, whichever stage's text is written
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
+        doc.line_preformatted = self.line_preformatted
         return doc
 
     def skip_to(self, reason: str) -> str | None:
