@@ -49,7 +49,7 @@ class Block:
     depth: int
     parent: int = -1  # preorder index of the enclosing block-level element (-1: none inside the body)
     excluded: bool = False  # inside a part of the page that is never kept (:func:`excluded_part`)
-    lines: tuple[str, ...] = ()  # the text's lines where its ``br`` elements break it (two or more), else none
+    lines: tuple[str, ...] = ()  # the text's lines (two or more: :func:`break_lines`), else none
     preformatted: bool = False  # inside a ``PREFORMATTED`` element (code): its lines keep their spacing
 
 
@@ -57,7 +57,7 @@ class Block:
 BREAK = "\x00"
 # Elements whose text keeps its line breaks and indentation (code, poems, ASCII tables), and so every block inside.
 PREFORMATTED = frozenset(("pre", "listing", "xmp", "plaintext"))
-_PREFORMATTED_BREAK = re.compile("[\x00\n]")
+_PREFORMATTED_BREAK = re.compile(f"[{BREAK}\n]")
 
 
 def break_lines(text: str, preformatted: bool = False) -> tuple[str, tuple[str, ...]]:
@@ -68,10 +68,10 @@ def break_lines(text: str, preformatted: bool = False) -> tuple[str, tuple[str, 
     spacing and indentation; otherwise a line's white space is collapsed, and a line that starts with a
     lower-case letter goes on the line before it: that ``br`` wraps a sentence (``track attendance,<br>simplify
     pay``)."""
-    lines: list[str] = []
     if preformatted:
-        lines = [line.rstrip() for line in _PREFORMATTED_BREAK.split(text) if not line.isspace() and line]
-        return " ".join(" ".join(lines).split()), (tuple(lines) if len(lines) > 1 else ())
+        written = [line.rstrip() for line in _PREFORMATTED_BREAK.split(text) if line and not line.isspace()]
+        return " ".join(" ".join(written).split()), (tuple(written) if len(written) > 1 else ())
+    lines: list[str] = []
     for line in (" ".join(part.split()) for part in text.split(BREAK)):
         if not line:
             continue
