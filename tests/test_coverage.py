@@ -49,6 +49,13 @@ def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
     assert f"zh {coverage['zh']['pages_kept']} (100% unscored, no model)" in line
     unscored_line = next(l for l in summary.splitlines() if "sentences unscored" in l)
     assert f"zh {coverage['zh']['sentences_unscored']}" in unscored_line
+    # code the filter left unscored is said apart from the languages without a model
+    code = stats.get("stage", {}).get("perplexity", {}).get("sentences_preformatted", 0)
+    assert ("preformatted text (code)" in unscored_line) == bool(code)
+    stage = {**stats.get("stage", {}), "perplexity": {**stats.get("stage", {}).get("perplexity", {}),
+                                                       "sentences_preformatted": code + 3}}
+    with_code = summary_text({**stats, "stage": stage, "run": {**stats["run"], "files": []}})
+    assert f"preformatted text (code): {code + 3}" in with_code
 
     html = render(stats)
     assert "sentences unscored" in html and "none (unscored)" in html

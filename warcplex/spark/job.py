@@ -302,13 +302,15 @@ def _coverage_note(entry: dict[str, Any]) -> str:
     return f" ({note}{'' if entry['model'] else ', no model'})"
 
 
-def _unscored_line(coverage: dict[str, dict[str, Any]]) -> str:
-    """How many kept sentences no model scored, and in which languages (most first)."""
+def _unscored_line(coverage: dict[str, dict[str, Any]], preformatted: int = 0) -> str:
+    """How many kept sentences no model scored, in which languages without a model (most first), and how many
+    sentences of preformatted text (code) the filter left unscored."""
     unscored = {lang: v["sentences_unscored"] for lang, v in coverage.items() if v["sentences_unscored"]}
     total = sum(v["sentences_scored"] + v["sentences_unscored"] for v in coverage.values())
     no_model = sorted((lang for lang in unscored if not coverage[lang]["model"]), key=lambda l: -unscored[l])
     return (f"  sentences unscored: {sum(unscored.values())} of {total}; languages without a model: "
-            + (", ".join(f"{lang} {unscored[lang]}" for lang in no_model) or "none"))
+            + (", ".join(f"{lang} {unscored[lang]}" for lang in no_model) or "none")
+            + (f"; preformatted text (code): {preformatted}" if preformatted else ""))
 
 
 def _filter_line(languages: dict[str, dict[str, Any]]) -> str | None:
@@ -347,7 +349,7 @@ def summary_text(stats: dict[str, Any]) -> str:
         "  languages (pages kept): " + ", ".join(
             f"{lang} {v.get('pages_kept', 0)}" + (_coverage_note(coverage[lang]) if lang in coverage else "")
             for lang, v in languages),
-        _unscored_line(coverage),
+        _unscored_line(coverage, stats.get("stage", {}).get("perplexity", {}).get("sentences_preformatted", 0)),
     ]
     removed = _filter_line(stats.get("lang", {}))
     if removed:
