@@ -142,13 +142,16 @@ def test_table_rows_keep_their_cells_on_one_line_and_list_items_one_per_line():
     assert block_lines([blocks[4], blocks[6], blocks[7]]).split("\n") == ["软件工程师\t30k", "产品经理"]
 
 
-BREAKS = """<html><body><p>Max Brew: 40 ounces<br>Carafe: Stainless steel,<br>double-walled<br><br> Brew time: 6 minutes</p>
-<table><tr><td>Size<br>(cm)</td><td>40</td></tr></table><p>one line<br></p><p>\u200b<br>After a blank</p></body></html>"""
+BREAKS = """<html><body>
+<p>Max Brew: 40 ounces<br>Carafe: Stainless steel,<br>double-walled<br><br> Brew time: 6 minutes</p>
+<table><tr><td>Size<br>(cm)</td><td>40</td></tr></table><p>one line<br></p><p>\u200b<br>After a blank</p>
+</body></html>"""
 
 
 def test_a_blocks_br_elements_break_its_text_into_lines_and_the_features_read_it_as_before():
     blocks = parse_blocks(BREAKS)
-    assert blocks[0].text == "Max Brew: 40 ounces Carafe: Stainless steel, double-walled Brew time: 6 minutes"  # features'
+    # the features' text
+    assert blocks[0].text == "Max Brew: 40 ounces Carafe: Stainless steel, double-walled Brew time: 6 minutes"
     # a line that starts in lower case continues the one before: that br wraps a sentence
     assert blocks[0].lines == ("Max Brew: 40 ounces", "Carafe: Stainless steel, double-walled", "Brew time: 6 minutes")
     assert blocks[-2].lines == () and blocks[-2].text == "one line"  # one line: no lines of its own

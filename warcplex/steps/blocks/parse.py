@@ -190,9 +190,10 @@ class _BlockTarget:
     """lxml parser target: SAX events of the HTML parser -> blocks, without building a tree.
 
     Text belongs to the nearest enclosing block-level element (anything but inline tags and
-    ``br``, which breaks the block's text into lines); a block-level child ends the current run of its parent's text, and the text after
-    the child starts a new run of the same parent. Subtrees of ``SKIP`` tags are ignored; only
-    the ``body`` is read. Blocks inside a part :func:`excluded_part` are marked ``excluded``.
+    ``br``, which breaks the block's text into lines); a block-level child ends the current run of
+    its parent's text, and the text after the child starts a new run of the same parent. Subtrees of
+    ``SKIP`` tags are ignored; only the ``body`` is read. Blocks inside a part :func:`excluded_part`
+    are marked ``excluded``.
     """
 
     def __init__(self) -> None:
