@@ -1122,6 +1122,11 @@ def sax_available():
     return _find_libxml2()
 
 
+cdef inline str _value(const char *value):
+    """An attribute's value as lxml's mapping holds it (no value: ``''``)."""
+    return "" if value == NULL else PyUnicode_DecodeUTF8(value, strlen(value), NULL)
+
+
 cdef dict _attributes(const xmlChar **atts):
     """The ``class``, ``id``, ``role`` and ``aria-modal`` of libxml2's attribute array (name, value, ..., NULL), as
     lxml's mapping holds them (a later duplicate wins, no value is ``''``): what a block-level element's
@@ -1134,15 +1139,9 @@ cdef dict _attributes(const xmlChar **atts):
         name = <const char *> atts[0]
         if (strcmp(name, "class") == 0 or strcmp(name, "id") == 0 or strcmp(name, "role") == 0
                 or strcmp(name, "aria-modal") == 0):
-            found[name.decode("ascii")] = (
-                "" if atts[1] == NULL else PyUnicode_DecodeUTF8(<const char *> atts[1], strlen(<const char *> atts[1]), NULL))
+            found[name.decode("ascii")] = _value(<const char *> atts[1])
         atts += 2
     return found
-
-
-cdef inline str _value(const char *value):
-    """An attribute's value as lxml's mapping holds it (no value: ``''``)."""
-    return "" if value == NULL else PyUnicode_DecodeUTF8(value, strlen(value), NULL)
 
 
 cdef void _sax_error(void *user_data, const void *error) noexcept:
