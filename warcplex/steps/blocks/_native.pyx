@@ -67,26 +67,29 @@ import numpy as np
 # Bumped whenever what this module computes changes; native.py refuses a module of another version.
 VERSION = 11
 
-# parse.COUNTED_TAGS (BlockTarget checks that they agree): the elements whose start tags Markup.tags counts.
+# The tag sets and characters this module tests against are the Python code's own, read once at import, so
+# each rule lives in one place. parse.COUNTED_TAGS: the elements whose start tags Markup.tags counts (by
+# libxml2's names, _COUNTED_NAMES).
+from warcplex.steps.blocks import features as _features, parse as _parse
+
 cdef enum:
     N_COUNTED = 15
-cdef tuple COUNTED_TAGS = ("main", "article", "section", "header", "nav", "aside", "figure", "time", "table", "font",
-                           "center", "button", "svg", "picture", "p")
+cdef tuple COUNTED_TAGS = _parse.COUNTED_TAGS
+if len(COUNTED_TAGS) != N_COUNTED:
+    raise ImportError("parse.COUNTED_TAGS has %d tags, the compiled module counts %d" % (len(COUNTED_TAGS), N_COUNTED))
 cdef const char *_COUNTED_NAMES[N_COUNTED]
 for _k, _tag in enumerate(COUNTED_TAGS):
     _COUNTED_NAMES[_k] = <const char *> PyUnicode_AsUTF8(_tag)
 
-cdef frozenset INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark "
-                                  "nobr q s samp small span strike strong sub sup time tt u var wbr".split())
-cdef frozenset SKIP = frozenset("script style template head title meta link iframe svg canvas object embed select "
-                                "option button input textarea nav math".split())
-cdef frozenset HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
-cdef frozenset LIST_ITEMS = frozenset("li dt dd".split())
-cdef frozenset CELLS = frozenset("td th".split())
-cdef frozenset CODE = frozenset("pre code".split())
-cdef str BREAK = "\x00"  # parse.BREAK: a br in a block's parts
-cdef frozenset PREFORMATTED = frozenset(("pre", "listing", "xmp", "plaintext"))  # parse.PREFORMATTED
-cdef str ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
+cdef frozenset INLINE = _parse.INLINE
+cdef frozenset SKIP = _parse.SKIP
+cdef str BREAK = _parse.BREAK  # a br in a block's parts
+cdef frozenset PREFORMATTED = _parse.PREFORMATTED
+cdef frozenset HEADINGS = _features.HEADINGS
+cdef frozenset LIST_ITEMS = _features.LIST_ITEMS
+cdef frozenset CELLS = _features.CELLS
+cdef frozenset CODE = _features.CODE
+cdef str ENDS_SENTENCE = _features.ENDS_SENTENCE
 
 
 cdef inline bint _unspaced(Py_UCS4 c) noexcept:
@@ -847,7 +850,6 @@ cdef class BlockTarget:
     cdef public bint in_json_ld
     cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes  # counted from libxml2's arrays
     cdef Py_ssize_t tag_counts[N_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
-    cdef tuple counted_tags
     cdef object block_class, attr_tokens, excluded_part, markup_class, read_markup, break_lines
     cdef frozenset excluded_tags
     cdef object error  # raised inside a libxml2 callback (parse_html)
@@ -861,9 +863,6 @@ cdef class BlockTarget:
         self.block_class, self.attr_tokens, self.break_lines = block_class, attr_tokens, break_lines
         self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
         self.markup_class, self.read_markup = markup_class, read_markup
-        self.counted_tags = tuple(markup_class().tags)
-        if self.counted_tags != COUNTED_TAGS:
-            raise ValueError("parse.COUNTED_TAGS differs from the compiled module's")
         self.reset()
 
     def reset(self):
@@ -1051,7 +1050,7 @@ cdef class BlockTarget:
         markup.data_attributes += self.data_attributes
         markup.aria_attributes += self.aria_attributes
         for k in range(N_COUNTED):
-            markup.tags[self.counted_tags[k]] += self.tag_counts[k]
+            markup.tags[COUNTED_TAGS[k]] += self.tag_counts[k]
         return self.blocks
 
 

@@ -67,7 +67,8 @@ def _hash(token: str) -> int:
 # Scripts written without spaces between words: two such characters count as about one word.
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff"
                        "\u1000-\u109f\u1780-\u17ff]")
-_ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
+# A block whose text ends in one of these ends a sentence (a feature).
+ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
 
 
 # A block's perplexity is estimated from its first characters (long blocks cost, and do not gain).
@@ -112,7 +113,7 @@ def _base(block: Block, primary: str, log_ppl: float) -> list[float]:
     scored = not math.isnan(log_ppl)
     tag = block.tag
     return [math.log1p(n_words), block.link_chars / n_chars, 1.0 if primary and text in primary else 0.0,
-            1.0 if text[-1] in _ENDS_SENTENCE else 0.0, min(1.0, punct / n_words),
+            1.0 if text[-1] in ENDS_SENTENCE else 0.0, min(1.0, punct / n_words),
             (n_chars - len(text.translate(_DIGITS))) / n_chars,
             sum(1 for w in words if w[0].isupper()) / n_words, log_ppl if scored else 0.0, 0.0 if scored else 1.0,
             min(block.depth, 30) / 30, letters / n_chars, (len(words) - 1) / n_chars,
