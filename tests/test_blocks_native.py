@@ -180,8 +180,8 @@ def test_compiled_nesting_depth_scans_tags_as_the_reference_does(monkeypatch):
     edge = ["", "<", "</", "<a", "</a", "< a>", "</ a>", "<1a>", "<!-- <b> -->", "<a1b2><x></x>", "<DIV><Div></div>",
             "<p><p><li><td><colgroup><colgroups>", "<br/><img><wbr>" * 3, "<div>" * 40 + "</div>" * 41,
             "<a<b<c", "<//a>", "</1>", "<é><ß>" * 30, "<div>é<span>中" * 25]
-    edge += ["".join(f"<{name}>" for name in sorted(extractors._FLAT_TAGS)) * 3 + "<div>",  # the same flat tags
-             "".join(f"<{name.upper()}x>" for name in sorted(extractors._FLAT_TAGS))]
+    edge += ["".join(f"<{name}>" for name in sorted(extractors.FLAT_TAGS)) * 3 + "<div>",  # the same flat tags
+             "".join(f"<{name.upper()}x>" for name in sorted(extractors.FLAT_TAGS))]
     pages = warc_pages(SAMPLE_WARC) + warc_pages(bench_file("warc", "bench-dev.warc.gz"), limit=200)
     texts = edge + pages + [html[: len(html) // 3] for html in pages[:20]]
     module = native.compiled()

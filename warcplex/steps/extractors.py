@@ -60,7 +60,7 @@ class PageTooDeep(ValueError):
 
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
 # Void elements and elements whose end tag is commonly omitted do not deepen the estimate.
-_FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
+FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
                        "p li dt dd tr td th option thead tbody tfoot colgroup rp rt".split())
 
 
@@ -74,7 +74,7 @@ def nesting_depth(html: str, stop_above: int) -> int:
         return 0  # cannot nest deeper than it has tags
     depth = deepest = 0
     for closing, name in _TAG.findall(html):
-        if name.lower() in _FLAT_TAGS:
+        if name.lower() in FLAT_TAGS:
             continue
         if closing:
             if depth:

@@ -677,10 +677,12 @@ cdef str _joined_words(list parts):
         PyMem_Free(buf)
 
 
-# extractors._FLAT_TAGS (none is longer than 8 letters; the test checks the two lists agree), each
-# name's letters packed into one integer by _pack.
-cdef list _FLAT_NAMES = ("area base br col embed hr img input link meta param source track wbr "
-                         "p li dt dd tr td th option thead tbody tfoot colgroup rp rt").split()
+# extractors.FLAT_TAGS (at most 64 names of at most 8 letters), each name's letters packed into one integer by _pack.
+from warcplex.steps import extractors as _extractors
+
+cdef list _FLAT_NAMES = sorted(_extractors.FLAT_TAGS)
+if len(_FLAT_NAMES) > 64 or max(map(len, _FLAT_NAMES)) > 8:
+    raise ImportError("extractors.FLAT_TAGS does not fit the compiled module's keys (64 names of 8 letters)")
 cdef unsigned long long _FLAT_KEYS[64]
 cdef Py_ssize_t _N_FLAT = len(_FLAT_NAMES)
 
