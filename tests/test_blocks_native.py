@@ -14,8 +14,8 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, Markup, _attr_tokens, _BlockTarget, _html_parser,
-                                         break_lines, excluded_part, parse_blocks, parse_page, read_markup)
+from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, Markup, _BlockTarget, _html_parser,
+                                         break_lines, class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens
@@ -23,7 +23,7 @@ from warcplex.steps.normalize import lm_tokens
 
 def compiled_target(module):
     """The compiled parser target as parse.parse_page makes it."""
-    return module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup, break_lines)
+    return module.BlockTarget(Block, class_id_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup, break_lines)
 
 
 def warc_pages(path, limit: int | None = None) -> list[str]:
@@ -399,12 +399,12 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     assert sum(module.parse_html(data, target) is not None and target.markup.https_links for data in documents) > 10
     assert sum(len(module.parse_html(data, target)) for data in documents) > 500
 
-    def failing(attrib):
-        raise ValueError("attr tokens failed")
+    def failing(class_id):
+        raise ValueError("class and id tokens failed")
 
     broken = module.BlockTarget(Block, failing, EXCLUDED_TAGS, excluded_part, Markup, read_markup, break_lines)
-    with pytest.raises(ValueError, match="attr tokens failed"):
-        module.parse_html(b"<body><div><p>a</p></div></body>", broken)
+    with pytest.raises(ValueError, match="class and id tokens failed"):  # a class the cache has not seen
+        module.parse_html(b'<body><div class="not-seen-before-failing"><p>a</p></div></body>', broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])
     calls = []
     with monkeypatch.context() as patch:

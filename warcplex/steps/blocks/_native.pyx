@@ -64,8 +64,9 @@ import unicodedata
 
 import numpy as np
 
-# Bumped whenever what this module computes changes; native.py refuses a module of another version.
-VERSION = 11
+# Bumped whenever what this module computes, or how parse.py calls it, changes; native.py refuses a module of
+# another version.
+VERSION = 12
 
 # The tag sets and characters this module tests against are the Python code's own, read once at import, so
 # each rule lives in one place. parse.COUNTED_TAGS: the elements whose start tags Markup.tags counts (by
@@ -82,6 +83,7 @@ for _k, _tag in enumerate(COUNTED_TAGS):
     _COUNTED_NAMES[_k] = <const char *> PyUnicode_AsUTF8(_tag)
 
 cdef frozenset INLINE = _parse.INLINE
+cdef dict ATTR_TOKENS = _parse.ATTR_TOKENS  # class and id values -> tokens (parse.class_id_tokens' cache)
 cdef frozenset SKIP = _parse.SKIP
 cdef str BREAK = _parse.BREAK  # a br in a block's parts
 cdef frozenset PREFORMATTED = _parse.PREFORMATTED
@@ -852,17 +854,18 @@ cdef class BlockTarget:
     cdef public bint in_json_ld
     cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes  # counted from libxml2's arrays
     cdef Py_ssize_t tag_counts[N_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
-    cdef object block_class, attr_tokens, excluded_part, markup_class, read_markup, break_lines
+    cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup, break_lines
     cdef frozenset excluded_tags
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, attr_tokens, frozenset excluded_tags, excluded_part, markup_class, read_markup,
-                 break_lines):
-        """``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
+    def __init__(self, block_class, class_id_tokens, frozenset excluded_tags, excluded_part, markup_class,
+                 read_markup, break_lines):
+        """``class_id_tokens``: parse.class_id_tokens, asked about class and id values not in its cache
+        (``ATTR_TOKENS``); ``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
         element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and parse.read_markup for
         lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``break_lines``:
         parse.break_lines, asked only about a block with a br (or a line break inside a preformatted element)."""
-        self.block_class, self.attr_tokens, self.break_lines = block_class, attr_tokens, break_lines
+        self.block_class, self.class_id_tokens, self.break_lines = block_class, class_id_tokens, break_lines
         self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
         self.markup_class, self.read_markup = markup_class, read_markup
         self.reset()
@@ -941,10 +944,15 @@ cdef class BlockTarget:
         else:
             self._flush(owner)
             ancestors = owner.ancestors
-            attrs = attrib if attrib is not None else _attributes(atts)
+            if attrib is not None:
+                tokens = (self._tokens(f"{attrib.get('class') or ''} {attrib.get('id') or ''}") if attrib
+                          else ())  # parse.attr_tokens
+                role, modal = attrib.get("role"), attrib.get("aria-modal")
+            else:
+                tokens, role, modal = self._block_attributes(atts)
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
-                           (self.attr_tokens(attrs),) + owner.levels[:3], owner.depth + 1, owner.element,
-                           owner.excluded or self._excluded(tag, attrs), owner.preformatted or tag in PREFORMATTED)
+                           (tokens,) + owner.levels[:3], owner.depth + 1, owner.element,
+                           owner.excluded or self._excluded(tag, role, modal), owner.preformatted or tag in PREFORMATTED)
             self.owners.append(child)
             self._push(tag, child, False)
 
@@ -993,10 +1001,36 @@ cdef class BlockTarget:
             return True
         return False
 
-    cdef bint _excluded(self, str tag, object attrs) except -1:
-        """parse.excluded_part of a block-level element with the attributes ``attrs``, asked only about an element
-        of ``excluded_tags`` or one with a role or aria-modal attribute."""
-        cdef object role = attrs.get("role"), modal = attrs.get("aria-modal")
+    cdef tuple _tokens(self, str class_id):
+        """parse.class_id_tokens, from its cache when there."""
+        cdef object tokens = ATTR_TOKENS.get(class_id)
+        return <tuple> tokens if tokens is not None else self.class_id_tokens(class_id)
+
+    cdef tuple _block_attributes(self, const xmlChar **atts):
+        """A block-level element's class and id tokens (parse.attr_tokens), role and aria-modal (None: absent) from
+        libxml2's attribute array (name, value, ..., NULL; a later duplicate wins, no value is lxml's ``''``)."""
+        cdef const char *name
+        cdef const char *class_value = NULL
+        cdef const char *id_value = NULL
+        cdef bint class_or_id = False
+        cdef object role = None, modal = None
+        if atts != NULL:
+            while atts[0] != NULL:
+                name = <const char *> atts[0]
+                if strcmp(name, "class") == 0:
+                    class_value, class_or_id = <const char *> atts[1], True
+                elif strcmp(name, "id") == 0:
+                    id_value, class_or_id = <const char *> atts[1], True
+                elif strcmp(name, "role") == 0:
+                    role = _value(<const char *> atts[1])
+                elif strcmp(name, "aria-modal") == 0:
+                    modal = _value(<const char *> atts[1])
+                atts += 2
+        return (self._tokens(_value(class_value) + " " + _value(id_value)) if class_or_id else (), role, modal)
+
+    cdef bint _excluded(self, str tag, object role, object modal) except -1:
+        """parse.excluded_part of a block-level element with this role and aria-modal (None: absent), asked only
+        about an element of ``excluded_tags`` or one with a role or aria-modal attribute."""
         if role is None and modal is None and tag not in self.excluded_tags:
             return False
         return self.excluded_part(tag, self.tags, role, modal)
@@ -1126,23 +1160,6 @@ def sax_available():
 cdef inline str _value(const char *value):
     """An attribute's value as lxml's mapping holds it (no value: ``''``)."""
     return "" if value == NULL else PyUnicode_DecodeUTF8(value, strlen(value), NULL)
-
-
-cdef dict _attributes(const xmlChar **atts):
-    """The ``class``, ``id``, ``role`` and ``aria-modal`` of libxml2's attribute array (name, value, ..., NULL), as
-    lxml's mapping holds them (a later duplicate wins, no value is ``''``): what a block-level element's
-    class/id tokens and parse.excluded_part read."""
-    cdef dict found = {}
-    cdef const char *name
-    if atts == NULL:
-        return found
-    while atts[0] != NULL:
-        name = <const char *> atts[0]
-        if (strcmp(name, "class") == 0 or strcmp(name, "id") == 0 or strcmp(name, "role") == 0
-                or strcmp(name, "aria-modal") == 0):
-            found[name.decode("ascii")] = _value(<const char *> atts[1])
-        atts += 2
-    return found
 
 
 cdef void _sax_error(void *user_data, const void *error) noexcept:

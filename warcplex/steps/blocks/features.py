@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import zlib
+from typing import Callable
 
 import numpy as np
 
@@ -90,12 +91,20 @@ def word_count(text: str, spaced: int | None = None) -> int:
     return max(words, 1)
 
 
+def word_counter() -> Callable[[str], int]:
+    """:func:`word_count` of a text, as the compiled function where it is built (a loop over a page's blocks
+    then makes no Python call per block)."""
+    module = native.compiled()
+    return word_count if module is None else module.word_count
+
+
 def block_perplexities(blocks: list[Block], lm) -> np.ndarray:
     """log10 KenLM perplexity of each block's first ``LM_CHARS`` characters; NaN for blocks of
     fewer than three words, and for every block when there is no model (``lm`` None)."""
     out = np.full(len(blocks), np.nan)
     if lm is not None:
-        scored = [i for i, block in enumerate(blocks) if word_count(block.text) >= 3]
+        count = word_counter()
+        scored = [i for i, block in enumerate(blocks) if count(block.text) >= 3]
         for i, (ppl, _) in zip(scored, perplexities(lm, [blocks[i].text[:LM_CHARS] for i in scored])):
             out[i] = math.log10(max(ppl, 1.0))
     return out
@@ -245,10 +254,11 @@ LID_CHARS = 2000
 def page_language(blocks: list[Block], lid_path: str) -> str:
     """fastText LID code of the page's text (blocks of 4+ words first, navigation words say little)."""
     long_blocks, joined = [], -1  # the length of " ".join(long_blocks)
+    count = word_counter()
     for b in blocks:
         if joined >= LID_CHARS:
             break  # the rest would be cut off
-        if word_count(b.text) >= 4:
+        if count(b.text) >= 4:
             long_blocks.append(b.text)
             joined += len(b.text) + 1
     sample = " ".join(" ".join(long_blocks or [b.text for b in blocks])[:LID_CHARS].split())

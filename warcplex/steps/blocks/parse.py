@@ -148,19 +148,25 @@ def excluded_part(tag: str, open_tags: list[str], role: str | None, aria_modal: 
     return aria_modal is not None and aria_modal.strip().lower() == "true"
 
 
-_ATTR_CACHE: dict[str, tuple[str, ...]] = {}
+# Class and id values -> their tokens: a page's elements, and a site's pages, repeat the same few.
+ATTR_TOKENS: dict[str, tuple[str, ...]] = {}
 
 
-def _attr_tokens(attrib) -> tuple[str, ...]:
-    """Lower-cased words (2+ letters) of an element's class and id."""
+def attr_tokens(attrib) -> tuple[str, ...]:
+    """Lower-cased words (2+ letters) of an element's class and id (lxml's attribute mapping)."""
     if not attrib:  # most elements (lxml's empty mapping answers get() slowly)
         return ()
-    raw = f"{attrib.get('class') or ''} {attrib.get('id') or ''}"
-    tokens = _ATTR_CACHE.get(raw)
+    return class_id_tokens(f"{attrib.get('class') or ''} {attrib.get('id') or ''}")
+
+
+def class_id_tokens(class_id: str) -> tuple[str, ...]:
+    """:func:`attr_tokens` of an element's class and id values joined by a space (cached in ``ATTR_TOKENS``, which
+    the compiled parser reads first)."""
+    tokens = ATTR_TOKENS.get(class_id)
     if tokens is None:
-        if len(_ATTR_CACHE) > 50_000:
-            _ATTR_CACHE.clear()
-        tokens = _ATTR_CACHE[raw] = tuple(t for t in _TOKEN_SPLIT.split(raw.lower()) if len(t) > 1)
+        if len(ATTR_TOKENS) > 50_000:
+            ATTR_TOKENS.clear()
+        tokens = ATTR_TOKENS[class_id] = tuple(t for t in _TOKEN_SPLIT.split(class_id.lower()) if len(t) > 1)
     return tokens
 
 
@@ -251,7 +257,7 @@ class _BlockTarget:
                 excluded = excluded_part(tag, [name for name, _, _ in self.stack], attrib.get("role"),
                                          attrib.get("aria-modal"))
             child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
-                           (_attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element, excluded,
+                           (attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element, excluded,
                            owner.preformatted or tag in PREFORMATTED)
             self.owners.append(child)
             self.stack.append((tag, child, False))
@@ -311,7 +317,7 @@ def parse_page(html: str) -> tuple[list[Block], Markup]:
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
         target = (_BlockTarget() if module is None else
-                  module.BlockTarget(Block, _attr_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup,
+                  module.BlockTarget(Block, class_id_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup,
                                      break_lines))
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
