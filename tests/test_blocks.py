@@ -160,6 +160,20 @@ def test_a_blocks_br_elements_break_its_text_into_lines_and_the_features_read_it
                                                 "Size (cm)\t40", "one line", "After a blank"]  # a row stays one line
 
 
+def test_a_form_control_or_icon_between_words_separates_them():
+    """A rendered element the parse skips (a form control, an icon, an embedded object) stands between the words
+    around it, as a browser shows them; never before closing or after opening punctuation, next to Chinese, in
+    preformatted text, nor for an element nothing of which is shown (a script)."""
+    html = ('<body><p><label>XS</label><input type=checkbox><label>S</label><input><label>M</label></p>'
+            '<p>KALLAX Shelf unit<span><svg><path/></svg>802.758.87</span></p>'
+            '<p>Install <a href=x>Python<svg></svg></a>. (<svg></svg>optional)</p>'
+            '<p>长周期地震波<svg></svg>是周期大于1s的</p><p>one<script>var x</script>word</p>'
+            '<pre>a<button>copy</button>b</pre></body>')
+    assert [b.text for b in parse_blocks(html)] == ["XS S M", "KALLAX Shelf unit 802.758.87",
+                                                     "Install Python. (optional)", "长周期地震波是周期大于1s的",
+                                                     "oneword", "ab"]
+
+
 CODE = """<html><body><p>Install it, then run it:</p><pre><code>pip install x
 import x
 

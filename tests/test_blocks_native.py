@@ -112,6 +112,10 @@ EDGE_HTML = [
     "<html xmogo.jpg\" alt=x><p>broken start</p></html><html><body><p>second root</p></body></html>",
     "<body><p>unclosed <b>bold <div>and a div<table><tr><td>cell<td>cell two</table>",
     "<body><![CDATA[cdata text]]><p>x<!-- comment --> y<?pi z?></p></body>",
+    # rendered skipped elements between words, punctuation, unspaced scripts, a br, preformatted text, unseen ones
+    '<body><p><label>XS</label><input><label>S</label> <a>Py<svg><g/></svg></a>. (<svg></svg>x) a<br><button>b'
+    '</button>c 中<svg></svg>文 a<script>x</script>b<select><option>o</select></p><pre>a<button>c</button>b</pre>'
+    '<p><svg></svg>lead</p><div>tail<iframe></iframe></div><div>x<nav>n</nav>y</div></body>',
     # the markup the page type reads: links, data- and aria- attributes, meta and JSON-LD in the skipped head,
     # microdata, upper case, valueless and empty values, a script that is not JSON-LD, text after a JSON-LD script
     '<html><head><meta NAME="ViewPort" content="w"><meta property="og:type" content="Product.Item"><meta property>'

@@ -66,7 +66,7 @@ import numpy as np
 
 # Bumped whenever what this module computes, or how parse.py calls it, changes; native.py refuses a module of
 # another version.
-VERSION = 12
+VERSION = 13
 
 # The tag sets and characters this module tests against are the Python code's own, read once at import, so
 # each rule lives in one place. parse.COUNTED_TAGS: the elements whose start tags Markup.tags counts (by
@@ -85,6 +85,8 @@ for _k, _tag in enumerate(COUNTED_TAGS):
 cdef frozenset INLINE = _parse.INLINE
 cdef dict ATTR_TOKENS = _parse.ATTR_TOKENS  # class and id values -> tokens (parse.class_id_tokens' cache)
 cdef frozenset SKIP = _parse.SKIP
+cdef frozenset UNSEEN = _parse.UNSEEN
+cdef object _separates = _parse.separates  # asked only where a rendered skipped element stood
 cdef str BREAK = _parse.BREAK  # a br in a block's parts
 cdef frozenset PREFORMATTED = _parse.PREFORMATTED
 cdef frozenset HEADINGS = _features.HEADINGS
@@ -95,7 +97,7 @@ cdef str ENDS_SENTENCE = _features.ENDS_SENTENCE
 
 
 cdef inline bint _unspaced(Py_UCS4 c) noexcept:
-    """A character of a script written without spaces (features._UNSPACED)."""
+    """A character of a script written without spaces (parse.UNSPACED)."""
     return ((0x3040 <= c <= 0x30ff) or (0x3400 <= c <= 0x4dbf) or (0x4e00 <= c <= 0x9fff)
             or (0xf900 <= c <= 0xfaff) or (0x0e00 <= c <= 0x0eff) or (0x1000 <= c <= 0x109f)
             or (0x1780 <= c <= 0x17ff))
@@ -819,6 +821,7 @@ cdef class _Owner:
     cdef public Py_ssize_t element, depth, parent, link
     cdef public bint excluded, preformatted
     cdef public bint breaks  # a br among its parts (parse.BREAK), or a line break when preformatted
+    cdef public bint separated  # a rendered skipped element after its last part (parse.separates decides)
     cdef public str tag
     cdef public tuple ancestors, levels
     cdef public list parts
@@ -840,7 +843,7 @@ cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, P
     owner.parent, owner.excluded, owner.preformatted = parent, excluded, preformatted
     owner.parts = []
     owner.link = 0
-    owner.breaks = False
+    owner.breaks = owner.separated = False
     return owner
 
 
@@ -897,6 +900,7 @@ cdef class BlockTarget:
             owner.parts = []
             owner.link = 0
             owner.breaks = False
+        owner.separated = False
 
     cdef _push(self, str tag, object owner, bint in_link):
         self.tags.append(tag)
@@ -924,6 +928,10 @@ cdef class BlockTarget:
             return
         if tag in SKIP:
             self.skip = 1
+            if tag not in UNSEEN and self.owners:
+                owner = self.owners[-1]
+                if owner.parts and not owner.preformatted:
+                    owner.separated = True
             return
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
@@ -1070,6 +1078,10 @@ cdef class BlockTarget:
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]
+        if owner.separated:
+            owner.separated = False
+            if _separates(owner.parts[-1], text):
+                owner.parts.append(" ")
         owner.parts.append(text)
         if owner.preformatted and not owner.breaks and "\n" in text:
             owner.breaks = True

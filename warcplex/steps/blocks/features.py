@@ -19,7 +19,7 @@ import numpy as np
 from warcplex import models
 from warcplex.document import UNKNOWN_LANGUAGE
 from warcplex.steps.blocks import native
-from warcplex.steps.blocks.parse import Block
+from warcplex.steps.blocks.parse import UNSPACED, Block
 from warcplex.steps.perplexity import perplexities
 
 HASH_DIM = 1 << 12
@@ -65,9 +65,6 @@ def _hash(token: str) -> int:
     return value
 
 
-# Scripts written without spaces between words: two such characters count as about one word.
-_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff"
-                       "\u1000-\u109f\u1780-\u17ff]")
 # A block whose text ends in one of these ends a sentence (a feature).
 ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
 
@@ -85,7 +82,7 @@ def word_count(text: str, spaced: int | None = None) -> int:
             return module.word_count(text)
     words = len(text.split()) if spaced is None else spaced
     if not text.isascii():
-        unspaced = len(_UNSPACED.findall(text))
+        unspaced = len(UNSPACED.findall(text))  # two such characters count as about one word
         if unspaced:
             words += unspaced // 2
     return max(words, 1)

@@ -23,6 +23,26 @@ INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font 
 # classifier like any other.
 SKIP = frozenset("script style template head title meta link iframe svg canvas object embed select "
                  "option button input textarea nav math".split())
+# Skipped elements a browser shows nothing of. Every other one (a form control, an embedded object, an icon, a
+# menu) stands between the words around it (:func:`separates`): `<label>XS</label><input><label>S</label>` reads
+# "XS S", where the words would otherwise run together ("XSS").
+UNSEEN = frozenset("script style template head title meta link".split())
+# A character of a script written without spaces between words (CJK, Thai, Lao, Burmese, Khmer).
+UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff"
+                      "\u1000-\u109f\u1780-\u17ff]")
+# A skipped element never stands for a space before closing punctuation nor after opening punctuation.
+_CLOSING = frozenset(".,;:!?)]}%\u2026\u2019\u201d\u00bb\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f\uff09\u300d\u300f\u3011")
+_OPENING = frozenset("([{\u2018\u201c\u00ab\u00bf\u00a1\uff08\u300c\u300e\u3010")
+
+
+def separates(before: str, after: str) -> bool:
+    """Whether a rendered element the parse skips (not ``UNSEEN``), between the text ``before`` and the text
+    ``after`` of one block (both non-empty), stands for a space: not where white space already separates them,
+    nor before closing or after opening punctuation (`Python<svg/>.` reads "Python."), nor next to a script
+    written without spaces (an icon after a linked term in Chinese)."""
+    last, first = before[-1], after[0]
+    return not (last.isspace() or first.isspace() or first in _CLOSING or last in _OPENING
+                or UNSPACED.match(last) or UNSPACED.match(first))
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 # Parts of a page that are not its content whatever their text says: the page's footer, modal dialogs (cookie
 # and sign-up pop-ups, a privacy policy in a modal) and menus. Their blocks are parsed and classified like any
@@ -174,7 +194,7 @@ class _Owner:
     """A block-level element on the parser's stack, collecting its runs of text."""
 
     __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "excluded", "preformatted", "parts",
-                 "link", "_attrs")
+                 "link", "separated", "_attrs")
 
     def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int, parent: int,
                  excluded: bool = False, preformatted: bool = False) -> None:
@@ -182,6 +202,7 @@ class _Owner:
         self.parent, self.excluded, self.preformatted = parent, excluded, preformatted
         self.parts: list[str] = []
         self.link = 0
+        self.separated = False  # a rendered skipped element after its last part (:func:`separates` decides)
         self._attrs: tuple[str, ...] | None = None
 
     @property
@@ -224,6 +245,7 @@ class _BlockTarget:
                                          lines, owner.preformatted))
             owner.parts.clear()
             owner.link = 0
+        owner.separated = False
 
     def start(self, tag, attrib) -> None:
         self.element += 1
@@ -235,6 +257,8 @@ class _BlockTarget:
             return
         if tag in SKIP:
             self.skip = 1
+            if tag not in UNSEEN and self.owners and self.owners[-1].parts and not self.owners[-1].preformatted:
+                self.owners[-1].separated = True  # preformatted text keeps the page's own spacing
             return
         in_link = bool(self.stack) and self.stack[-1][2]
         if not self.owners:
@@ -284,6 +308,10 @@ class _BlockTarget:
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]
+        if owner.separated:
+            owner.separated = False
+            if separates(owner.parts[-1], text):
+                owner.parts.append(" ")
         owner.parts.append(text)
         if self.stack[-1][2]:
             owner.link += len(text)
