@@ -160,18 +160,29 @@ def test_a_blocks_br_elements_break_its_text_into_lines_and_the_features_read_it
                                                 "Size (cm)\t40", "one line", "After a blank"]  # a row stays one line
 
 
-def test_a_form_control_or_icon_between_words_separates_them():
-    """A rendered element the parse skips (a form control, an icon, an embedded object) stands between the words
-    around it, as a browser shows them; never before closing or after opening punctuation, next to Chinese, in
-    preformatted text, nor for an element nothing of which is shown (a script)."""
+def test_a_form_control_icon_or_component_between_words_separates_them_in_the_written_text():
+    """A rendered element the parse skips (a form control, an icon) stands between the words around it, as a
+    browser shows them; never before closing or after opening punctuation, next to Chinese, in preformatted text,
+    nor for an element nothing of which is shown (a script). So does the junction of two inline elements where a
+    new word visibly starts (badges, buttons), not inside a word marked up piece by piece, an exponent or code.
+    Only the written text has these spaces: the features read the block's text as the classifier was fitted."""
     html = ('<body><p><label>XS</label><input type=checkbox><label>S</label><input><label>M</label></p>'
             '<p>KALLAX Shelf unit<span><svg><path/></svg>802.758.87</span></p>'
             '<p>Install <a href=x>Python<svg></svg></a>. (<svg></svg>optional)</p>'
             '<p>长周期地震波<svg></svg>是周期大于1s的</p><p>one<script>var x</script>word</p>'
-            '<pre>a<button>copy</button>b</pre></body>')
-    assert [b.text for b in parse_blocks(html)] == ["XS S M", "KALLAX Shelf unit 802.758.87",
-                                                     "Install Python. (optional)", "长周期地震波是周期大于1s的",
-                                                     "oneword", "ab"]
+            '<pre>a<button>copy</button>b</pre>'
+            '<div><span>Genuine Part</span><span>Lifetime Guarantee</span></div>'
+            '<div><a href=a>Get started</a><a href=b>Learn more</a><span>Price</span><s>$540</s></div>'
+            '<p><i><b>Des informations cl</b></i><i><b>és</b></i> <b>NA</b><b>SA</b> 2<i>n</i><sup>2</sup></p>'
+            '<p><span>json.</span><span>JSONDecoder</span>(<span>skipkeys</span><span>=</span><span>False</span>)</p>'
+            '<table><tr><td><span>Bug</span><span>62048</span></td><td>open</td></tr></table></body>')
+    blocks = parse_blocks(html)
+    assert [b.written for b in blocks] == ["XS S M", "KALLAX Shelf unit 802.758.87", "Install Python. (optional)",
+                                           "长周期地震波是周期大于1s的", "oneword", "ab", "Genuine Part Lifetime Guarantee",
+                                           "Get started Learn more Price $540", "Des informations clés NASA 2n2",
+                                           "json.JSONDecoder(skipkeys=False)", "Bug 62048", "open"]
+    assert [b.text for b in blocks][:2] == ["XSSM", "KALLAX Shelf unit802.758.87"]  # what the features read
+    assert block_lines(blocks).split("\n")[-1] == "Bug 62048\topen"
 
 
 CODE = """<html><body><p>Install it, then run it:</p><pre><code>pip install x

@@ -15,7 +15,7 @@ from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
 from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, Markup, _BlockTarget, _html_parser,
-                                         break_lines, class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
+                                         block_text, class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens
@@ -23,7 +23,7 @@ from warcplex.steps.normalize import lm_tokens
 
 def compiled_target(module):
     """The compiled parser target as parse.parse_page makes it."""
-    return module.BlockTarget(Block, class_id_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup, break_lines)
+    return module.BlockTarget(Block, class_id_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup, block_text)
 
 
 def warc_pages(path, limit: int | None = None) -> list[str]:
@@ -115,7 +115,10 @@ EDGE_HTML = [
     # rendered skipped elements between words, punctuation, unspaced scripts, a br, preformatted text, unseen ones
     '<body><p><label>XS</label><input><label>S</label> <a>Py<svg><g/></svg></a>. (<svg></svg>x) a<br><button>b'
     '</button>c 中<svg></svg>文 a<script>x</script>b<select><option>o</select></p><pre>a<button>c</button>b</pre>'
-    '<p><svg></svg>lead</p><div>tail<iframe></iframe></div><div>x<nav>n</nav>y</div></body>',
+    '<p><svg></svg>lead</p><div>tail<iframe></iframe></div><div>x<nav>n</nav>y</div>'
+    '<div><span>Part</span><span>Lifetime</span><a>a</a><a>B</a><b>cl</b><b>és</b><i>n</i><sup>2</sup><sub>x</sub>'
+    '<b>Y</b><span>was</span><br><s>$5</s><span>x</span> <span>Y</span><span>z</span><p>Q</p><span>R</span></div>'
+    '<table><tr><td><span>Bug</span><span>62048</span></td></tr></table></body>',
     # the markup the page type reads: links, data- and aria- attributes, meta and JSON-LD in the skipped head,
     # microdata, upper case, valueless and empty values, a script that is not JSON-LD, text after a JSON-LD script
     '<html><head><meta NAME="ViewPort" content="w"><meta property="og:type" content="Product.Item"><meta property>'
@@ -406,7 +409,7 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     def failing(class_id):
         raise ValueError("class and id tokens failed")
 
-    broken = module.BlockTarget(Block, failing, EXCLUDED_TAGS, excluded_part, Markup, read_markup, break_lines)
+    broken = module.BlockTarget(Block, failing, EXCLUDED_TAGS, excluded_part, Markup, read_markup, block_text)
     with pytest.raises(ValueError, match="class and id tokens failed"):  # a class the cache has not seen
         module.parse_html(b'<body><div class="not-seen-before-failing"><p>a</p></div></body>', broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])

@@ -66,7 +66,7 @@ import numpy as np
 
 # Bumped whenever what this module computes, or how parse.py calls it, changes; native.py refuses a module of
 # another version.
-VERSION = 13
+VERSION = 15
 
 # The tag sets and characters this module tests against are the Python code's own, read once at import, so
 # each rule lives in one place. parse.COUNTED_TAGS: the elements whose start tags Markup.tags counts (by
@@ -86,7 +86,9 @@ cdef frozenset INLINE = _parse.INLINE
 cdef dict ATTR_TOKENS = _parse.ATTR_TOKENS  # class and id values -> tokens (parse.class_id_tokens' cache)
 cdef frozenset SKIP = _parse.SKIP
 cdef frozenset UNSEEN = _parse.UNSEEN
-cdef object _separates = _parse.separates  # asked only where a rendered skipped element stood
+cdef object _separates = _parse.separates  # asked only where a SKIPPED element or a JUNCTION stood
+cdef int SKIPPED = _parse.SKIPPED, JUNCTION = _parse.JUNCTION
+cdef frozenset UNJOINED = _parse.UNJOINED
 cdef str BREAK = _parse.BREAK  # a br in a block's parts
 cdef frozenset PREFORMATTED = _parse.PREFORMATTED
 cdef frozenset HEADINGS = _features.HEADINGS
@@ -821,7 +823,8 @@ cdef class _Owner:
     cdef public Py_ssize_t element, depth, parent, link
     cdef public bint excluded, preformatted
     cdef public bint breaks  # a br among its parts (parse.BREAK), or a line break when preformatted
-    cdef public bint separated  # a rendered skipped element after its last part (parse.separates decides)
+    cdef public int separator  # parse.SKIPPED or parse.JUNCTION after its last part (parse.separates decides), or 0
+    cdef public list spaces  # the parts a written space goes before (parse.block_text), or None
     cdef public str tag
     cdef public tuple ancestors, levels
     cdef public list parts
@@ -843,7 +846,9 @@ cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, P
     owner.parent, owner.excluded, owner.preformatted = parent, excluded, preformatted
     owner.parts = []
     owner.link = 0
-    owner.breaks = owner.separated = False
+    owner.breaks = False
+    owner.separator = 0
+    owner.spaces = None
     return owner
 
 
@@ -854,21 +859,22 @@ cdef class BlockTarget:
     cdef public list blocks, owners, tags, opened, links
     cdef public Py_ssize_t element, skip
     cdef public object markup  # a parse.Markup, complete after close()
-    cdef public bint in_json_ld
+    cdef public bint in_json_ld, junction  # junction: an inline element has just ended (nothing since)
     cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes  # counted from libxml2's arrays
     cdef Py_ssize_t tag_counts[N_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
-    cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup, break_lines
+    cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup, block_text
     cdef frozenset excluded_tags
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
     def __init__(self, block_class, class_id_tokens, frozenset excluded_tags, excluded_part, markup_class,
-                 read_markup, break_lines):
+                 read_markup, block_text):
         """``class_id_tokens``: parse.class_id_tokens, asked about class and id values not in its cache
         (``ATTR_TOKENS``); ``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
         element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and parse.read_markup for
-        lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``break_lines``:
-        parse.break_lines, asked only about a block with a br (or a line break inside a preformatted element)."""
-        self.block_class, self.class_id_tokens, self.break_lines = block_class, class_id_tokens, break_lines
+        lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``block_text``:
+        parse.block_text, asked only about a block with a br (or a line break inside a preformatted element) or a
+        written space."""
+        self.block_class, self.class_id_tokens, self.block_text = block_class, class_id_tokens, block_text
         self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
         self.markup_class, self.read_markup = markup_class, read_markup
         self.reset()
@@ -879,7 +885,7 @@ cdef class BlockTarget:
         self.element = -1
         self.skip = 0
         self.markup = self.markup_class()
-        self.in_json_ld = False
+        self.in_json_ld = self.junction = False
         self.https_links = self.http_links = self.data_attributes = self.aria_attributes = 0
         memset(self.tag_counts, 0, sizeof(self.tag_counts))
 
@@ -888,8 +894,8 @@ cdef class BlockTarget:
         cdef tuple lines = ()
         cdef Py_ssize_t link
         if owner.parts:
-            if owner.breaks:
-                text, lines = self.break_lines("".join(owner.parts), owner.preformatted)
+            if owner.breaks or owner.spaces is not None:
+                text, lines = self.block_text(owner.parts, owner.spaces, owner.preformatted)
             else:
                 text = _joined_words(owner.parts)
             if text:
@@ -900,7 +906,8 @@ cdef class BlockTarget:
             owner.parts = []
             owner.link = 0
             owner.breaks = False
-        owner.separated = False
+            owner.spaces = None
+        owner.separator = 0
 
     cdef _push(self, str tag, object owner, bint in_link):
         self.tags.append(tag)
@@ -914,8 +921,9 @@ cdef class BlockTarget:
         """An element opens. Its class, id, role and aria-modal come from ``attrib`` (lxml's mapping) or, when that
         is None, from libxml2's attribute array ``atts`` (read only for a block-level element)."""
         cdef _Owner owner, child
-        cdef bint in_link
+        cdef bint in_link, junction = self.junction
         cdef tuple ancestors
+        self.junction = False
         self.element += 1
         if attrib is not None:
             if tag in self.markup.tags:
@@ -931,7 +939,7 @@ cdef class BlockTarget:
             if tag not in UNSEEN and self.owners:
                 owner = self.owners[-1]
                 if owner.parts and not owner.preformatted:
-                    owner.separated = True
+                    owner.separator = SKIPPED
             return
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
@@ -944,6 +952,8 @@ cdef class BlockTarget:
             return
         owner = self.owners[-1]
         if tag in INLINE:
+            if junction and tag not in UNJOINED and owner.parts and not owner.separator and not owner.preformatted:
+                owner.separator = JUNCTION
             self._push(tag, None, in_link or tag == "a")
         elif tag == "br":
             owner.parts.append(BREAK)
@@ -1066,22 +1076,26 @@ cdef class BlockTarget:
                 self._flush(<_Owner> opened)
                 self.owners.pop()
             if name == tag:
-                return
+                break
+        self.junction = tag in INLINE and tag not in UNJOINED  # parse._BlockTarget.end
 
     def data(self, text):
         self._data(text)
 
     cdef _data(self, str text):
         cdef _Owner owner
+        self.junction = False
         if self.in_json_ld:
             self.markup.json_ld[-1] += text
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]
-        if owner.separated:
-            owner.separated = False
-            if _separates(owner.parts[-1], text):
-                owner.parts.append(" ")
+        if owner.separator:
+            if _separates(owner.parts[-1], text, owner.separator == JUNCTION):
+                if owner.spaces is None:
+                    owner.spaces = []
+                owner.spaces.append(len(owner.parts))
+            owner.separator = 0
         owner.parts.append(text)
         if owner.preformatted and not owner.breaks and "\n" in text:
             owner.breaks = True

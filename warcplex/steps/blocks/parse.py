@@ -24,25 +24,47 @@ INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font 
 SKIP = frozenset("script style template head title meta link iframe svg canvas object embed select "
                  "option button input textarea nav math".split())
 # Skipped elements a browser shows nothing of. Every other one (a form control, an embedded object, an icon, a
-# menu) stands between the words around it (:func:`separates`): `<label>XS</label><input><label>S</label>` reads
-# "XS S", where the words would otherwise run together ("XSS").
+# menu) stands between the words around it (:func:`separates`): `<label>XS</label><input><label>S</label>` is
+# written "XS S", where the words would otherwise run together ("XSS"). So may the junction of two inline elements,
+# where a page's style sets them apart (badges, buttons, tags: `<span>Genuine Part</span><span>Lifetime</span>`).
+# Only the written text has these spaces (:func:`block_text`): the features read the words as the classifier was
+# fitted on them.
+SKIPPED, JUNCTION = 1, 2  # what stands between a block's last part and its next text (_Owner.separator)
+# Inline elements whose junction with another is never a word boundary: exponents, indices, footnote marks (`n<sup>2`).
+UNJOINED = frozenset(("sup", "sub"))
 UNSEEN = frozenset("script style template head title meta link".split())
 # A character of a script written without spaces between words (CJK, Thai, Lao, Burmese, Khmer).
 UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff"
                       "\u1000-\u109f\u1780-\u17ff]")
-# A skipped element never stands for a space before closing punctuation nor after opening punctuation.
-_CLOSING = frozenset(".,;:!?)]}%\u2026\u2019\u201d\u00bb\u3002\uff0c\u3001\uff1b\uff1a\uff01\uff1f\uff09\u300d\u300f\u3011")
-_OPENING = frozenset("([{\u2018\u201c\u00ab\u00bf\u00a1\uff08\u300c\u300e\u3010")
+# What is never written with a space before (closing punctuation) or after (opening punctuation) it
+# (:func:`separates`), nor next to it: UNSPACED scripts, East Asian punctuation and full-width forms.
+_CLOSING = frozenset(".,;:!?)]}%\u2026\u2019\u201d\u00bb")
+_OPENING = frozenset("([{\u2018\u201c\u00ab\u00bf\u00a1")
+_EAST_ASIAN = re.compile(f"{UNSPACED.pattern}|[\u3000-\u303f\uff00-\uffef]")
+_CURRENCY = frozenset("$\u20ac\u00a3\u00a5\u20b9")  # a price starts a new word
 
 
-def separates(before: str, after: str) -> bool:
-    """Whether a rendered element the parse skips (not ``UNSEEN``), between the text ``before`` and the text
-    ``after`` of one block (both non-empty), stands for a space: not where white space already separates them,
-    nor before closing or after opening punctuation (`Python<svg/>.` reads "Python."), nor next to a script
-    written without spaces (an icon after a linked term in Chinese)."""
+def separates(before: str, after: str, junction: bool = False) -> bool:
+    """Whether what stands between the text ``before`` and the text ``after`` of one block (both non-empty) is a
+    space: a rendered element the parse skips (not ``UNSEEN``) or, ``junction``, the end of an inline element
+    and the start of the next (neither ``UNJOINED``). Never where white space already separates them, before
+    closing or after opening punctuation (`Python<svg/>.` reads "Python."), or next to a script written without
+    spaces or East Asian punctuation (an icon after a linked term in Chinese). A junction only after a small
+    letter, a digit or sentence punctuation, and where a new word visibly starts: a capitalised word, a digit
+    after a letter or a currency sign (`Part</span><span>Lifetime`, `was</span><s>$540`); not inside a word
+    marked up piece by piece (`cl</b></i><i><b>és`, `NA</b><b>SA`) nor in code (`json.</span><span>JSONDecoder`,
+    `skipkeys</span><span>=</span><span>False`)."""
     last, first = before[-1], after[0]
-    return not (last.isspace() or first.isspace() or first in _CLOSING or last in _OPENING
-                or UNSPACED.match(last) or UNSPACED.match(first))
+    if (last.isspace() or first.isspace() or first in _CLOSING or last in _OPENING
+            or _EAST_ASIAN.match(last) or _EAST_ASIAN.match(first)):
+        return False
+    if junction:
+        return ((last.islower() or last.isdigit() or last in ".!?,;:)%")
+                and ((first.isupper() and not after[1:2].isupper()) or first in _CURRENCY
+                     or (first.isdigit() and last.isalpha())))
+    return True
+
+
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 # Parts of a page that are not its content whatever their text says: the page's footer, modal dialogs (cookie
 # and sign-up pop-ups, a privacy policy in a modal) and menus. Their blocks are parsed and classified like any
@@ -69,8 +91,13 @@ class Block:
     depth: int
     parent: int = -1  # preorder index of the enclosing block-level element (-1: none inside the body)
     excluded: bool = False  # inside a part of the page that is never kept (:func:`excluded_part`)
-    lines: tuple[str, ...] = ()  # the text's lines (two or more: :func:`break_lines`), else none
+    lines: tuple[str, ...] = ()  # the text's lines as written (:func:`block_text`), else none: ``text`` is written
     preformatted: bool = False  # inside a ``PREFORMATTED`` element (code): its lines keep their spacing
+
+    @property
+    def written(self) -> str:
+        """The block's text as written on one line (a table cell's): its lines joined, else ``text``."""
+        return " ".join(self.lines) if self.lines else self.text
 
 
 # A ``br`` in a block's collected text (:func:`break_lines`): never in a document's text, which libxml2 ends at NUL.
@@ -100,6 +127,21 @@ def break_lines(text: str, preformatted: bool = False) -> tuple[str, tuple[str, 
         else:
             lines.append(line)
     return " ".join(lines), (tuple(lines) if len(lines) > 1 else ())
+
+
+def block_text(parts: list[str], spaces: list[int] | None, preformatted: bool) -> tuple[str, tuple[str, ...]]:
+    """A block's text from its collected ``parts`` (:func:`break_lines`: what the features read) and its lines as
+    written: ``spaces`` are the indices of the parts a space goes before (:func:`separates`), and where they change
+    the text, the written lines are given even when there is only one (:attr:`Block.lines`)."""
+    text, lines = break_lines("".join(parts), preformatted)
+    if spaces:
+        spaced = list(parts)
+        for index in reversed(spaces):
+            spaced.insert(index, " ")
+        written, written_lines = break_lines("".join(spaced), preformatted)
+        if written_lines or written != text:
+            lines = written_lines or (written,)
+    return text, lines
 
 
 # Elements whose number the parse counts (Markup.tags): sectioning, modern widgets, the older layout's markup and
@@ -194,7 +236,7 @@ class _Owner:
     """A block-level element on the parser's stack, collecting its runs of text."""
 
     __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "excluded", "preformatted", "parts",
-                 "link", "separated", "_attrs")
+                 "link", "separator", "spaces", "_attrs")
 
     def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int, parent: int,
                  excluded: bool = False, preformatted: bool = False) -> None:
@@ -202,7 +244,8 @@ class _Owner:
         self.parent, self.excluded, self.preformatted = parent, excluded, preformatted
         self.parts: list[str] = []
         self.link = 0
-        self.separated = False  # a rendered skipped element after its last part (:func:`separates` decides)
+        self.separator = 0  # SKIPPED or JUNCTION after its last part (:func:`separates` decides), or 0
+        self.spaces: list[int] | None = None  # the parts a written space goes before (:func:`block_text`)
         self._attrs: tuple[str, ...] | None = None
 
     @property
@@ -233,21 +276,24 @@ class _BlockTarget:
         self.in_json_ld = False  # inside a JSON-LD script: its text goes to the markup
         self.element = -1
         self.skip = 0
+        self.junction = False  # an inline element has just ended (nothing since)
         self.owners: list[_Owner] = []
         self.stack: list[tuple[str, _Owner | None, bool]] = []  # (tag, owner it opened, inside a link)
 
     def _flush(self, owner: _Owner) -> None:
         if owner.parts:
-            text, lines = break_lines("".join(owner.parts), owner.preformatted)
+            text, lines = block_text(owner.parts, owner.spaces, owner.preformatted)
             if text:
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
                                          min(owner.link, len(text)), owner.depth, owner.parent, owner.excluded,
                                          lines, owner.preformatted))
             owner.parts.clear()
             owner.link = 0
-        owner.separated = False
+            owner.spaces = None
+        owner.separator = 0
 
     def start(self, tag, attrib) -> None:
+        junction, self.junction = self.junction, False
         self.element += 1
         if tag in self.markup.tags:
             self.markup.tags[tag] += 1
@@ -258,7 +304,7 @@ class _BlockTarget:
         if tag in SKIP:
             self.skip = 1
             if tag not in UNSEEN and self.owners and self.owners[-1].parts and not self.owners[-1].preformatted:
-                self.owners[-1].separated = True  # preformatted text keeps the page's own spacing
+                self.owners[-1].separator = SKIPPED  # preformatted text keeps the page's own spacing
             return
         in_link = bool(self.stack) and self.stack[-1][2]
         if not self.owners:
@@ -270,6 +316,8 @@ class _BlockTarget:
             return
         owner = self.owners[-1]
         if tag in INLINE:
+            if junction and tag not in UNJOINED and owner.parts and not owner.separator and not owner.preformatted:
+                owner.separator = JUNCTION
             self.stack.append((tag, None, in_link or tag == "a"))
         elif tag == "br":
             owner.parts.append(BREAK)
@@ -300,18 +348,20 @@ class _BlockTarget:
                 self._flush(opened)
                 self.owners.pop()
             if name == tag:
-                return
+                break
+        self.junction = tag in INLINE and tag not in UNJOINED  # the next inline element may start a word (separates)
 
     def data(self, text: str) -> None:
+        self.junction = False
         if self.in_json_ld:
             self.markup.json_ld[-1] += text
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]
-        if owner.separated:
-            owner.separated = False
-            if separates(owner.parts[-1], text):
-                owner.parts.append(" ")
+        if owner.separator:
+            if separates(owner.parts[-1], text, owner.separator == JUNCTION):
+                owner.spaces = (owner.spaces or []) + [len(owner.parts)]
+            owner.separator = 0
         owner.parts.append(text)
         if self.stack[-1][2]:
             owner.link += len(text)
@@ -346,7 +396,7 @@ def parse_page(html: str) -> tuple[list[Block], Markup]:
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
         target = (_BlockTarget() if module is None else
                   module.BlockTarget(Block, class_id_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup,
-                                     break_lines))
+                                     block_text))
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached

@@ -63,7 +63,7 @@ def group_lines(kept: list[Block], groups: list[list[int]]) -> list[tuple[int, s
     for g, group in enumerate(groups):
         block = kept[group[0]]
         if len(group) > 1 or block.tag in CELLS or not block.lines:
-            out.append((g, "\t".join(kept[i].text for i in group)))
+            out.append((g, "\t".join(kept[i].written for i in group)))
         else:
             out.extend((g, line) for line in block.lines if visible(line))
     return out
