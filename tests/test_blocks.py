@@ -177,10 +177,10 @@ def test_a_form_control_icon_or_component_between_words_separates_them_in_the_wr
             '<p><span>json.</span><span>JSONDecoder</span>(<span>skipkeys</span><span>=</span><span>False</span>)</p>'
             '<table><tr><td><span>Bug</span><span>62048</span></td><td>open</td></tr></table></body>')
     blocks = parse_blocks(html)
-    assert [b.written for b in blocks] == ["XS S M", "KALLAX Shelf unit 802.758.87", "Install Python. (optional)",
-                                           "长周期地震波是周期大于1s的", "oneword", "ab", "Genuine Part Lifetime Guarantee",
-                                           "Get started Learn more Price $540", "Des informations clés NASA 2n2",
-                                           "json.JSONDecoder(skipkeys=False)", "Bug 62048", "open"]
+    assert [b.written for b in blocks] == [
+        "XS S M", "KALLAX Shelf unit 802.758.87", "Install Python. (optional)", "长周期地震波是周期大于1s的", "oneword",
+        "ab", "Genuine Part Lifetime Guarantee", "Get started Learn more Price $540", "Des informations clés NASA 2n2",
+        "json.JSONDecoder(skipkeys=False)", "Bug 62048", "open"]
     assert [b.text for b in blocks][:2] == ["XSSM", "KALLAX Shelf unit802.758.87"]  # what the features read
     assert block_lines(blocks).split("\n")[-1] == "Bug 62048\topen"
 

@@ -14,8 +14,8 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, Markup, _BlockTarget, _html_parser,
-                                         block_text, class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
+from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, Markup, _BlockTarget, _html_parser, block_text,
+                                         class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
 from warcplex.steps.normalize import lm_tokens

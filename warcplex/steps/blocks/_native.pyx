@@ -869,11 +869,11 @@ cdef class BlockTarget:
     def __init__(self, block_class, class_id_tokens, frozenset excluded_tags, excluded_part, markup_class,
                  read_markup, block_text):
         """``class_id_tokens``: parse.class_id_tokens, asked about class and id values not in its cache
-        (``ATTR_TOKENS``); ``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part, asked only about an
-        element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and parse.read_markup for
-        lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``block_text``:
-        parse.block_text, asked only about a block with a br (or a line break inside a preformatted element) or a
-        written space."""
+        (``ATTR_TOKENS``); ``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part,
+        asked only about an element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and
+        parse.read_markup for lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`);
+        ``block_text``: parse.block_text, asked only about a block with a br (or a line break inside a preformatted
+        element) or a written space."""
         self.block_class, self.class_id_tokens, self.block_text = block_class, class_id_tokens, block_text
         self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
         self.markup_class, self.read_markup = markup_class, read_markup
@@ -970,7 +970,8 @@ cdef class BlockTarget:
                 tokens, role, modal = self._block_attributes(atts)
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
                            (tokens,) + owner.levels[:3], owner.depth + 1, owner.element,
-                           owner.excluded or self._excluded(tag, role, modal), owner.preformatted or tag in PREFORMATTED)
+                           owner.excluded or self._excluded(tag, role, modal),
+                           owner.preformatted or tag in PREFORMATTED)
             self.owners.append(child)
             self._push(tag, child, False)
 

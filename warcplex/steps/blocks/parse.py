@@ -29,10 +29,10 @@ SKIP = frozenset("script style template head title meta link iframe svg canvas o
 # where a page's style sets them apart (badges, buttons, tags: `<span>Genuine Part</span><span>Lifetime</span>`).
 # Only the written text has these spaces (:func:`block_text`): the features read the words as the classifier was
 # fitted on them.
+UNSEEN = frozenset("script style template head title meta link".split())
 SKIPPED, JUNCTION = 1, 2  # what stands between a block's last part and its next text (_Owner.separator)
 # Inline elements whose junction with another is never a word boundary: exponents, indices, footnote marks (`n<sup>2`).
 UNJOINED = frozenset(("sup", "sub"))
-UNSEEN = frozenset("script style template head title meta link".split())
 # A character of a script written without spaces between words (CJK, Thai, Lao, Burmese, Khmer).
 UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0e7f\u0e80-\u0eff"
                       "\u1000-\u109f\u1780-\u17ff]")
@@ -360,7 +360,9 @@ class _BlockTarget:
         owner = self.owners[-1]
         if owner.separator:
             if separates(owner.parts[-1], text, owner.separator == JUNCTION):
-                owner.spaces = (owner.spaces or []) + [len(owner.parts)]
+                if owner.spaces is None:
+                    owner.spaces = []
+                owner.spaces.append(len(owner.parts))
             owner.separator = 0
         owner.parts.append(text)
         if self.stack[-1][2]:

@@ -58,7 +58,8 @@ def line_groups(kept: list[Block]) -> list[list[int]]:
 def group_lines(kept: list[Block], groups: list[list[int]]) -> list[tuple[int, str]]:
     """The lines of the text of ``kept`` and the index of the group (:func:`line_groups`) each comes from: a table
     row's cells on one line, tab-separated; another block on one line, or on each of its lines that a reader sees
-    (:attr:`Block.lines`: where its ``br`` elements or a preformatted element's line breaks break it)."""
+    (:attr:`Block.lines`: where its ``br`` elements or a preformatted element's line breaks break it; with the
+    words the markup runs together written apart, :func:`~warcplex.steps.blocks.parse.separates`)."""
     out = []
     for g, group in enumerate(groups):
         block = kept[group[0]]
