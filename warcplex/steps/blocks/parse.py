@@ -135,9 +135,12 @@ def block_text(parts: list[str], spaces: list[int] | None, preformatted: bool) -
     the text, the written lines are given even when there is only one (:attr:`Block.lines`)."""
     text, lines = break_lines("".join(parts), preformatted)
     if spaces:
-        spaced = list(parts)
-        for index in reversed(spaces):
-            spaced.insert(index, " ")
+        spaced, start = [], 0
+        for index in spaces:
+            spaced += parts[start:index]
+            spaced.append(" ")
+            start = index
+        spaced += parts[start:]
         written, written_lines = break_lines("".join(spaced), preformatted)
         if written_lines or written != text:
             lines = written_lines or (written,)
