@@ -20,12 +20,14 @@ The reports then re-decide on the cache:
   resiliparse's text against trafilatura's on the pages whose block output was short (``blocks_short``);
 - ``whitespace``: per set and dataset, the pages whose written text has exactly the truth's characters
   but for white space, and the ROUGE-5 F1 they score all the same (a truth that splits words where the
-  HTML closes an inline element, ``cl</I><I>és``, which a browser shows as one word).
+  HTML closes an inline element, ``cl</I><I>és``, which a browser shows as one word);
+- ``glued``: per set, the words the written text runs together (:func:`glued_words`: ``amyxzhangPosted``,
+  where the truth has "amyxzhang" and "Posted"), with examples.
 
 Dev pages only (not :func:`~warcplex.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
 
-usage: scripts/quality_study.py [--report filter|cascade|whitespace] [--grid 2,0.9,0.8,...] [--regions 0,1]
+usage: scripts/quality_study.py [--report filter|cascade|whitespace|glued] [--grid 2,0.9,0.8,...] [--regions 0,1]
                                [--factors inf,3,...] [--heldout]
 """
 
@@ -243,6 +245,38 @@ def report_whitespace(pages: list[dict], bench: Path) -> None:
                   f"ROUGE-5 F1 {np.mean(hits):.3f}, costing {sum(1 - f for f in hits) / len(fs):.4f}")
 
 
+# Where a glued word would split: a capital or a price after a small letter, a digit or sentence punctuation.
+_GLUE_POINT = re.compile(r"(?<=[a-z0-9.!?%)])(?=[A-Z$])")
+
+
+def glued_words(text: str, truth: str) -> list[str]:
+    """The white-space words of ``text`` that ``truth`` does not have but has each part of, split at
+    ``_GLUE_POINT`` (``amyxzhangPosted`` against a truth with "amyxzhang" and "Posted")."""
+    have = set(truth.split())
+    out = []
+    for word in text.split():
+        if word not in have:
+            parts = [part for part in _GLUE_POINT.split(word) if part]
+            if len(parts) > 1 and all(part in have for part in parts):
+                out.append(word)
+    return out
+
+
+def report_glued(pages: list[dict]) -> None:
+    counts, examples = defaultdict(Counter), defaultdict(list)
+    for p in pages:
+        if p["set"] == "snippets" or p["outcome"] != "kept":
+            continue
+        glued = glued_words(cut_dropped(p["text"], p["sentences"]), p["truth"])
+        counts[p["set"]].update(pages=1, glued=len(glued), pages_with=bool(glued))
+        examples[p["set"]].extend(glued[:1])
+    print("words the written text runs together that the truth has apart (written pages, glued words, pages with any)")
+    for name in sorted(counts):
+        c = counts[name]
+        print(f"{name:5s} {c['pages']:5d} pages: {c['glued']:5d} glued words on {c['pages_with']:4d} pages; "
+              f"e.g. {', '.join(examples[name][:6])}")
+
+
 def replace_settings(settings, protect: float, regions: bool, factor: float):
     return settings.model_copy(update={"protect_min_prob": protect, "protect_regions": regions,
                                        "protect_factor": factor})
@@ -250,7 +284,7 @@ def replace_settings(settings, protect: float, regions: bool, factor: float):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--report", choices=("filter", "cascade", "whitespace"), default="filter")
+    parser.add_argument("--report", choices=("filter", "cascade", "whitespace", "glued"), default="filter")
     parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "quality_study.pkl")
     parser.add_argument("--workers", type=int, default=2)
@@ -266,6 +300,8 @@ def main() -> int:
         report_filter(pages, args.grid, args.regions, args.factors, args.bench)
     elif args.report == "cascade":
         report_cascade(pages, args.bench)
+    elif args.report == "glued":
+        report_glued(pages)
     else:
         report_whitespace(pages, args.bench)
     return 0
