@@ -10,7 +10,6 @@ second stage's context features (:func:`context_features`).
 from __future__ import annotations
 
 import math
-import re
 import zlib
 from typing import Callable
 
