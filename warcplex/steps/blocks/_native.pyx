@@ -84,9 +84,10 @@ for _k, _tag in enumerate(COUNTED_TAGS):
 
 cdef frozenset INLINE = _parse.INLINE
 cdef dict ATTR_TOKENS = _parse.ATTR_TOKENS  # class and id values -> tokens (parse.class_id_tokens' cache)
+cdef object _attr_tokens = _parse.attr_tokens  # of lxml's attribute mapping (when libxml2's arrays are not read)
 cdef frozenset SKIP = _parse.SKIP
 cdef frozenset UNSEEN = _parse.UNSEEN
-cdef object _separates = _parse.separates  # asked only where a SKIPPED element or a JUNCTION stood
+cdef object _settle_separator = _parse.settle_separator  # asked only where a SKIPPED element or a JUNCTION stood
 cdef int SKIPPED = _parse.SKIPPED, JUNCTION = _parse.JUNCTION
 cdef frozenset UNJOINED = _parse.UNJOINED
 cdef str BREAK = _parse.BREAK  # a br in a block's parts
@@ -963,8 +964,7 @@ cdef class BlockTarget:
             self._flush(owner)
             ancestors = owner.ancestors
             if attrib is not None:
-                tokens = (self._tokens(f"{attrib.get('class') or ''} {attrib.get('id') or ''}") if attrib
-                          else ())  # parse.attr_tokens
+                tokens = _attr_tokens(attrib)
                 role, modal = attrib.get("role"), attrib.get("aria-modal")
             else:
                 tokens, role, modal = self._block_attributes(atts)
@@ -1045,6 +1045,7 @@ cdef class BlockTarget:
                 elif strcmp(name, "aria-modal") == 0:
                     modal = _value(<const char *> atts[1])
                 atts += 2
+        # parse.attr_tokens' key, joined here as it joins it (the parity tests pin the two)
         return (self._tokens(_value(class_value) + " " + _value(id_value)) if class_or_id else (), role, modal)
 
     cdef bint _excluded(self, str tag, object role, object modal) except -1:
@@ -1092,11 +1093,7 @@ cdef class BlockTarget:
             return
         owner = self.owners[-1]
         if owner.separator:
-            if _separates(owner.parts[-1], text, owner.separator == JUNCTION):
-                if owner.spaces is None:
-                    owner.spaces = []
-                owner.spaces.append(len(owner.parts))
-            owner.separator = 0
+            _settle_separator(owner, text)
         owner.parts.append(text)
         if owner.preformatted and not owner.breaks and "\n" in text:
             owner.breaks = True

@@ -65,6 +65,16 @@ def separates(before: str, after: str, junction: bool = False) -> bool:
     return True
 
 
+def settle_separator(owner, text: str) -> None:
+    """Before ``text`` joins the parts of ``owner`` (a parser target's owner, Python or compiled) after a separator
+    (``owner.separator``): note a written space before it in ``owner.spaces`` where :func:`separates` says so."""
+    if separates(owner.parts[-1], text, owner.separator == JUNCTION):
+        if owner.spaces is None:
+            owner.spaces = []
+        owner.spaces.append(len(owner.parts))
+    owner.separator = 0
+
+
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 # Parts of a page that are not its content whatever their text says: the page's footer, modal dialogs (cookie
 # and sign-up pop-ups, a privacy policy in a modal) and menus. Their blocks are parsed and classified like any
@@ -362,11 +372,7 @@ class _BlockTarget:
             return
         owner = self.owners[-1]
         if owner.separator:
-            if separates(owner.parts[-1], text, owner.separator == JUNCTION):
-                if owner.spaces is None:
-                    owner.spaces = []
-                owner.spaces.append(len(owner.parts))
-            owner.separator = 0
+            settle_separator(owner, text)
         owner.parts.append(text)
         if self.stack[-1][2]:
             owner.link += len(text)
