@@ -50,7 +50,7 @@ from warcplex.document import Sentence, cut_dropped
 from warcplex.reading.warc import Page
 from warcplex.steps.blocks.model import is_heldout
 
-from train_blocks import _scorer as scorer, dev_items  # scripts/: the fit's page list and the bench's scorer
+from train_blocks import SETS, _scorer as scorer, dev_items  # scripts/: the fit's sets and pages, the bench's scorer
 
 ROOT = Path(__file__).resolve().parent.parent
 # schema.org types declared in JSON-LD ("@type": "Product") or microdata (itemtype=".../Product").
@@ -188,7 +188,7 @@ def report_cascade(pages: list[dict], bench: Path) -> None:
     for p in pages:
         p["f"] = {k: score.score_pair(p[k], p["truth"])["rouge5_f"] for k in ("text", "trafilatura", "primary")}
         p["w"] = {k: word_count(p[k]) if p[k].strip() else 0 for k in ("text", "trafilatura", "primary")}
-    for name, _ in SETS:
+    for name, *_ in SETS:
         short = [p for p in pages if p["set"] == name and (p["fallback_reason"] or "").startswith("blocks_short_")]
         if short:
             print(f"pages the block stage found short (blocks_short) / {name}: {len(short)}, resiliparse "
@@ -196,7 +196,7 @@ def report_cascade(pages: list[dict], bench: Path) -> None:
                   f"{np.mean([p['f']['trafilatura'] for p in short]):.3f} / the pipeline's "
                   f"{np.mean([p['f']['text'] for p in short]):.3f}")
     for signal, test in KIND_SIGNALS.items():
-        for name, _ in SETS:
+        for name, *_ in SETS:
             chosen = [p for p in pages
                       if p["set"] == name and p["kind"] and p["extractor"] == "blocks" and test(p["kind"])]
             if not chosen:
