@@ -122,3 +122,41 @@ def test_local_session_has_batch_settings_and_config_wins(tmp_path):
     assert conf["spark.python.worker.reuse"] == "true"
     assert "-XX:TieredStopAtLevel=1" in result["jvm_args"] and "-XX:+UseSerialGC" in result["jvm_args"]
     assert result["squares"] == [0, 1, 4]
+
+
+POOLS = textwrap.dedent("""
+    import json, os
+    import pyarrow as pa
+    from warcplex.config import load_settings
+    from warcplex.spark.session import ONE_WORKER_POOL, spark_context, sql_session
+
+    def daemon(_):
+        yield os.getppid()  # a Python worker's parent is the daemon that forked it
+
+    def daemon_batches(batches):
+        for _ in batches:
+            pass
+        yield pa.RecordBatch.from_pydict({"daemon": [os.getppid()]})
+
+    sc = spark_context(load_settings(None, ["spark.master=local[1]"]))
+    spark = sql_session(sc)
+    pipeline = sc.parallelize([0], 1).mapPartitions(daemon).collect()[0]
+    corpus = spark.range(1, numPartitions=1).mapInArrow(daemon_batches, "daemon long").collect()[0].daemon
+    spark.conf.set(ONE_WORKER_POOL[0], "true")  # Spark's default
+    default = spark.range(1, numPartitions=1).mapInArrow(daemon_batches, "daemon long").collect()[0].daemon
+    print(json.dumps({"pipeline": pipeline, "corpus": corpus, "default": default}))
+    sc.stop()
+""")
+
+
+@pytest.mark.spark
+def test_the_corpus_stages_python_udfs_run_in_the_page_pipelines_worker_pool(tmp_path):
+    """An RDD task (the page pipeline) and a mapInArrow task (the corpus stages) on one session get workers of one
+    daemon; with Spark's default simplified tracebacks the UDF's workers come from a second daemon."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    proc = subprocess.run([sys.executable, "-c", POOLS], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    daemons = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert daemons["corpus"] == daemons["pipeline"]
+    assert daemons["default"] != daemons["pipeline"]

@@ -15,11 +15,10 @@ class CorpusStages(JobExtension):
         self.result: dict[str, Any] | None = None
 
     def with_spark(self, sc, settings: Settings, output: str) -> None:
-        from pyspark.sql import SparkSession  # Spark SQL is loaded only when the corpus stages run
+        from warcplex.corpus.builder import run_corpus  # Spark SQL is loaded only when the corpus stages run
+        from warcplex.spark.session import sql_session
 
-        from warcplex.corpus.builder import run_corpus
-
-        self.result = run_corpus(SparkSession(sc), settings, output)
+        self.result = run_corpus(sql_session(sc), settings, output)
 
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
         if self.result is not None:

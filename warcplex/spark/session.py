@@ -107,11 +107,30 @@ def spark_context(settings: Settings):
     return sc
 
 
-def spark_session(settings: Settings):
-    """A SparkSession on :func:`spark_context`'s context, for stages that use DataFrames."""
+# Spark keeps a pool of Python workers (a daemon and the workers it forks) per environment it gives them, and
+# Spark SQL's Python runners add SPARK_SIMPLIFIED_TRACEBACK to that environment while this property is on (its
+# default): the corpus stages' mapInArrow would then start a second daemon and a second set of workers on every
+# executor beside the page pipeline's, each importing warcplex and its libraries again (about 3 of the 24
+# CPU-seconds of `make run`). Off, both kinds of task share one pool, and an error in a UDF shows pyspark's own
+# frames as the page pipeline's errors do.
+ONE_WORKER_POOL = ("spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled", "false")
+
+
+def sql_session(sc):
+    """A SparkSession on the context ``sc`` whose Python UDFs run in the page pipeline's pool of Python workers
+    (:data:`ONE_WORKER_POOL`, unless the run's Spark properties set it)."""
     from pyspark.sql import SparkSession
 
-    return SparkSession(spark_context(settings))
+    session = SparkSession(sc)
+    key, value = ONE_WORKER_POOL
+    if not sc.getConf().contains(key):
+        session.conf.set(key, value)
+    return session
+
+
+def spark_session(settings: Settings):
+    """A SparkSession on :func:`spark_context`'s context, for stages that use DataFrames (:func:`sql_session`)."""
+    return sql_session(spark_context(settings))
 
 
 def model_files(settings: Settings) -> list[str]:
