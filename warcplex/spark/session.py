@@ -110,7 +110,7 @@ def spark_context(settings: Settings):
 # Spark keeps a pool of Python workers (a daemon and the workers it forks) per environment it gives them, and
 # Spark SQL's Python runners add SPARK_SIMPLIFIED_TRACEBACK to that environment while this property is on (its
 # default): the corpus stages' mapInArrow would then start a second daemon and a second set of workers on every
-# executor beside the page pipeline's, each importing warcplex and its libraries again (about 3 of the 24
+# executor beside the page pipeline's, each importing warcplex and its libraries again (about 1.5 of the 19
 # CPU-seconds of `make run`). Off, both kinds of task share one pool, and an error in a UDF shows pyspark's own
 # frames as the page pipeline's errors do.
 ONE_WORKER_POOL = ("spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled", "false")
