@@ -280,3 +280,48 @@ def test_a_guard_interrupt_while_preparing_falls_back_for_that_page_only(monkeyp
     assert [(d.outcome, d.extractor, d.fallback_reason) for d in cleaned] == [
         ("kept", "blocks", None), ("kept", "resiliparse", "blocks_timeout"), ("kept", "blocks", None)]
     assert loop.step("blocks").stats.to_dict()["stage"]["blocks"]["error"]["timeout"] == 1
+
+
+def test_the_steps_after_the_cascade_run_step_by_step_over_a_window_and_each_page_ends_as_alone(monkeypatch):
+    """Cascade.run_window: every page's language, then every page's sentences, then the filter over the window; a
+    page the fallback rule rejects goes on to the next stage alone, a page no stage extracts is dropped, and a guard
+    interrupt in a step ends that page only, each as page by page."""
+    from resiliparse.process_guard import ExecutionTimeout
+
+    from warcplex.steps.langid import LanguageIdentifier
+    from warcplex.steps.sentences import SentenceSplitter
+
+    calls = []
+    identify, split = LanguageIdentifier.run, SentenceSplitter.run
+
+    def identify_logged(self, doc):
+        calls.append(("langid", doc.page.record_id))
+        if "timeout" in doc.page.record_id:
+            raise ExecutionTimeout("simulated")
+        return identify(self, doc)
+
+    monkeypatch.setattr(LanguageIdentifier, "run", identify_logged)
+    monkeypatch.setattr(SentenceSplitter, "run", lambda self, doc: calls.append(("sentences", doc.page.record_id))
+                        or split(self, doc))
+    second = ARTICLE.replace("<article>", "<article><h1>The second page</h1>")
+    pages = [page(ARTICLE, "<urn:kept>"), page(second, "<urn:falls>"), page(NAV_ONLY, "<urn:empty>"),
+             page(ARTICLE, "<urn:timeout>")]
+
+    def run(window: int) -> list[tuple]:
+        loop = cleaner("langid.enabled=true", "perplexity.enabled=false", f"extract.prepare_window={window}",
+                       "extract.cascade=[resiliparse, conservative]")
+        cascade = loop.steps[loop.cascade_at]
+        cascade.fallback = lambda doc, settings: ("filtered_1of1" if doc.extractor == "resiliparse"
+                                                  and "second page" in doc.text else None)
+        calls.clear()
+        return cleaned_rows(loop, pages)
+
+    alone = run(1)
+    windowed = run(4)
+    assert windowed == alone
+    assert [row[1:4] for row in windowed] == [
+        ("kept", "resiliparse", None), ("kept", "conservative", "resiliparse_filtered_1of1"),
+        ("kept", "conservative", "resiliparse_empty"), ("error.timeout", None, None)]
+    assert calls[:4] == [("langid", "<urn:kept>"), ("langid", "<urn:falls>"), ("langid", "<urn:empty>"),
+                         ("langid", "<urn:timeout>")]  # the window's languages first, then its sentences
+    assert calls[4:7] == [("sentences", "<urn:kept>"), ("sentences", "<urn:falls>"), ("sentences", "<urn:empty>")]

@@ -14,6 +14,7 @@ A step after the cascade that drops the page ends it (no fallback). A WET record
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from warcplex.config import ExtractSettings, Settings
@@ -95,48 +96,134 @@ class Cascade(Step):
         return doc
 
     def run(self, doc: Document) -> Document | None:
-        first_reason: str | None = None
-        guard_failure: str | None = None
-        stages = [self.wet] if doc.page.kind == "wet" else self.extractors
+        return self._go_on(doc, _Attempt(self._stages(doc)))
+
+    def run_window(self, docs: list[Document]) -> list[tuple[Document, bool]]:
+        """:meth:`run` of each page of the loop's window, and whether it went through (the loop's ``_through``).
+
+        Each page's first text goes through the steps after the cascade one step at a time over the whole
+        window (every page's language, then every page's sentences, then the filter), so that each step's
+        model stays in the CPU's caches across the window instead of being pushed out by the others' page by
+        page: the same results, less CPU. A page whose text the fallback rule rejects goes on alone, as in
+        :meth:`run`. Each step call has a fresh time limit; a guard interrupt in one ends that page only, as
+        ``error.timeout``/``error.memory``.
+        """
+        results: list[tuple[Document, bool] | None] = [None] * len(docs)
+        attempts = [_Attempt(self._stages(doc)) for doc in docs]
+        pending = []  # the pages whose text waits for the steps
+        for i, (doc, attempt) in enumerate(zip(docs, attempts)):
+            guards.restart()
+            if self._extract(doc, attempt):
+                pending.append(i)
+            else:
+                self._exhausted(doc, attempt)
+                results[i] = (doc, False)
+        for step in self.then:
+            going = []
+            for i in pending:
+                guards.restart()
+                try:
+                    if step(docs[i]) is None:
+                        results[i] = (docs[i], False)
+                        continue
+                except guards.GUARD_INTERRUPTS as exc:
+                    results[i] = (guards.interrupted(docs[i], exc), False)
+                    continue
+                going.append(i)
+            pending = going
+        for i in pending:
+            guards.restart()
+            try:
+                judged = self._judge(docs[i], attempts[i])
+                if judged is _NEXT:
+                    attempts[i].position += 1
+                    judged = self._go_on(docs[i], attempts[i])
+            except guards.GUARD_INTERRUPTS as exc:
+                results[i] = (guards.interrupted(docs[i], exc), False)
+                continue
+            results[i] = (docs[i], judged is not None)
+        return results  # type: ignore[return-value]  # every page has its result
+
+    def _stages(self, doc: Document) -> list[Extractor]:
+        return [self.wet] if doc.page.kind == "wet" else self.extractors
+
+    def _go_on(self, doc: Document, attempt: "_Attempt") -> Document | None:
+        """The cascade from ``attempt.position`` on: each stage's text through the steps after it until one is kept."""
+        while self._extract(doc, attempt):
+            for step in self.then:
+                if step(doc) is None:
+                    return None
+            judged = self._judge(doc, attempt)
+            if judged is not _NEXT:
+                return judged
+            attempt.position += 1
+        return self._exhausted(doc, attempt)
+
+    def _extract(self, doc: Document, attempt: "_Attempt") -> bool:
+        """Run the stages from ``attempt.position`` until one gives text for the steps after it (True; its position
+        is then ``attempt.position``), passing the page on when a stage raises, times out, returns nothing or
+        shows its text is incomplete (False: no stage is left)."""
+        stages = attempt.stages
         last_stage = len(stages) - 1
-        skip_to: str | None = None
-        for position, extractor in enumerate(stages):
-            if skip_to is not None:
-                if extractor.name != skip_to:
+        for position in range(attempt.position, len(stages)):
+            extractor = stages[position]
+            if attempt.skip_to is not None:
+                if extractor.name != attempt.skip_to:
                     extractor.count("skipped")
                     continue
-                skip_to = None
+                attempt.skip_to = None
             try:
                 extractor(doc)
             except guards.GUARD_INTERRUPTS as exc:  # too slow or too big: the next stage gets a fresh limit
-                guard_failure = guards.guard_kind(exc)
-                extractor.count(f"error.{guard_failure}")
-                first_reason = first_reason or f"{extractor.name}_{guard_failure}"
+                attempt.guard_failure = guards.guard_kind(exc)
+                extractor.count(f"error.{attempt.guard_failure}")
+                attempt.first_reason = attempt.first_reason or f"{extractor.name}_{attempt.guard_failure}"
                 guards.restart()
                 continue
             except Exception as exc:
                 extractor.count(f"error.{type(exc).__name__}")
-                first_reason = first_reason or f"{extractor.name}_error"
+                attempt.first_reason = attempt.first_reason or f"{extractor.name}_error"
                 continue
             guards.restart()  # the time limit holds per stage: the steps after it get their own
             reason = incomplete(extractor, doc, self.settings, position < last_stage)
             if reason:
                 extractor.count(reason.split("_")[0])
-                first_reason = first_reason or f"{extractor.name}_{reason}"
+                attempt.first_reason = attempt.first_reason or f"{extractor.name}_{reason}"
                 target = extractor.skip_to(reason)
-                skip_to = target if target in [stage.name for stage in stages[position + 1:]] else None
+                attempt.skip_to = target if target in [stage.name for stage in stages[position + 1:]] else None
                 continue
-            doc.fallback_reason = first_reason
-            for step in self.then:
-                if step(doc) is None:
-                    return None
-            reason = self.fallback(doc, self.settings) if position < last_stage else None
-            if reason and extractor.overrules_filter:
-                return self.overrule_filter(extractor, doc, first_reason or f"{extractor.name}_kept_{reason}")
-            if reason:
-                extractor.count("filtered_too_much")
-                first_reason = first_reason or f"{extractor.name}_{reason}"
-                continue
-            return doc
-        doc.text, doc.sentences, doc.extractor, doc.fallback_reason = "", [], None, first_reason
-        return self.drop(doc, f"error.{guard_failure}" if guard_failure else "empty_extraction")
+            doc.fallback_reason = attempt.first_reason
+            attempt.position = position
+            return True
+        return False
+
+    def _judge(self, doc: Document, attempt: "_Attempt") -> "Document | None | object":
+        """After the steps: the page (kept), or ``_NEXT`` when the fallback rule sends it to the next stage."""
+        extractor = attempt.stages[attempt.position]
+        reason = self.fallback(doc, self.settings) if attempt.position < len(attempt.stages) - 1 else None
+        if reason and extractor.overrules_filter:
+            return self.overrule_filter(extractor, doc, attempt.first_reason or f"{extractor.name}_kept_{reason}")
+        if reason:
+            extractor.count("filtered_too_much")
+            attempt.first_reason = attempt.first_reason or f"{extractor.name}_{reason}"
+            return _NEXT
+        return doc
+
+    def _exhausted(self, doc: Document, attempt: "_Attempt") -> None:
+        """No stage gave text that was kept: the page is dropped with the first reason."""
+        doc.text, doc.sentences, doc.extractor, doc.fallback_reason = "", [], None, attempt.first_reason
+        return self.drop(doc, f"error.{attempt.guard_failure}" if attempt.guard_failure else "empty_extraction")
+
+
+_NEXT = object()  # _judge: the page goes on to the next stage
+
+
+@dataclass
+class _Attempt:
+    """Where a page is in the cascade: its stages, the one running, and what the earlier ones left."""
+
+    stages: list[Extractor]
+    position: int = 0
+    first_reason: str | None = None
+    guard_failure: str | None = None
+    skip_to: str | None = None

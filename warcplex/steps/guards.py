@@ -14,6 +14,7 @@ from typing import Iterator
 from resiliparse.process_guard import ExecutionTimeout, InterruptType, MemoryLimitExceeded, mem_guard, time_guard
 
 from warcplex.config import ExtractSettings
+from warcplex.document import Document
 
 GUARD_INTERRUPTS = (ExecutionTimeout, MemoryLimitExceeded)
 
@@ -22,6 +23,13 @@ _active: list = []  # the time guard of the running loop in this thread, if any
 
 def guard_kind(exc: BaseException) -> str:
     return "timeout" if isinstance(exc, ExecutionTimeout) else "memory"
+
+
+def interrupted(doc: Document, exc: BaseException) -> Document:
+    """What is left of ``doc`` after a guard interrupt outside an extraction stage: its page, ended as
+    ``error.timeout`` or ``error.memory`` (the time limit restarted for the next page)."""
+    restart()
+    return Document(doc.page, outcome=f"error.{guard_kind(exc)}")
 
 
 def restart() -> None:

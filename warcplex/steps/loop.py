@@ -88,15 +88,19 @@ class StepLoop:
         """Pages through the steps, returned in their order; ``doc.outcome`` says where each ended.
 
         The steps before the cascade take one page at a time; the cascade then prepares the pages that
-        reached it together (:meth:`Cascade.prepare`: the block stage classifies them phase by phase),
-        and each page goes on through the cascade and the steps after it. A guard interrupt outside an
-        extraction stage ends its page as ``error.timeout``/``error.memory``.
+        reached it together (:meth:`Cascade.prepare`: the block stage classifies them phase by phase), and
+        runs them through its stages and the steps after it (:meth:`Cascade.run_window`: those steps one at a
+        time over the window). A guard interrupt outside an extraction stage ends its page as
+        ``error.timeout``/``error.memory``.
         """
         cut = self.cascade_at
         docs = [self._through(Document(page), self.steps[:cut]) for page in pages]
         if cut < len(self.steps):
-            self.steps[cut].prepare([doc for doc, going in docs if going])
-            docs = [self._through(doc, self.steps[cut:]) if going else (doc, going) for doc, going in docs]
+            cascade = self.steps[cut]
+            reached = [doc for doc, going in docs if going]
+            cascade.prepare(reached)
+            after = iter(cascade.run_window(reached))
+            docs = [next(after) if going else (doc, going) for doc, going in docs]
         for doc, through in docs:
             if through and not doc.clean_text.strip():
                 doc.outcome = "empty_after_filter"
@@ -111,8 +115,7 @@ class StepLoop:
                 if step(doc) is None:
                     return doc, False
         except guards.GUARD_INTERRUPTS as exc:
-            guards.restart()
-            return Document(doc.page, outcome=f"error.{guards.guard_kind(exc)}"), False
+            return guards.interrupted(doc, exc), False
         return doc, True
 
     def run(self, pages: Iterable[Page]) -> Iterator[Document]:
