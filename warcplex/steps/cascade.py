@@ -113,7 +113,12 @@ class Cascade(Step):
         pending = []  # the pages whose text waits for the steps
         for i, (doc, attempt) in enumerate(zip(docs, attempts)):
             guards.restart()
-            if self._extract(doc, attempt):
+            try:
+                extracted = self._extract(doc, attempt)
+            except guards.GUARD_INTERRUPTS as exc:  # outside a stage (a stage's own falls through to the next)
+                results[i] = (guards.interrupted(doc, exc), False)
+                continue
+            if extracted:
                 pending.append(i)
             else:
                 self._exhausted(doc, attempt)
