@@ -88,8 +88,8 @@ class ExtractSettings(_Section):
     links: bool = False
     alt_texts: bool = False
     # Pages the loop gathers before the cascade's first stage prepares them together (the block stage
-    # classifies them phase by phase, each model warm in the CPU's caches across the window; the same
-    # results as page by page). 1: page by page.
+    # classifies them phase by phase) and the steps after the cascade take them one step at a time, each
+    # model warm in the CPU's caches across the window; the same results as page by page. 1: page by page.
     prepare_window: int = Field(default=32, ge=1)
     # Per-record guards.
     timeout_s: float = Field(default=10.0, gt=0)
