@@ -202,8 +202,9 @@ class Cascade(Step):
             return True
         return False
 
-    def _judge(self, doc: Document, attempt: "_Attempt") -> "Document | None | object":
-        """After the steps: the page (kept), or ``_NEXT`` when the fallback rule sends it to the next stage."""
+    def _judge(self, doc: Document, attempt: "_Attempt") -> "Document | object":
+        """After the steps: the page (kept, the filter overruled where its stage does), or ``_NEXT`` when the
+        fallback rule sends it to the next stage."""
         extractor = attempt.stages[attempt.position]
         reason = self.fallback(doc, self.settings) if attempt.position < len(attempt.stages) - 1 else None
         if reason and extractor.overrules_filter:
