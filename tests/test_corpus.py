@@ -161,6 +161,32 @@ def test_second_night_adds_no_duplicates_and_accounts_for_every_document(built):
 
 
 @pytest.mark.spark
+def test_a_shard_read_twice_without_record_id_dedup_keeps_one_document_per_record_id(nights, tmp_path):
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    copy = tmp_path / "copy-of-night1.warc.gz"
+    shutil.copyfile(nights["night1"], copy)
+    out = tmp_path / "out"
+    stats = run([nights["night1"], copy], out, "--set", "input.dedup_record_ids=false")
+    data, corpus = rows(out / "data"), rows(out / "corpus")
+    dropped = rows(out / "corpus_dropped" / "documents")
+    ids = {r["warc_record_id"] for r in data}
+    assert len(data) == 2 * len(ids)  # the job kept both copies of every page
+    assert sorted(r["warc_record_id"] for r in corpus) == sorted({r["warc_record_id"] for r in corpus})
+    # every record id is in the corpus once, or dropped by a later stage; the second copies are dropped
+    # as repeated record ids, pointing to the id they repeat
+    repeated = [r for r in dropped if r["reason"] == "duplicate_record_id"]
+    assert len(repeated) == len(ids) and all(r["duplicate_of"] == r["warc_record_id"] for r in repeated)
+    later = [r for r in dropped if r["reason"] != "duplicate_record_id"]
+    assert {r["warc_record_id"] for r in corpus} | {r["warc_record_id"] for r in later} == ids
+    summary = stats["corpus"]
+    assert summary["order"][0] == "record_ids"
+    assert summary["stages"]["record_ids"]["dropped"] == {"duplicate_record_id": len(ids)}
+    assert summary["documents_in"] == len(data)
+    assert summary["documents_out"] + sum(s["documents_dropped"] for s in summary["stages"].values()) == len(data)
+
+
+@pytest.mark.spark
 def test_rerun_is_skipped_and_byte_identical(built):
     assert built["rerun"]["stats"]["corpus"]["resumed"] is True
     assert built["rerun"]["digests"] == built["night2"]["digests"]

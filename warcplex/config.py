@@ -60,7 +60,8 @@ class InputSettings(_Section):
     max_html_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     # Drop responses whose WARC-Record-ID an earlier split already holds (a finished split
     # first, then plan order), counted as `skip.duplicate_record_id`. Costs one extra read
-    # of each new shard (record headers only are kept) and `_ids/` files in the output.
+    # of each new shard (record headers only are kept) and `_ids/` files in the output. Off,
+    # repeated ids stay in data/ and the corpus stages keep one document per id (`record_ids`).
     dedup_record_ids: bool = True
 
 

@@ -41,7 +41,7 @@ from pyspark.sql.types import StructField, StructType
 from warcplex.config import Settings
 from warcplex.corpus.lists import with_domains
 from warcplex.corpus.stages import (DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, NearDedup, Quality,
-                                    RepeatedLines, StageOutput)
+                                    RecordIds, RepeatedLines, StageOutput)
 from warcplex.writing.sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from warcplex.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 
@@ -52,12 +52,13 @@ WORK_DIR = "_tmp/corpus"
 
 
 def enabled_stages(settings: Settings) -> list[CorpusStage]:
-    """The configured stages in their fixed order: exact dedup, repeated lines, near dedup, quality.
+    """The configured stages in their fixed order: record ids, exact dedup, repeated lines, near dedup, quality.
 
-    Exact duplicates go first so that copies of one page do not make all its lines "repeated".
+    Repeated record ids go first when the job kept them (every stage keys documents by record id), exact
+    duplicates next so that copies of one page do not make all its lines "repeated".
     """
     corpus = settings.corpus
-    stages: list[CorpusStage] = []
+    stages: list[CorpusStage] = [] if settings.input.dedup_record_ids else [RecordIds()]
     if corpus.dedup.exact:
         stages.append(ExactDedup())
     if corpus.repeated_lines.enabled:
@@ -116,6 +117,7 @@ class CorpusBuilder:
     def fingerprint(self, files: list[tuple[str, int]]) -> str:
         """Hash of the input file list (with sizes) and of every setting the stages read."""
         basis = {"files": files, "corpus": self.settings.corpus.model_dump(mode="json", exclude={"staging_dir"}),
+                 "stages": [stage.name for stage in enabled_stages(self.settings)],
                  "compression": self.compression,
                  "index_sample": hashlib.sha256("\n".join(self.sample_ids).encode()).hexdigest()
                  if self.sample_ids is not None else None}

@@ -72,6 +72,23 @@ class CorpusStage:
         raise NotImplementedError
 
 
+class RecordIds(CorpusStage):
+    """One document per WARC-Record-ID, the key of every later stage: the first in :func:`order_key` order is
+    kept and the others are dropped as ``duplicate_record_id``. Only needed when the job kept repeated record
+    ids (``input.dedup_record_ids`` off); otherwise they are unique already."""
+
+    name = "record_ids"
+
+    def apply(self, docs: DataFrame) -> StageOutput:
+        # Copies with the same order key are the same record read twice; the text's hash breaks the tie
+        # between different texts under one id, so the choice does not depend on partitioning.
+        window = Window.partitionBy("warc_record_id").orderBy(order_key(), F.xxhash64("text"))
+        ranked = docs.withColumn("_rank", F.row_number().over(window))
+        kept = ranked.where(F.col("_rank") == 1).drop("_rank")
+        dropped = dropped_docs(ranked.where(F.col("_rank") > 1), F.lit("duplicate_record_id"), F.col("warc_record_id"))
+        return StageOutput(kept, dropped)
+
+
 class ExactDedup(CorpusStage):
     """Documents with the same normalised text: the first in :func:`order_key` order is kept."""
 
