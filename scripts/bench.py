@@ -16,8 +16,9 @@ JVM, the Python driver, the pyspark daemon and every Python worker are counted. 
              on the local lid.176.ftz, a KenLM sentence filter on lm_models/en, ParquetWriter
 
 on two inputs: the bench WARC, and the same WARC concatenated ``--scale`` times (built once
-under build/bench/; warcplex runs with ``input.dedup_record_ids=false`` and datatrove does not
-deduplicate by record id, so the copies are processed as new pages), where start-up costs are amortised as on real shards. Runs alternate
+under build/bench/, every copy after the first with record ids of its own, so warcplex's record-id
+dedup processes the copies as new pages, as datatrove does; the corpus's exact dedup then keeps one
+copy of each page), where start-up costs are amortised as on real shards. Runs alternate
 between systems (the order rotates every round) and each figure is the median of ``--repeats``
 runs, because the machine may be shared. Printed: pages per CPU-second and per wall second,
 ratios to the floor and to datatrove, CPU by role (JVM, driver, Python workers; sampled) and
@@ -35,10 +36,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
+import re
 import statistics
 import sys
 import tempfile
+import uuid
+import zlib
 from dataclasses import asdict
 from pathlib import Path
 
@@ -94,17 +97,49 @@ def english_kenlm() -> str:
     return str(resolve_path(load_registry(str(ROOT / "conf" / "models.yaml"))["en"].path))
 
 
+_UUID = re.compile(rb"urn:uuid:([0-9a-fA-F-]{36})")
+
+
+def _records(data: bytes):
+    """The uncompressed content of each gzip member of ``data`` (one WARC record each)."""
+    view, start = memoryview(data), 0
+    while start < len(data):
+        unpacker, parts, fed = zlib.decompressobj(wbits=31), [], start
+        while not unpacker.eof and fed < len(data):
+            chunk = view[fed:fed + (1 << 16)]
+            parts.append(unpacker.decompress(chunk))
+            fed += len(chunk)
+        yield b"".join(parts)
+        start = fed - len(unpacker.unused_data)
+
+
+def _renamed_ids(record: bytes, copy: int) -> bytes:
+    """A WARC record, gzipped, whose header's record ids (its own, and those it refers to) are those of copy
+    ``copy``: the same length, so nothing else changes."""
+    end = record.index(b"\r\n\r\n")
+    header = _UUID.sub(lambda m: b"urn:uuid:" + str(uuid.uuid5(uuid.UUID(int=copy), m.group(1).decode())).encode(),
+                       record[:end])
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return packer.compress(header + record[end:]) + packer.flush()
+
+
 def scaled_input(warc: Path, scale: int, work: Path) -> Path:
-    """``warc`` concatenated ``scale`` times (gzip members concatenate), built once under ``work``."""
+    """``warc`` concatenated ``scale`` times, built once under ``work``: every copy after the first has record ids
+    of its own (as the records of another shard would), so the job's record-id dedup keeps them all."""
     target = work / f"{warc.name.removesuffix('.warc.gz')}-x{scale}.warc.gz"
-    if not target.exists() or target.stat().st_size != warc.stat().st_size * scale:
+    stamp = target.with_suffix(".json")
+    source = {"source": str(warc.resolve()), "size": warc.stat().st_size, "scale": scale, "ids": "uuid5 per copy"}
+    if not target.exists() or not stamp.exists() or json.loads(stamp.read_text()) != source:
         work.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".partial")
+        data = warc.read_bytes()
         with open(partial, "wb") as out:
-            for _ in range(scale):
-                with open(warc, "rb") as src:
-                    shutil.copyfileobj(src, out, 1 << 20)
+            out.write(data)
+            for copy in range(1, scale):
+                for record in _records(data):
+                    out.write(_renamed_ids(record, copy))
         partial.rename(target)
+        stamp.write_text(json.dumps(source))
     return target
 
 
@@ -125,9 +160,8 @@ def command(system: str, warc: Path, out: Path, work: Path, fixed_cost: bool = F
     if system == "floor":
         return [sys.executable, __file__, "--floor-only", str(warc)]
     if system in ("default", "primary"):
-        # The concatenated copies repeat their record ids: measure the processing, not the dedup.
         cmd = [sys.executable, "-m", "warcplex.cli", "run", "--input", str(warc), "--output", str(out / "out"),
-               "--config", "conf/local.yaml", "--set", "input.dedup_record_ids=false"]
+               "--config", "conf/local.yaml"]
         if fixed_cost:  # exactly what `make run` asks for
             cmd += ["--dropped", str(out / "out" / "dropped"), "--sentences", str(out / "out" / "sentences")]
         cmd += ["--set", PRIMARY] if system == "primary" else []
