@@ -82,6 +82,7 @@ class CorpusBuilder:
         self.work = OutputTarget(self._staging_dir(settings, output), settings.s3) if self.staged else self.target
         self.compression = settings.output.compression if settings.output.compression != "none" else "uncompressed"
         self.sample_ids = self._index_sample()
+        self.stages = enabled_stages(settings)
         self.schemas: dict[str, StructType] = {}  # of the outputs this run wrote: read back without inference
 
     def _read(self, relative: str) -> DataFrame:
@@ -117,7 +118,7 @@ class CorpusBuilder:
     def fingerprint(self, files: list[tuple[str, int]]) -> str:
         """Hash of the input file list (with sizes) and of every setting the stages read."""
         basis = {"files": files, "corpus": self.settings.corpus.model_dump(mode="json", exclude={"staging_dir"}),
-                 "stages": [stage.name for stage in enabled_stages(self.settings)],
+                 "stages": [stage.name for stage in self.stages],
                  "compression": self.compression,
                  "index_sample": hashlib.sha256("\n".join(self.sample_ids).encode()).hexdigest()
                  if self.sample_ids is not None else None}
@@ -145,7 +146,7 @@ class CorpusBuilder:
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
         dropped_docs, dropped_lines, stage_folders = [], [], []
         previous_counts = first
-        for index, stage in enumerate(enabled_stages(self.settings), start=1):
+        for index, stage in enumerate(self.stages, start=1):
             folder = f"{work}/{index}-{stage.name}"
             docs, stage_stats = self._checkpoint(folder, lambda: stage.apply(docs), previous_counts)
             stats["stages"][stage.name] = stage_stats
