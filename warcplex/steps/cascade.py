@@ -140,9 +140,6 @@ class Cascade(Step):
             guards.restart()
             try:
                 judged = self._judge(docs[i], attempts[i])
-                if judged is _NEXT:
-                    attempts[i].position += 1
-                    judged = self._go_on(docs[i], attempts[i])
             except guards.GUARD_INTERRUPTS as exc:
                 results[i] = (guards.interrupted(docs[i], exc), False)
                 continue
@@ -154,15 +151,12 @@ class Cascade(Step):
 
     def _go_on(self, doc: Document, attempt: "_Attempt") -> Document | None:
         """The cascade from ``attempt.position`` on: each stage's text through the steps after it until one is kept."""
-        while self._extract(doc, attempt):
-            for step in self.then:
-                if step(doc) is None:
-                    return None
-            judged = self._judge(doc, attempt)
-            if judged is not _NEXT:
-                return judged
-            attempt.position += 1
-        return self._exhausted(doc, attempt)
+        if not self._extract(doc, attempt):
+            return self._exhausted(doc, attempt)
+        for step in self.then:
+            if step(doc) is None:
+                return None
+        return self._judge(doc, attempt)
 
     def _extract(self, doc: Document, attempt: "_Attempt") -> bool:
         """Run the stages from ``attempt.position`` until one gives text for the steps after it (True; its position
@@ -202,9 +196,9 @@ class Cascade(Step):
             return True
         return False
 
-    def _judge(self, doc: Document, attempt: "_Attempt") -> "Document | object":
-        """After the steps: the page (kept, the filter overruled where its stage does), or ``_NEXT`` when the
-        fallback rule sends it to the next stage."""
+    def _judge(self, doc: Document, attempt: "_Attempt") -> Document | None:
+        """After the steps: the page kept (the filter overruled where its stage does), or, when the fallback rule
+        rejects the stage's text, the page going on from the next stage (:meth:`_go_on`)."""
         extractor = attempt.stages[attempt.position]
         reason = self.fallback(doc, self.settings) if attempt.position < len(attempt.stages) - 1 else None
         if reason and extractor.overrules_filter:
@@ -212,16 +206,14 @@ class Cascade(Step):
         if reason:
             extractor.count("filtered_too_much")
             attempt.first_reason = attempt.first_reason or f"{extractor.name}_{reason}"
-            return _NEXT
+            attempt.position += 1
+            return self._go_on(doc, attempt)
         return doc
 
     def _exhausted(self, doc: Document, attempt: "_Attempt") -> None:
         """No stage gave text that was kept: the page is dropped with the first reason."""
         doc.text, doc.sentences, doc.extractor, doc.fallback_reason = "", [], None, attempt.first_reason
         return self.drop(doc, f"error.{attempt.guard_failure}" if attempt.guard_failure else "empty_extraction")
-
-
-_NEXT = object()  # _judge: the page goes on to the next stage
 
 
 @dataclass
