@@ -221,6 +221,28 @@ def test_compiled_format_character_scan_answers_as_the_regex_class(monkeypatch):
     assert got[:8] == [False, False, False, True, True, False, False, True]
 
 
+def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_character_and_real_pages():
+    """The corpus stages' normaliser (``_native.Normalizer``): the same lines and texts as the regular expressions
+    of normalize.py for every code point (inside a word, repeated, around line breaks) and for the visible text
+    of the real WARCs' pages, CJK and other scripts among them."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    from warcplex.corpus import normalize
+
+    normalizer = normalize._compiled()
+    assert normalizer is not None
+    texts = ["", "\n", "\n\n x \n", "Héllo, WORLD 1984!!\n\n  --- \n😀x𝟗y ١٢\tΟΔΟΣ\x1cend\u00a0 ",
+             *(extract_plain_text(html) for name in ("cc-genuine", "other-real")
+               for path in sorted(bench_file("warc", name).glob("*.warc*")) for html in warc_pages(path))]
+    texts += [f"a{c}b {c}{c}\n{c}x" for c in map(chr, range(0x110000)) if not 0xD800 <= ord(c) < 0xE000]
+    assert len(texts) > 0x110000 - 0x800
+    for text in texts:
+        reference = normalize._reference_lines(text)
+        assert normalizer.lines(text) == reference, repr(text[:80])
+        assert normalizer.text(text) == "\n".join(line for line in reference if line), repr(text[:80])
+    assert normalize.normalized_lines("x \u0660.A\n") == ["x 0 a", ""]
+
+
 def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(monkeypatch):
     settings = load_settings(None, [])
     html = warc_pages(SAMPLE_WARC, limit=1)[0]

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import shutil
+import sys
 import uuid
 from pathlib import Path
 
@@ -213,6 +214,7 @@ def spark():
     from pyspark.sql import SparkSession
 
     session = (SparkSession.builder.master("local[1]").appName("test-corpus")
+               .config("spark.pyspark.python", sys.executable)  # the project's Python, also when run alone
                .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     yield session
     session.stop()

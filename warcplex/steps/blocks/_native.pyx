@@ -3,7 +3,8 @@
 through our own callbacks, :func:`parse_html`, where lxml's module exposes it), the page's feature
 matrix and the second stage's context features of :mod:`~warcplex.steps.blocks.features`, and the
 linear part and tree ensembles of :mod:`~warcplex.steps.blocks.model`, and the perplexity filter's
-pooling (:class:`~warcplex.steps.perplexity.Judgement`), computing exactly what their
+pooling (:class:`~warcplex.steps.perplexity.Judgement`), and the corpus stages' normalisation
+(:class:`Normalizer`, :mod:`warcplex.corpus.normalize`), computing exactly what their
 Python reference code computes, bit for bit (``tests/test_blocks_native.py`` pins it, and
 ``tests/test_shared_work.py`` the pooling): the same
 float32/float64 roundings in the same order, numpy's pairwise summation, numpy's own transcendental
@@ -66,7 +67,7 @@ import numpy as np
 
 # Bumped whenever what this module computes, or how parse.py calls it, changes; native.py refuses a module of
 # another version.
-VERSION = 15
+VERSION = 16
 
 # The tag sets and characters this module tests against are the Python code's own, read once at import, so
 # each rule lives in one place. parse.COUNTED_TAGS: the elements whose start tags Markup.tags counts (by
@@ -1352,3 +1353,70 @@ def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, uni
         PyMem_Free(terms)
         PyMem_Free(tokens)
         PyMem_Free(scored)
+
+
+cdef class Normalizer:
+    """The corpus stages' normalisation (:mod:`warcplex.corpus.normalize`): lower-cased, a DIGIT character to 0,
+    a GAP character (punctuation, symbols, white space) between words as one space, none at a line's ends.
+    ``kinds`` holds the kind of every character of the Basic Multilingual Plane (WORD 0, DIGIT 1, GAP 2) and
+    ``kind_of`` answers for a character beyond it; both are normalize.py's, so the rule lives there."""
+
+    cdef bytes kinds
+    cdef const unsigned char *table
+    cdef object kind_of
+
+    def __cinit__(self, bytes kinds not None, kind_of):
+        if len(kinds) != 0x10000:
+            raise ValueError("kinds must hold the 65536 characters of the Basic Multilingual Plane")
+        self.kinds = kinds
+        self.table = <const unsigned char *> kinds
+        self.kind_of = kind_of
+
+    cdef object _run(self, str text, bint as_lines):
+        cdef str lowered = text.lower()
+        cdef Py_ssize_t length = 0, start = 0
+        cdef Py_UCS4 c
+        cdef unsigned char kind
+        cdef bint gap = False
+        cdef list lines = []
+        cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((len(lowered) + 1) * sizeof(Py_UCS4))
+        if buf == NULL:
+            raise MemoryError()
+        try:
+            for c in lowered:
+                if c == u'\n':
+                    if as_lines:
+                        lines.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length))
+                        length = 0
+                    elif length > start:  # a line break only after a line that kept a word
+                        buf[length] = u'\n'
+                        length += 1
+                        start = length
+                    gap = False
+                    continue
+                kind = self.table[c] if c < 0x10000 else self.kind_of(c)
+                if kind == 2:
+                    gap = True
+                    continue
+                if gap and length > start:
+                    buf[length] = u' '
+                    length += 1
+                gap = False
+                buf[length] = u'0' if kind == 1 else c
+                length += 1
+            if as_lines:
+                lines.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length))
+                return lines
+            if length and length == start:  # the break after the last line that kept a word
+                length -= 1
+            return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
+        finally:
+            PyMem_Free(buf)
+
+    def lines(self, str text):
+        """normalize.normalized_lines: each line normalised, aligned with ``text.split("\\n")``."""
+        return self._run(text, True)
+
+    def text(self, str text):
+        """normalize.normalized_text: the lines that keep a word, normalised and joined by line breaks."""
+        return self._run(text, False)
