@@ -3,6 +3,8 @@ features, same decisions with whatever model is shipped, on real WARC pages."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from conftest import SAMPLE_WARC, bench_file
@@ -221,19 +223,24 @@ def test_compiled_format_character_scan_answers_as_the_regex_class(monkeypatch):
     assert got[:8] == [False, False, False, True, True, False, False, True]
 
 
+@functools.cache
+def real_page_texts() -> tuple[str, ...]:
+    """The visible text (resiliparse, no main-content selection) of every HTML page of the real WARCs."""
+    from resiliparse.extract.html2text import extract_plain_text
+
+    return tuple(extract_plain_text(html) for name in ("cc-genuine", "other-real")
+                 for path in sorted(bench_file("warc", name).glob("*.warc*")) for html in warc_pages(path))
+
+
 def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_character_and_real_pages():
     """The corpus stages' normaliser (``_native.Normalizer``): the same lines and texts as the regular expressions
     of normalize.py for every code point (inside a word, repeated, around line breaks) and for the visible text
     of the real WARCs' pages, CJK and other scripts among them."""
-    from resiliparse.extract.html2text import extract_plain_text
-
     from warcplex.corpus import normalize
 
     normalizer = normalize._compiled()
     assert normalizer is not None
-    texts = ["", "\n", "\n\n x \n", "Héllo, WORLD 1984!!\n\n  --- \n😀x𝟗y ١٢\tΟΔΟΣ\x1cend\u00a0 ",
-             *(extract_plain_text(html) for name in ("cc-genuine", "other-real")
-               for path in sorted(bench_file("warc", name).glob("*.warc*")) for html in warc_pages(path))]
+    texts = ["", "\n", "\n\n x \n", "Héllo, WORLD 1984!!\n\n  --- \n😀x𝟗y ١٢\tΟΔΟΣ\x1cend\u00a0 ", *real_page_texts()]
     texts += [f"a{c}b {c}{c}\n{c}x" for c in map(chr, range(0x110000)) if not 0xD800 <= ord(c) < 0xE000]
     assert len(texts) > 0x110000 - 0x800
     for text in texts:
@@ -241,6 +248,30 @@ def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_charac
         assert normalizer.lines(text) == reference, repr(text[:80])
         assert normalizer.text(text) == "\n".join(line for line in reference if line), repr(text[:80])
     assert normalize.normalized_lines("x \u0660.A\n") == ["x 0 a", ""]
+
+
+def test_compiled_quality_signals_agree_with_the_reference_on_real_pages_and_edge_cases():
+    """The corpus's quality signals (``_native.SignalCounter``): the same values as signals.py's Python for the
+    visible text of the real WARCs' pages and for edge cases of every rule, with and without stop words, at
+    several n-gram lengths (1 word up to longer than the text)."""
+    from warcplex.corpus import signals
+
+    counter = signals._compiled()
+    assert counter is not None
+    edge = ["", "\n", "a", "word word", "a b a b a b", "Done.\u00a0\nDone. \r\nYes!\u2028\n— item\n(The) -- end",
+            "...\n....\n…\n#a##\n. . .\n..", "x.\u2028\u2028\n x…\u2029 \n  • b\n\t-c\n»", "ΟΔΟΣ İstanbul «the» 'and' (of)",
+            "a\x1cb the\x1dof\u3000and\u2000or", "(((the))) ((", "😀the😀 𝟗 \U0001d400and"]
+    compared = 0
+    for text in [*edge, *real_page_texts()]:
+        for language in ("en", "de", "ja", "xx"):
+            stop = signals.stop_words(language)
+            for n in (1, 2, 13, 200):
+                assert counter.signals(text, stop, n) == signals._reference_signals(text, stop, n), (repr(text[:80]), n)
+                compared += 1
+    assert compared > 1000
+    values = dict(zip([name for name, _ in signals.SIGNAL_COLUMNS], signals.document_signals("the cat the cat the cat!", "en", 2)))
+    # "the cat" twice and "cat the" twice among 5 bigrams ("the cat!" is another), "the" three times; a terminal mark
+    assert values["q_duplicate_ngrams"] == 2 / 5 and values["q_stop_words"] == 3 and values["q_punctuation_lines"] == 1.0
 
 
 def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(monkeypatch):

@@ -86,15 +86,18 @@ def character_kind(char: str) -> int:
 
 
 @lru_cache(maxsize=1)
+def character_kinds() -> bytes:
+    """:func:`character_kind` of every character of the Basic Multilingual Plane, by code point."""
+    return bytes(character_kind(chr(code)) for code in range(0x10000))
+
+
+@lru_cache(maxsize=1)
 def _compiled():
-    """The compiled normaliser (``_native.Normalizer``, about 4 times faster), or None without the module."""
+    """The compiled normaliser (``_native.Normalizer``, about 5 times faster), or None without the module."""
     from warcplex.steps.blocks import native
 
     module = native.compiled()
-    if module is None:
-        return None
-    kinds = bytes(character_kind(chr(code)) for code in range(0x10000))
-    return module.Normalizer(kinds, character_kind)
+    return None if module is None else module.Normalizer(character_kinds(), character_kind)
 
 
 def normalized_lines(text: str) -> list[str]:

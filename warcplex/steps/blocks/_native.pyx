@@ -1420,3 +1420,187 @@ cdef class Normalizer:
     def text(self, str text):
         """normalize.normalized_text: the lines that keep a word, normalised and joined by line breaks."""
         return self._run(text, False)
+
+
+cdef Py_ssize_t _distinct_windows(const Py_ssize_t *ids, Py_ssize_t n_ids, Py_ssize_t width) except -1:
+    """How many distinct runs of ``width`` consecutive values ``ids`` holds (its n-grams), counted exactly:
+    a table of rolling hashes whose equal entries are compared value by value."""
+    cdef Py_ssize_t n = n_ids - width + 1, size = 16, i, k, slot, other
+    cdef unsigned long long h = 0, power = 1, P = 0x100000001b3ULL, mixed
+    cdef unsigned long long *hashes
+    cdef Py_ssize_t *table
+    cdef Py_ssize_t distinct = 0
+    cdef bint same
+    while size < 2 * n:
+        size *= 2
+    hashes = <unsigned long long *> PyMem_Malloc(n * sizeof(unsigned long long))
+    table = <Py_ssize_t *> PyMem_Malloc(size * sizeof(Py_ssize_t))
+    if hashes == NULL or table == NULL:
+        PyMem_Free(hashes)
+        PyMem_Free(table)
+        raise MemoryError()
+    for k in range(width):
+        h = h * P + <unsigned long long> ids[k]
+        if k:
+            power *= P
+    for i in range(size):
+        table[i] = -1
+    for i in range(n):
+        if i:
+            h = (h - power * <unsigned long long> ids[i - 1]) * P + <unsigned long long> ids[i + width - 1]
+        hashes[i] = h
+        mixed = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ULL
+        slot = <Py_ssize_t> ((mixed ^ (mixed >> 29)) & <unsigned long long> (size - 1))
+        while True:
+            other = table[slot]
+            if other < 0:
+                table[slot] = i
+                distinct += 1
+                break
+            if hashes[other] == h:
+                same = True
+                for k in range(width):
+                    if ids[other + k] != ids[i + k]:
+                        same = False
+                        break
+                if same:
+                    break
+            slot = (slot + 1) & (size - 1)
+    PyMem_Free(hashes)
+    PyMem_Free(table)
+    return distinct
+
+
+cdef inline double _share(Py_ssize_t part, Py_ssize_t whole) noexcept:
+    return (<double> part) / (<double> whole) if whole > 0 else 0.0
+
+
+cdef class SignalCounter:
+    """The quality signals of one document (:func:`warcplex.corpus.signals.document_signals`, the reference this
+    computes the same values as). The character sets are signals.py's and the kinds of characters (a GAP is
+    punctuation or a symbol inside a word) normalize.py's, so every rule lives there."""
+
+    cdef bytes kinds
+    cdef const unsigned char *table
+    cdef object kind_of
+    cdef unsigned char space[0x3001]
+    cdef str terminal, bullets, line_space, line_break
+
+    def __cinit__(self, bytes kinds not None, kind_of, str white_space not None, str terminal not None,
+                  str bullets not None, str line_space not None, str line_break not None):
+        cdef Py_UCS4 c
+        if len(kinds) != 0x10000:
+            raise ValueError("kinds must hold the 65536 characters of the Basic Multilingual Plane")
+        self.kinds, self.table, self.kind_of = kinds, <const unsigned char *> kinds, kind_of
+        memset(self.space, 0, sizeof(self.space))
+        for c in white_space:
+            if c > 0x3000:
+                raise ValueError("white space beyond U+3000")
+            self.space[c] = 1
+        self.terminal, self.bullets, self.line_space, self.line_break = terminal, bullets, line_space, line_break
+
+    cdef inline bint _is_space(self, Py_UCS4 c) noexcept:
+        return c <= 0x3000 and self.space[c]
+
+    cdef inline bint _is_mark(self, Py_UCS4 c) except -1:
+        return (self.table[c] if c < 0x10000 else self.kind_of(c)) == 2
+
+    cdef str _stripped(self, str word):
+        cdef Py_ssize_t start = 0, end = len(word)
+        while start < end and self._is_mark(word[start]):
+            start += 1
+        while end > start and self._is_mark(word[end - 1]):
+            end -= 1
+        return word if start == 0 and end == len(word) else word[start:end]
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def signals(self, str text, stop, Py_ssize_t ngram_words):
+        """signals.document_signals of ``text`` with the stop words ``stop`` (a frozenset, or None)."""
+        cdef Py_ssize_t n = len(text), i, start = 0, end, j, skip = 0
+        cdef Py_ssize_t n_lines = 0, terminal = 0, bullet = 0, ellipsis = 0
+        cdef Py_ssize_t n_words = 0, word_chars = 0, symbols = 0, n_ids = 0, n_stop = 0, n_grams, word_start
+        cdef Py_UCS4 c
+        cdef bint in_word = False
+        cdef set lines = set()
+        cdef dict vocabulary = {}
+        cdef str lowered, word
+        cdef object known
+        cdef Py_ssize_t *ids
+        cdef unsigned char *stopped
+        for i in range(n + 1):
+            c = text[i] if i < n else u'\n'
+            if c == u'\n':  # a line ends: [start, i)
+                n_lines += 1
+                lines.add(text[start:i])
+                end = i
+                if end > start and text[end - 1] in self.line_break:
+                    end -= 1
+                while end > start and text[end - 1] in self.line_space:
+                    end -= 1
+                if end > start and text[end - 1] in self.terminal:
+                    terminal += 1
+                if (end > start and text[end - 1] == u'…') or (end - start >= 3 and text[end - 1] == u'.'
+                                                                 and text[end - 2] == u'.' and text[end - 3] == u'.'):
+                    ellipsis += 1
+                j = start
+                while j < i and text[j] in self.line_space:
+                    j += 1
+                if j < i and text[j] in self.bullets:
+                    bullet += 1
+                start = i + 1
+                if i == n:
+                    break
+            if self._is_space(c):
+                in_word = False
+            else:
+                word_chars += 1
+                if not in_word:
+                    n_words += 1
+                    in_word = True
+            if skip:
+                skip -= 1
+            elif c == u'#' or c == u'…':
+                symbols += 1
+            elif c == u'.' and i + 2 < n and text[i + 1] == u'.' and text[i + 2] == u'.':
+                symbols += 1
+                skip = 2
+        lowered = text.lower()
+        n = len(lowered)
+        ids = <Py_ssize_t *> PyMem_Malloc((n // 2 + 2) * sizeof(Py_ssize_t))
+        stopped = <unsigned char *> PyMem_Malloc(n // 2 + 2)
+        if ids == NULL or stopped == NULL:
+            PyMem_Free(ids)
+            PyMem_Free(stopped)
+            raise MemoryError()
+        try:
+            word_start = -1
+            for i in range(n + 1):
+                c = lowered[i] if i < n else u' '
+                if not self._is_space(c):
+                    if word_start < 0:
+                        word_start = i
+                    continue
+                if word_start < 0:
+                    continue
+                word = lowered[word_start:i]
+                word_start = -1
+                known = vocabulary.get(word)
+                if known is None:
+                    j = len(vocabulary)
+                    vocabulary[word] = j
+                    stopped[j] = stop is not None and self._stripped(word) in stop
+                else:
+                    j = known
+                ids[n_ids] = j
+                n_ids += 1
+                n_stop += stopped[j]
+            n_grams = n_ids - ngram_words + 1
+            duplicate_ngrams = (_share(n_grams - _distinct_windows(ids, n_ids, ngram_words), n_grams)
+                                if n_grams > 1 else 0.0)
+        finally:
+            PyMem_Free(ids)
+            PyMem_Free(stopped)
+        return (n_words, n_lines, _share(word_chars, n_words), _share(symbols, n_words), _share(terminal, n_lines),
+                _share(bullet, n_lines), _share(ellipsis, n_lines), _share(n_lines - len(lines), n_lines),
+                duplicate_ngrams, None if stop is None else n_stop, None if stop is None else _share(n_stop, n_words))
