@@ -63,7 +63,7 @@ def _astral(match: re.Match) -> str:
 
 def _reference_lines(text: str) -> list[str]:
     """:func:`normalized_lines` with regular expressions: the reference the compiled :func:`_compiled`
-    agrees with (``tests/test_corpus.py``), and what runs without it."""
+    agrees with (``tests/test_blocks_native.py``), and what runs without it."""
     digits, marks = _patterns()
     # Lower-casing and the replacements never cross or create a line break, so the whole text is done
     # at once; a mark becomes a space alone or in a run alike, since spaces are collapsed after.
