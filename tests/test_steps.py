@@ -68,3 +68,35 @@ def test_the_loop_reports_where_each_page_ended():
     page = Page("<urn:x>", "http://example.org/", "", b"<html><body><nav>x</nav></body></html>", "utf-8")
     doc = loop.process(page)
     assert doc.outcome == "empty_extraction" and doc.fallback_reason == "resiliparse_empty"
+
+
+def test_the_loop_settles_the_heap_after_windows_one_two_four_and_eight(tmp_path, monkeypatch):
+    """run_split over the bundled WARC, 4 pages a window (34 pages, 9 windows): what is alive after the
+    process's 1st, 2nd, 4th and 8th windows moves to the collector's permanent generation, after a full
+    collection each time; the rows written are those of a run that never does."""
+    import gc
+
+    from warcplex.steps import loop as loop_module
+
+    settings = load_settings(None, ["extract.prepare_window=4"])
+    split = Split(str(SAMPLE_WARC), 0, 1)
+    events: list[str] = []
+    collect, freeze = gc.collect, gc.freeze
+    monkeypatch.setattr(loop_module, "_windows_run", 0)
+    monkeypatch.setattr(gc, "collect", lambda *a: events.append("collect") or collect(*a))
+    monkeypatch.setattr(gc, "freeze", lambda: events.append(f"freeze {loop_module._windows_run}") or freeze())
+    try:
+        stats = run_split(split, settings, str(tmp_path / "settled"))
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert stats["records"]["html"] == 34
+    assert events == ["collect", "freeze 1", "collect", "freeze 2", "collect", "freeze 4", "collect", "freeze 8"]
+    monkeypatch.setattr(loop_module, "settle_heap", lambda: None)
+    run_split(split, settings, str(tmp_path / "plain"))
+
+    def rows(name: str) -> list[dict]:
+        table = ds.dataset(str(tmp_path / name / "data"), partitioning="hive").to_table()
+        return sorted(table.to_pylist(), key=lambda row: row["warc_record_id"])
+
+    assert rows("settled") == rows("plain") and len(rows("plain")) > 20
