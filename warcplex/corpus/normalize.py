@@ -19,15 +19,11 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from warcplex.corpus.signals import words
+from warcplex.corpus.signals import is_mark, words
 
 
 def _digit(category: str) -> bool:
     return category == "Nd"
-
-
-def _mark(category: str) -> bool:
-    return category[0] in "PS"
 
 
 def _bmp_class(predicate) -> str:
@@ -49,7 +45,7 @@ def _bmp_class(predicate) -> str:
 @lru_cache(maxsize=1)
 def _patterns() -> tuple[re.Pattern, re.Pattern]:
     """(decimal digits, punctuation and symbols) of the BMP, built once per process from ``unicodedata``."""
-    return re.compile(_bmp_class(_digit)), re.compile(_bmp_class(_mark) + "+")
+    return re.compile(_bmp_class(_digit)), re.compile(_bmp_class(is_mark) + "+")
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -58,7 +54,7 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 def _astral(match: re.Match) -> str:
     char = match.group()
     category = unicodedata.category(char)
-    return "0" if _digit(category) else " " if _mark(category) else char
+    return "0" if _digit(category) else " " if is_mark(category) else char
 
 
 def _reference_lines(text: str) -> list[str]:
@@ -82,7 +78,7 @@ WORD, DIGIT, GAP = 0, 1, 2
 def character_kind(char: str) -> int:
     """WORD, DIGIT or GAP: the kind of one (lower-cased) character."""
     category = unicodedata.category(char)
-    return DIGIT if _digit(category) else GAP if _mark(category) or not words(char) else WORD
+    return DIGIT if _digit(category) else GAP if is_mark(category) or not words(char) else WORD
 
 
 @lru_cache(maxsize=1)

@@ -64,9 +64,15 @@ def stop_words(language: str | None) -> frozenset[str] | None:
     return listed or None
 
 
+def is_mark(category: str) -> bool:
+    """Whether a Unicode general category is punctuation or a symbol (stripped from words here, a gap between
+    words in the corpus normalisation)."""
+    return category[0] in "PS"
+
+
 @lru_cache(maxsize=1 << 16)
 def _punctuation_or_symbol(char: str) -> bool:
-    return unicodedata.category(char)[0] in "PS"
+    return is_mark(unicodedata.category(char))
 
 
 def words(text: str) -> list[str]:
