@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
 import sys
 import uuid
@@ -213,8 +214,8 @@ def spark():
         pytest.skip("Java is needed for Spark")
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the project's Python, also when run alone
     session = (SparkSession.builder.master("local[1]").appName("test-corpus")
-               .config("spark.pyspark.python", sys.executable)  # the project's Python, also when run alone
                .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     yield session
     session.stop()
