@@ -1355,22 +1355,43 @@ def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, uni
         PyMem_Free(scored)
 
 
-cdef class Normalizer:
-    """The corpus stages' normalisation (:mod:`warcplex.corpus.normalize`): lower-cased, a DIGIT character to 0,
-    a GAP character (punctuation, symbols, white space) between words as one space, none at a line's ends.
-    ``kinds`` holds the kind of every character of the Basic Multilingual Plane (WORD 0, DIGIT 1, GAP 2) and
-    ``kind_of`` answers for a character beyond it; both are normalize.py's, so the rule lives there."""
+cdef enum:
+    KIND_DIGIT = 1  # normalize.DIGIT
+    KIND_GAP = 2  # normalize.GAP
+
+
+cdef class _CharacterKinds:
+    """normalize.py's kind of every character (WORD 0, DIGIT 1, GAP 2): ``kinds``, a table of the Basic Multilingual
+    Plane, and ``kind_of``, which answers for a character beyond it; both are normalize.py's, so the rule lives there."""
 
     cdef bytes kinds
     cdef const unsigned char *table
     cdef object kind_of
 
-    def __cinit__(self, bytes kinds not None, kind_of):
-        if len(kinds) != 0x10000:
+    cdef _set_kinds(self, bytes kinds, kind_of):
+        if kinds is None or len(kinds) != 0x10000:
             raise ValueError("kinds must hold the 65536 characters of the Basic Multilingual Plane")
-        self.kinds = kinds
-        self.table = <const unsigned char *> kinds
-        self.kind_of = kind_of
+        self.kinds, self.table, self.kind_of = kinds, <const unsigned char *> kinds, kind_of
+
+
+cdef unsigned char _kind_beyond(_CharacterKinds kinds, Py_UCS4 c) except 255:
+    return kinds.kind_of(c)
+
+
+cdef inline unsigned char _kind(_CharacterKinds kinds, Py_UCS4 c) except? 255:
+    """The kind of ``c``: a function, not a method (no virtual call per character), that asks ``kind_of`` out of
+    line for a character beyond the table."""
+    if c < 0x10000:
+        return kinds.table[c]
+    return _kind_beyond(kinds, c)
+
+
+cdef class Normalizer(_CharacterKinds):
+    """The corpus stages' normalisation (:mod:`warcplex.corpus.normalize`): lower-cased, a DIGIT character to 0,
+    a GAP character (punctuation, symbols, white space) between words as one space, none at a line's ends."""
+
+    def __cinit__(self, bytes kinds, kind_of):
+        self._set_kinds(kinds, kind_of)
 
     cdef object _run(self, str text, bint as_lines):
         cdef str lowered = text.lower()
@@ -1394,15 +1415,15 @@ cdef class Normalizer:
                         start = length
                     gap = False
                     continue
-                kind = self.table[c] if c < 0x10000 else self.kind_of(c)
-                if kind == 2:
+                kind = _kind(self, c)
+                if kind == KIND_GAP:
                     gap = True
                     continue
                 if gap and length > start:
                     buf[length] = u' '
                     length += 1
                 gap = False
-                buf[length] = u'0' if kind == 1 else c
+                buf[length] = u'0' if kind == KIND_DIGIT else c
                 length += 1
             if as_lines:
                 lines.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length))
@@ -1475,23 +1496,18 @@ cdef inline double _share(Py_ssize_t part, Py_ssize_t whole) noexcept:
     return (<double> part) / (<double> whole) if whole > 0 else 0.0
 
 
-cdef class SignalCounter:
+cdef class SignalCounter(_CharacterKinds):
     """The quality signals of one document (:func:`warcplex.corpus.signals.document_signals`, the reference this
     computes the same values as). The character sets are signals.py's and the kinds of characters (a GAP is
     punctuation or a symbol inside a word) normalize.py's, so every rule lives there."""
 
-    cdef bytes kinds
-    cdef const unsigned char *table
-    cdef object kind_of
     cdef unsigned char space[0x3001]
     cdef str terminal, bullets, line_space, line_break
 
-    def __cinit__(self, bytes kinds not None, kind_of, str white_space not None, str terminal not None,
+    def __cinit__(self, bytes kinds, kind_of, str white_space not None, str terminal not None,
                   str bullets not None, str line_space not None, str line_break not None):
         cdef Py_UCS4 c
-        if len(kinds) != 0x10000:
-            raise ValueError("kinds must hold the 65536 characters of the Basic Multilingual Plane")
-        self.kinds, self.table, self.kind_of = kinds, <const unsigned char *> kinds, kind_of
+        self._set_kinds(kinds, kind_of)
         memset(self.space, 0, sizeof(self.space))
         for c in white_space:
             if c > 0x3000:
@@ -1503,7 +1519,7 @@ cdef class SignalCounter:
         return c <= 0x3000 and self.space[c]
 
     cdef inline bint _is_mark(self, Py_UCS4 c) except -1:
-        return (self.table[c] if c < 0x10000 else self.kind_of(c)) == 2
+        return _kind(self, c) == KIND_GAP
 
     cdef str _stripped(self, str word):
         cdef Py_ssize_t start = 0, end = len(word)
