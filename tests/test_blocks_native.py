@@ -16,7 +16,7 @@ from warcplex.reading.warc import Split, iter_pages
 from warcplex.stats import Stats
 from warcplex.steps.blocks import native
 from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import (EXCLUDED_TAGS, Block, Markup, _BlockTarget, _html_parser, block_text,
+from warcplex.steps.blocks.parse import (Block, Markup, _BlockTarget, _html_parser,
                                          class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
 from warcplex.steps.blocks.step import BlocksExtractor
 from warcplex.steps.extractors import PageTooDeep
@@ -25,7 +25,7 @@ from warcplex.steps.normalize import lm_tokens
 
 def compiled_target(module):
     """The compiled parser target as parse.parse_page makes it."""
-    return module.BlockTarget(Block, class_id_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup, block_text)
+    return module.BlockTarget(Block, class_id_tokens, excluded_part, Markup, read_markup)
 
 
 def warc_pages(path, limit: int | None = None) -> list[str]:
@@ -92,6 +92,11 @@ EDGE_HTML = [
     # every character str.split() splits on, around and inside link text of 1-4 byte characters
     f"<body><p>a{SPACES}b<a href=x>{SPACES}é€😀 link{SPACES}</a>{SPACES}c</p><div>\u200b{SPACES}</div></body>",
     "<body><p>one<br>two<br/><br> three <a>in<b>side</b><br>link</a></p><p><br></p></body>",
+    # class and id values: mixed case, digits, one-letter runs, non-ASCII letters whose lower case is ASCII (İ, K),
+    # empty and repeated attributes, at four levels
+    '<body><div class="Main-Content2 x y_Zz" id="POST_42"><section class="İstanbul \u212aelvin café" id="">'
+    '<article class="" id="a b c"><div class="col-md-8\tcard--BODY" class="second"><p class="é" id="ID">deep</p>'
+    '</div></article></section><p class="x">after</p></div><p id="tail_1">tail</p></body>',
     "<body><pre>\n  code <b>x</b>\n\n\ty = 1<br>z\r\n<div> in\n div </div>tail\n</pre><pre>one  line</pre></body>",
     # skipped subtrees use up preorder indexes; text after a block-level child starts a new run
     "<body><div>before<script>x<b>y</b></script><nav><ul><li>n</li></ul></nav><p>child</p>after"
@@ -162,12 +167,36 @@ def test_compiled_word_count_matches_the_reference(monkeypatch):
 
 
 def test_compiled_joined_words_collapse_white_space_as_split_and_join_do():
-    texts = ["", " ", "a", "  two  words ", "tab\tnew\nline\r\x0b\x0c\x1c\x1d\x1e\x1f\x85 end", "\u3000全角\u3000空白\u2028",
+    texts = ["", " ", "a", "  two  words ", "tab\tnew\nline\r\x0b\x0c\x1c\x1d\x1e\x1f\x85 end", "ascii\x1c\x1d\x1e\x1f\x0b\x0c\r end\x7f", "\u3000全角\u3000空白\u2028",
              "nbsp\u00a0zero\u200bwidth", "\ud800 lone surrogate \U0001F600 emoji"]
     texts += warc_pages(SAMPLE_WARC, limit=5)
     module = native.compiled()
     for text in texts:
         assert module.joined_words(text) == " ".join(text.split()), text
+
+
+BROKEN_TEXTS = ["", "\x00", "one line", "Title\x00Authors, and more\x00venue", "track attendance,\x00simplify pay",
+                "  a \x00 \x00\x00 B c\x00d", "x\x00\u00e9t\u00e9 \x00\u00c9t\u00e9\x00\u01c5dz", "tab\tnew\nline\x00 \u3000",
+                "def f():\n    return 1\x00\n\n  # indented\t\n", "\x00\n \n\x00", "\u00a0lead\x00ing\u2028sep"]
+
+
+def test_compiled_break_lines_and_block_text_write_what_the_reference_writes():
+    """The compiled block text (a block's parts with br marks and written spaces) gives parse.py's text and lines:
+    edge cases, preformatted or not, and every text run of the sample WARC's pages cut into parts at its spaces."""
+    from warcplex.steps.blocks import parse
+
+    module = native.compiled()
+    for text in BROKEN_TEXTS:
+        for preformatted in (False, True):
+            assert module.break_lines(text, preformatted) == parse.break_lines(text, preformatted), (text, preformatted)
+    cases = [(text.split(" "), spaces) for text in BROKEN_TEXTS for spaces in (None, [1], [1, 2], [])]
+    cases += [(html.replace("<", "\x00").split(" ")[:200], [3, 5, 40]) for html in warc_pages(SAMPLE_WARC, limit=5)]
+    for parts, spaces in cases:
+        spaces = [i for i in spaces if i < len(parts)] if spaces else spaces
+        for preformatted in (False, True):
+            want = parse.block_text(parts, spaces, preformatted)
+            assert module.block_text(parts, spaces, preformatted) == want, (parts, spaces)
+            assert isinstance(want[1], tuple)
 
 
 def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
@@ -462,9 +491,9 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     def failing(class_id):
         raise ValueError("class and id tokens failed")
 
-    broken = module.BlockTarget(Block, failing, EXCLUDED_TAGS, excluded_part, Markup, read_markup, block_text)
-    with pytest.raises(ValueError, match="class and id tokens failed"):  # a class the cache has not seen
-        module.parse_html(b'<body><div class="not-seen-before-failing"><p>a</p></div></body>', broken)
+    broken = module.BlockTarget(Block, failing, excluded_part, Markup, read_markup)
+    with pytest.raises(ValueError, match="class and id tokens failed"):  # a class not seen, not ASCII: parse.py's
+        module.parse_html('<body><div class="not-seen-before-fäiling"><p>a</p></div></body>'.encode(), broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])
     calls = []
     with monkeypatch.context() as patch:

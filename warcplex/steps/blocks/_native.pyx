@@ -17,7 +17,8 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_Find, PyUnicode_FromKindAndData
 from libc.math cimport log1p, log10, pow
 from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memset
+from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
+from libc.string cimport memcpy, memset
 
 # libxml2's HTML parser, driven with our own SAX callbacks (parse_html): the library inside lxml's etree module,
 # whose symbols are looked up at run time (lxml links libxml2 statically and exports its API), so the
@@ -44,6 +45,17 @@ cdef extern from "libxml/HTMLparser.h":
     unsigned int XML_SAX2_MAGIC
     int HTML_PARSE_RECOVER, HTML_PARSE_NONET, HTML_PARSE_COMPACT
 
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+    int PyUnicode_KIND(object text)
+    void *PyUnicode_DATA(object text)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) noexcept
+    bint PyUnicode_IS_ASCII(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    bint Py_UNICODE_ISSPACE(Py_UCS4 c) noexcept
+    bint Py_UNICODE_ISLOWER(Py_UCS4 c) noexcept
+    object PyUnicode_DecodeASCII(const char *data, Py_ssize_t size, const char *errors)
+
 cdef extern from "dlfcn.h":
     void *dlopen(const char *filename, int flags)
     void *dlsym(void *handle, const char *symbol)
@@ -67,7 +79,7 @@ import numpy as np
 
 # Bumped whenever what this module computes, or how parse.py calls it, changes; native.py refuses a module of
 # another version.
-VERSION = 16
+VERSION = 17
 
 # The tag sets and characters this module tests against are the Python code's own, read once at import, so
 # each rule lives in one place. parse.COUNTED_TAGS: the elements whose start tags Markup.tags counts (by
@@ -84,8 +96,6 @@ for _k, _tag in enumerate(COUNTED_TAGS):
     _COUNTED_NAMES[_k] = <const char *> PyUnicode_AsUTF8(_tag)
 
 cdef frozenset INLINE = _parse.INLINE
-cdef dict ATTR_TOKENS = _parse.ATTR_TOKENS  # class and id values -> tokens (parse.class_id_tokens' cache)
-cdef object _attr_tokens = _parse.attr_tokens  # of lxml's attribute mapping (when libxml2's arrays are not read)
 cdef frozenset SKIP = _parse.SKIP
 cdef frozenset UNSEEN = _parse.UNSEEN
 cdef object _settle_separator = _parse.settle_separator  # asked only where a SKIPPED element or a JUNCTION stood
@@ -662,9 +672,12 @@ cdef str _joined_words(list parts):
     cdef Py_ssize_t total = 0, length = 0
     cdef str part
     cdef Py_UCS4 c
-    cdef bint pending = False
+    cdef bint pending = False, ascii = True
     for part in parts:
         total += len(part)
+        ascii = ascii and PyUnicode_IS_ASCII(part)
+    if ascii:
+        return _joined_ascii_words(parts, total)
     cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((total + 1) * sizeof(Py_UCS4))
     if buf == NULL:
         raise MemoryError()
@@ -683,6 +696,81 @@ cdef str _joined_words(list parts):
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
     finally:
         PyMem_Free(buf)
+
+
+cdef str _joined_ascii_words(list parts, Py_ssize_t total):
+    """:func:`_joined_words` of ASCII ``parts`` (``total`` characters), a byte at a time."""
+    cdef Py_ssize_t length = 0, i, n
+    cdef const char *data
+    cdef char c
+    cdef bint pending = False
+    cdef str part
+    cdef char *buf = <char *> PyMem_Malloc(total + 1)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for part in parts:
+            data = <const char *> PyUnicode_DATA(part)
+            n = PyUnicode_GET_LENGTH(part)
+            for i in range(n):
+                c = data[i]
+                if Py_UNICODE_ISSPACE(<Py_UCS4> c):
+                    pending = length > 0
+                    continue
+                if pending:
+                    buf[length] = b' '
+                    length += 1
+                    pending = False
+                buf[length] = c
+                length += 1
+        return PyUnicode_DecodeASCII(buf, length, NULL)
+    finally:
+        PyMem_Free(buf)
+
+
+cdef str BREAK_LINE = "\n"
+
+
+cpdef tuple break_lines(str text, bint preformatted=False):
+    """parse.break_lines: a block's collected text (``BREAK`` where a br was) as the text the features read and
+    its lines as written (when two or more)."""
+    cdef list lines
+    cdef str line, part
+    if preformatted:
+        lines = [line.rstrip() for line in text.replace(BREAK, BREAK_LINE).split(BREAK_LINE)
+                 if line and not line.isspace()]
+        return _joined_words([" ".join(lines)]), (tuple(lines) if len(lines) > 1 else ())
+    lines = []
+    for part in text.split(BREAK):
+        line = _joined_words([part])
+        if not line:
+            continue
+        if lines and Py_UNICODE_ISLOWER(line[0]):
+            lines[-1] = <str> lines[-1] + " " + line
+        else:
+            lines.append(line)
+    return " ".join(lines), (tuple(lines) if len(lines) > 1 else ())
+
+
+cpdef tuple block_text(list parts, list spaces, bint preformatted):
+    """parse.block_text: a block's text from its collected ``parts`` and its lines as written, with a space before
+    the parts whose indices ``spaces`` holds."""
+    cdef str text, written
+    cdef tuple lines, written_lines
+    cdef list spaced
+    cdef Py_ssize_t start = 0, index
+    text, lines = break_lines("".join(parts), preformatted)
+    if spaces:
+        spaced = []
+        for index in spaces:
+            spaced.extend(parts[start:index])
+            spaced.append(" ")
+            start = index
+        spaced.extend(parts[start:])
+        written, written_lines = break_lines("".join(spaced), preformatted)
+        if written_lines or written != text:
+            lines = written_lines or (written,)
+    return text, lines
 
 
 # extractors.FLAT_TAGS (at most 64 names of at most 8 letters), each name's letters packed into one integer by _pack.
@@ -718,11 +806,6 @@ cdef inline bint _ascii_letter(Py_UCS4 c) noexcept:
     return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z')
 
 
-cdef extern from "Python.h":
-    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
-    int PyUnicode_KIND(object text)
-    void *PyUnicode_DATA(object text)
-    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) noexcept
 
 
 cdef inline bint _flat(unsigned long long key) noexcept:
@@ -819,6 +902,96 @@ def joined_words(str text):
     return _joined_words([text])
 
 
+# What the parser target asks of an element's name, as bits: its membership of parse.py's tag sets (read once per
+# name from the sets themselves, _tag_flags) and the few names it tests one by one.
+cdef enum:
+    TAG_INLINE = 1
+    TAG_SKIP = 2
+    TAG_UNSEEN = 4
+    TAG_UNJOINED = 8
+    TAG_PREFORMATTED = 16
+    TAG_EXCLUDED = 32  # parse.EXCLUDED_TAGS
+    TAG_BR = 64
+    TAG_BODY = 128
+    TAG_LINK = 256  # a
+    TAG_META = 512
+    TAG_SCRIPT = 1024
+cdef frozenset EXCLUDED_TAGS = _parse.EXCLUDED_TAGS
+
+
+cdef int _tag_flags(str tag) except -1:
+    """The TAG_* bits of the element name ``tag``."""
+    return ((TAG_INLINE if tag in INLINE else 0) | (TAG_SKIP if tag in SKIP else 0)
+            | (TAG_UNSEEN if tag in UNSEEN else 0) | (TAG_UNJOINED if tag in UNJOINED else 0)
+            | (TAG_PREFORMATTED if tag in PREFORMATTED else 0) | (TAG_EXCLUDED if tag in EXCLUDED_TAGS else 0)
+            | (TAG_BR if tag == "br" else 0) | (TAG_BODY if tag == "body" else 0) | (TAG_LINK if tag == "a" else 0)
+            | (TAG_META if tag == "meta" else 0) | (TAG_SCRIPT if tag == "script" else 0))
+
+
+# libxml2's element names -> the name as str, its TAG_* bits and its place in parse.COUNTED_TAGS (-1: none): an open
+# addressing table of the names met so far, so an event costs no decoding and no set lookups. A name longer than
+# TAG_KEY - 1 bytes, or met once TAG_CACHED names are held, is decoded and looked up at every event instead.
+cdef enum:
+    TAG_SLOTS = 1024  # a power of two
+    TAG_KEY = 32
+    TAG_CACHED = 512
+
+cdef struct _Tag:
+    char key[TAG_KEY]  # the name as libxml2 gives it, NUL-terminated; empty: a free slot
+    PyObject *name  # the name as str (a reference the table holds for the life of the module)
+    int flags
+    int counted
+
+cdef _Tag _TAGS[TAG_SLOTS]
+cdef _Tag _UNCACHED  # the answer for a name the table does not hold (valid until the next lookup)
+cdef Py_ssize_t _tags_held = 0
+memset(_TAGS, 0, sizeof(_TAGS))
+memset(&_UNCACHED, 0, sizeof(_UNCACHED))
+
+
+cdef int _fill(_Tag *slot, const char *name, Py_ssize_t length) except -1:
+    """``slot``'s name (a new reference, the old one released), bits and counted index for ``name``."""
+    cdef str tag = PyUnicode_DecodeUTF8(name, length, NULL)
+    cdef Py_ssize_t k
+    Py_INCREF(tag)
+    Py_XDECREF(slot.name)
+    slot.name = <PyObject *> tag
+    slot.flags = _tag_flags(tag)
+    slot.counted = -1
+    for k in range(N_COUNTED):
+        if strcmp(name, _COUNTED_NAMES[k]) == 0:
+            slot.counted = k
+            break
+    return 0
+
+
+cdef _Tag *_tag_entry(const char *name) except NULL:
+    """The table's entry for the element name ``name``, made on first sight."""
+    global _tags_held
+    cdef Py_ssize_t length = strlen(name)
+    cdef unsigned int h = 2166136261u
+    cdef Py_ssize_t k, i
+    cdef _Tag *slot
+    if 0 < length < TAG_KEY:
+        for k in range(length):  # FNV-1a
+            h = (h ^ <unsigned char> name[k]) * 16777619u
+        i = h & (TAG_SLOTS - 1)
+        while True:
+            slot = &_TAGS[i]
+            if slot.key[0] == 0:
+                break
+            if strcmp(slot.key, name) == 0:
+                return slot
+            i = (i + 1) & (TAG_SLOTS - 1)
+        if _tags_held < TAG_CACHED:
+            _fill(slot, name, length)
+            memcpy(slot.key, name, length + 1)
+            _tags_held += 1
+            return slot
+    _fill(&_UNCACHED, name, length)
+    return &_UNCACHED
+
+
 cdef class _Owner:
     """parse._Owner: a block-level element on the parser's stack, collecting its runs of text."""
 
@@ -828,16 +1001,70 @@ cdef class _Owner:
     cdef public int separator  # parse.SKIPPED or parse.JUNCTION after its last part (parse.separates decides), or 0
     cdef public list spaces  # the parts a written space goes before (parse.block_text), or None
     cdef public str tag
-    cdef public tuple ancestors, levels
+    cdef public tuple ancestors
+    cdef tuple levels  # the _ClassId of the element and of its three nearest block-level ancestors (None: no tokens)
     cdef public list parts
     cdef tuple _attrs
 
-    @property
-    def attrs(self):
+    cdef tuple attrs(self):
+        """parse._Owner.attrs: the class/id tokens of the element and its ancestors, prefixed by level (computed
+        once)."""
         cdef Py_ssize_t level
+        cdef object entry
+        cdef list joined
         if self._attrs is None:
-            self._attrs = tuple([f"{level}:{t}" for level, tokens in enumerate(self.levels) for t in tokens])
+            joined = []
+            for level, entry in enumerate(self.levels):
+                if entry is not None:
+                    joined.extend((<_ClassId> entry).prefixed(level))
+            self._attrs = tuple(joined)
         return self._attrs
+
+
+cdef tuple LEVEL_PREFIXES = ("0:", "1:", "2:", "3:")  # parse._Owner.attrs' prefixes, by level
+
+
+cdef class _ClassId:
+    """An element's class and id value: its tokens (parse.class_id_tokens) and, made on first use, the tokens
+    prefixed by each level as _Owner.attrs writes them ("2:menu")."""
+
+    cdef tuple tokens
+    cdef list by_level
+
+    cdef tuple prefixed(self, Py_ssize_t level):
+        cdef str prefix
+        cdef tuple out = <tuple> self.by_level[level]
+        if out is None:
+            prefix = LEVEL_PREFIXES[level]
+            out = self.by_level[level] = tuple([prefix + t for t in self.tokens])
+        return out
+
+
+# Class and id values (joined as parse.attr_tokens joins them) -> their _ClassId, or None when they have no tokens: a
+# page's elements, and a site's pages, repeat the same few. Bounded as parse.ATTR_TOKENS is.
+cdef dict CLASS_IDS = {}
+cdef Py_ssize_t ATTR_CACHE_SIZE = _parse.ATTR_CACHE_SIZE
+
+
+cdef inline bint _ascii_letter_byte(char c) noexcept:
+    return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z')
+
+
+cdef tuple _ascii_class_id_tokens(str class_id):
+    """parse.class_id_tokens of an ASCII value: its runs of letters of two or more, lower-cased."""
+    cdef const char *data = <const char *> PyUnicode_DATA(class_id)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(class_id), i = 0, start
+    cdef list tokens = []
+    while i < n:
+        if not _ascii_letter_byte(data[i]):
+            i += 1
+            continue
+        start = i
+        while i < n and _ascii_letter_byte(data[i]):
+            i += 1
+        if i - start > 1:
+            tokens.append(PyUnicode_DecodeASCII(data + start, i - start, NULL).lower())
+    return tuple(tokens)
 
 
 cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth, Py_ssize_t parent,
@@ -864,20 +1091,17 @@ cdef class BlockTarget:
     cdef public bint in_json_ld, junction  # junction: an inline element has just ended (nothing since)
     cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes  # counted from libxml2's arrays
     cdef Py_ssize_t tag_counts[N_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
-    cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup, block_text
-    cdef frozenset excluded_tags
+    cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, class_id_tokens, frozenset excluded_tags, excluded_part, markup_class,
-                 read_markup, block_text):
-        """``class_id_tokens``: parse.class_id_tokens, asked about class and id values not in its cache
-        (``ATTR_TOKENS``); ``excluded_tags`` and ``excluded_part``: parse.EXCLUDED_TAGS and parse.excluded_part,
-        asked only about an element that could be one; ``markup_class`` and ``read_markup``: parse.Markup, and
-        parse.read_markup for lxml's attribute mappings (libxml2's arrays are read here, :meth:`_read_attributes`);
-        ``block_text``: parse.block_text, asked only about a block with a br (or a line break inside a preformatted
-        element) or a written space."""
-        self.block_class, self.class_id_tokens, self.block_text = block_class, class_id_tokens, block_text
-        self.excluded_tags, self.excluded_part = excluded_tags, excluded_part
+    def __init__(self, block_class, class_id_tokens, excluded_part, markup_class, read_markup):
+        """``class_id_tokens``: parse.class_id_tokens, asked about class and id values that are not ASCII and not in
+        ``CLASS_IDS``; ``excluded_part``: parse.excluded_part, asked only about an element that could be one
+        (of parse.EXCLUDED_TAGS, or with a role or aria-modal attribute); ``markup_class`` and ``read_markup``:
+        parse.Markup, and parse.read_markup for lxml's attribute mappings (libxml2's arrays are read here,
+        :meth:`_read_attributes`)."""
+        self.block_class, self.class_id_tokens = block_class, class_id_tokens
+        self.excluded_part = excluded_part
         self.markup_class, self.read_markup = markup_class, read_markup
         self.reset()
 
@@ -897,12 +1121,12 @@ cdef class BlockTarget:
         cdef Py_ssize_t link
         if owner.parts:
             if owner.breaks or owner.spaces is not None:
-                text, lines = self.block_text(owner.parts, owner.spaces, owner.preformatted)
+                text, lines = block_text(owner.parts, owner.spaces, owner.preformatted)
             else:
                 text = _joined_words(owner.parts)
             if text:
                 link = owner.link if owner.link < len(text) else len(text)
-                self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
+                self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs(),
                                                     link, owner.depth, owner.parent, owner.excluded, lines,
                                                     owner.preformatted))
             owner.parts = []
@@ -917,11 +1141,12 @@ cdef class BlockTarget:
         self.links.append(in_link)
 
     def start(self, tag, attrib):
-        self._start(tag, NULL, attrib)
+        self._start(tag, _tag_flags(tag), NULL, attrib)
 
-    cdef _start(self, str tag, const xmlChar **atts, object attrib):
-        """An element opens. Its class, id, role and aria-modal come from ``attrib`` (lxml's mapping) or, when that
-        is None, from libxml2's attribute array ``atts`` (read only for a block-level element)."""
+    cdef _start(self, str tag, int flags, const xmlChar **atts, object attrib):
+        """An element ``tag`` (its TAG_* bits ``flags``) opens. Its class, id, role and aria-modal come from
+        ``attrib`` (lxml's mapping) or, when that is None, from libxml2's attribute array ``atts`` (read only for a
+        block-level element)."""
         cdef _Owner owner, child
         cdef bint in_link, junction = self.junction
         cdef tuple ancestors
@@ -932,20 +1157,20 @@ cdef class BlockTarget:
                 self.markup.tags[tag] += 1
             self.in_json_ld = self.read_markup(self.markup, tag, attrib) if attrib else False
         else:
-            self.in_json_ld = self._read_attributes(tag, atts)
+            self.in_json_ld = self._read_attributes(flags, atts)
         if self.skip:
             self.skip += 1
             return
-        if tag in SKIP:
+        if flags & TAG_SKIP:
             self.skip = 1
-            if tag not in UNSEEN and self.owners:
+            if not flags & TAG_UNSEEN and self.owners:
                 owner = self.owners[-1]
                 if owner.parts and not owner.preformatted:
                     owner.separator = SKIPPED
             return
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
-            if tag == "body":
+            if flags & TAG_BODY:
                 owner = _owner(self.element, tag, (), (), 0, -1, False, False)
                 self.owners.append(owner)
                 self._push(tag, owner, False)
@@ -953,11 +1178,12 @@ cdef class BlockTarget:
                 self._push(tag, None, False)
             return
         owner = self.owners[-1]
-        if tag in INLINE:
-            if junction and tag not in UNJOINED and owner.parts and not owner.separator and not owner.preformatted:
+        if flags & TAG_INLINE:
+            if (junction and not flags & TAG_UNJOINED and owner.parts and not owner.separator
+                    and not owner.preformatted):
                 owner.separator = JUNCTION
-            self._push(tag, None, in_link or tag == "a")
-        elif tag == "br":
+            self._push(tag, None, in_link or flags & TAG_LINK)
+        elif flags & TAG_BR:
             owner.parts.append(BREAK)
             owner.breaks = True
             self._push(tag, None, in_link)
@@ -965,18 +1191,19 @@ cdef class BlockTarget:
             self._flush(owner)
             ancestors = owner.ancestors
             if attrib is not None:
-                tokens = _attr_tokens(attrib)
+                class_id = (self._class_id(f"{attrib.get('class') or ''} {attrib.get('id') or ''}") if attrib
+                            else None)  # parse.attr_tokens' key
                 role, modal = attrib.get("role"), attrib.get("aria-modal")
             else:
-                tokens, role, modal = self._block_attributes(atts)
+                class_id, role, modal = self._block_attributes(atts)
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
-                           (tokens,) + owner.levels[:3], owner.depth + 1, owner.element,
-                           owner.excluded or self._excluded(tag, role, modal),
-                           owner.preformatted or tag in PREFORMATTED)
+                           (class_id,) + owner.levels[:3], owner.depth + 1, owner.element,
+                           owner.excluded or self._excluded(tag, flags, role, modal),
+                           owner.preformatted or flags & TAG_PREFORMATTED)
             self.owners.append(child)
             self._push(tag, child, False)
 
-    cdef bint _read_attributes(self, str tag, const xmlChar **atts) except -1:
+    cdef bint _read_attributes(self, int flags, const xmlChar **atts) except -1:
         """parse.read_markup of libxml2's attribute array ``atts`` (name, value, ..., NULL; a value may be NULL,
         as lxml's ``''``): the counts in C, the rare values (og:type, itemtype) as str; True when the element opens
         a JSON-LD script."""
@@ -986,7 +1213,7 @@ cdef class BlockTarget:
         cdef const char *meta_property = NULL
         cdef const char *meta_content = NULL
         cdef const char *script_type = NULL
-        cdef bint meta = tag == "meta", script = tag == "script"
+        cdef bint meta = flags & TAG_META, script = flags & TAG_SCRIPT
         if atts == NULL:
             return False
         while atts[0] != NULL:
@@ -1021,14 +1248,28 @@ cdef class BlockTarget:
             return True
         return False
 
-    cdef tuple _tokens(self, str class_id):
-        """parse.class_id_tokens, from its cache when there."""
-        cdef object tokens = ATTR_TOKENS.get(class_id)
-        return <tuple> tokens if tokens is not None else self.class_id_tokens(class_id)
+    cdef object _class_id(self, str class_id):
+        """The _ClassId of a class and id value (None: no tokens), from ``CLASS_IDS`` when there; an ASCII value is
+        tokenized here, another by ``class_id_tokens`` (parse.class_id_tokens)."""
+        cdef object known = CLASS_IDS.get(class_id, False)
+        cdef tuple tokens
+        cdef _ClassId entry = None
+        if known is not False:
+            return known
+        tokens = (_ascii_class_id_tokens(class_id) if PyUnicode_IS_ASCII(class_id)
+                  else <tuple> self.class_id_tokens(class_id))
+        if tokens:
+            entry = _ClassId.__new__(_ClassId)
+            entry.tokens, entry.by_level = tokens, [None, None, None, None]
+        if len(CLASS_IDS) >= ATTR_CACHE_SIZE:
+            CLASS_IDS.clear()
+        CLASS_IDS[class_id] = entry
+        return entry
 
     cdef tuple _block_attributes(self, const xmlChar **atts):
-        """A block-level element's class and id tokens (parse.attr_tokens), role and aria-modal (None: absent) from
-        libxml2's attribute array (name, value, ..., NULL; a later duplicate wins, no value is lxml's ``''``)."""
+        """A block-level element's class and id (its _ClassId, or None: no tokens; parse.attr_tokens), role and
+        aria-modal (None: absent) from libxml2's attribute array (name, value, ..., NULL; a later duplicate wins, no
+        value is lxml's ``''``)."""
         cdef const char *name
         cdef const char *class_value = NULL
         cdef const char *id_value = NULL
@@ -1047,19 +1288,19 @@ cdef class BlockTarget:
                     modal = _value(<const char *> atts[1])
                 atts += 2
         # parse.attr_tokens' key, joined here as it joins it (the parity tests pin the two)
-        return (self._tokens(_value(class_value) + " " + _value(id_value)) if class_or_id else (), role, modal)
+        return (self._class_id(_joined_value(class_value, id_value)) if class_or_id else None, role, modal)
 
-    cdef bint _excluded(self, str tag, object role, object modal) except -1:
+    cdef bint _excluded(self, str tag, int flags, object role, object modal) except -1:
         """parse.excluded_part of a block-level element with this role and aria-modal (None: absent), asked only
-        about an element of ``excluded_tags`` or one with a role or aria-modal attribute."""
-        if role is None and modal is None and tag not in self.excluded_tags:
+        about an element of parse.EXCLUDED_TAGS or one with a role or aria-modal attribute."""
+        if role is None and modal is None and not flags & TAG_EXCLUDED:
             return False
         return self.excluded_part(tag, self.tags, role, modal)
 
     def end(self, tag):
-        self._end(tag)
+        self._end(tag, _tag_flags(tag))
 
-    cdef _end(self, str tag):
+    cdef _end(self, str tag, int flags):
         cdef list tags = self.tags
         cdef object opened
         cdef str name
@@ -1080,7 +1321,7 @@ cdef class BlockTarget:
                 self.owners.pop()
             if name == tag:
                 break
-        self.junction = tag in INLINE and tag not in UNJOINED  # parse._BlockTarget.end
+        self.junction = flags & TAG_INLINE and not flags & TAG_UNJOINED  # parse._BlockTarget.end
 
     def data(self, text):
         self._data(text)
@@ -1187,12 +1428,29 @@ cdef inline str _value(const char *value):
     return "" if value == NULL else PyUnicode_DecodeUTF8(value, strlen(value), NULL)
 
 
+cdef str _joined_value(const char *first, const char *second):
+    """``_value(first) + " " + _value(second)``, decoded once."""
+    cdef Py_ssize_t a = 0 if first == NULL else strlen(first), b = 0 if second == NULL else strlen(second)
+    cdef char buffer[256]
+    cdef char *joined = buffer
+    if a + b + 1 > 256:
+        joined = <char *> PyMem_Malloc(a + b + 1)
+    if joined == NULL:
+        raise MemoryError()
+    try:
+        if a:
+            memcpy(joined, first, a)
+        joined[a] = b' '
+        if b:
+            memcpy(joined + a + 1, second, b)
+        return PyUnicode_DecodeUTF8(joined, a + b + 1, NULL)
+    finally:
+        if joined != buffer:
+            PyMem_Free(joined)
+
+
 cdef void _sax_error(void *user_data, const void *error) noexcept:
     pass
-
-
-cdef inline str _name(const xmlChar *name):
-    return PyUnicode_DecodeUTF8(<const char *> name, strlen(<const char *> name), NULL)
 
 
 cdef void _stop(BlockTarget target, object error, void *context) noexcept:
@@ -1203,25 +1461,26 @@ cdef void _stop(BlockTarget target, object error, void *context) noexcept:
 
 cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) noexcept:
     cdef BlockTarget target = <BlockTarget> warcplex_sax_target
-    cdef Py_ssize_t k
+    cdef _Tag *tag
     if target.error is not None:
         return
-    for k in range(N_COUNTED):  # parse.COUNTED_TAGS, by their first letter first
-        if name[0] == _COUNTED_NAMES[k][0] and strcmp(<const char *> name, _COUNTED_NAMES[k]) == 0:
-            target.tag_counts[k] += 1
-            break
     try:
-        target._start(_name(name), atts, None)
+        tag = _tag_entry(<const char *> name)
+        if tag.counted >= 0:
+            target.tag_counts[tag.counted] += 1
+        target._start(<str> tag.name, tag.flags, atts, None)
     except BaseException as exc:
         _stop(target, exc, context)
 
 
 cdef void _sax_end(void *context, const xmlChar *name) noexcept:
     cdef BlockTarget target = <BlockTarget> warcplex_sax_target
+    cdef _Tag *tag
     if target.error is not None:
         return
     try:
-        target._end(_name(name))
+        tag = _tag_entry(<const char *> name)
+        target._end(<str> tag.name, tag.flags)
     except BaseException as exc:
         _stop(target, exc, context)
 

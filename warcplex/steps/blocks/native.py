@@ -15,7 +15,7 @@ import importlib.util
 import sysconfig
 from types import ModuleType
 
-VERSION = 16  # the _native.pyx VERSION this Python code computes the same features as
+VERSION = 17  # the _native.pyx VERSION this Python code computes the same features as
 MODULE = "warcplex.steps.blocks._native"
 FILE_NAME = "_native" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")  # as `make dist` ships it
 

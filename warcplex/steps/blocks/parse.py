@@ -223,8 +223,10 @@ def excluded_part(tag: str, open_tags: list[str], role: str | None, aria_modal: 
     return aria_modal is not None and aria_modal.strip().lower() == "true"
 
 
-# Class and id values -> their tokens: a page's elements, and a site's pages, repeat the same few.
+# Class and id values -> their tokens: a page's elements, and a site's pages, repeat the same few. At most
+# ATTR_CACHE_SIZE values are held (the compiled parser's cache, _native.CLASS_IDS, too).
 ATTR_TOKENS: dict[str, tuple[str, ...]] = {}
+ATTR_CACHE_SIZE = 50_000
 
 
 def attr_tokens(attrib) -> tuple[str, ...]:
@@ -235,11 +237,11 @@ def attr_tokens(attrib) -> tuple[str, ...]:
 
 
 def class_id_tokens(class_id: str) -> tuple[str, ...]:
-    """:func:`attr_tokens` of an element's class and id values joined by a space (cached in ``ATTR_TOKENS``, which
-    the compiled parser reads first)."""
+    """:func:`attr_tokens` of an element's class and id values joined by a space (cached in ``ATTR_TOKENS``; the
+    compiled parser asks about the values that are not ASCII, and tokenizes the others itself)."""
     tokens = ATTR_TOKENS.get(class_id)
     if tokens is None:
-        if len(ATTR_TOKENS) > 50_000:
+        if len(ATTR_TOKENS) >= ATTR_CACHE_SIZE:
             ATTR_TOKENS.clear()
         tokens = ATTR_TOKENS[class_id] = tuple(t for t in _TOKEN_SPLIT.split(class_id.lower()) if len(t) > 1)
     return tokens
@@ -406,8 +408,7 @@ def parse_page(html: str) -> tuple[list[Block], Markup]:
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
         target = (_BlockTarget() if module is None else
-                  module.BlockTarget(Block, class_id_tokens, EXCLUDED_TAGS, excluded_part, Markup, read_markup,
-                                     block_text))
+                  module.BlockTarget(Block, class_id_tokens, excluded_part, Markup, read_markup))
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached
