@@ -204,6 +204,7 @@ def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
     texts = ["Ünïcödé ＡＢＣ 12.5% — ½ café_au_lait!", "東京タワーは333メートル。서울 x²", "İstanbul ǅ ß ﬁ \u0663\u0664 a\u200bb",
              "  \t\n", "", "tab\tseparated\ncells, and __under__ scores", "\ud800 lone surrogate"]
     texts += [s for html in warc_pages(SAMPLE_WARC) for s in html.split("<")][:5000]
+    texts += [f"{c}{pattern}{c}" for c in map(chr, range(128)) for pattern in ("", "x", "Ab9_", " Z ", "\u00e9")]
     module = native.compiled()
     for text in texts:
         tokens = lm_tokens(text)

@@ -140,10 +140,15 @@ cdef inline bint _lm_cjk(Py_UCS4 c) noexcept:
             or (0xf900 <= c <= 0xfaff) or (0xac00 <= c <= 0xd7af))
 
 
+cdef object _nfkc = unicodedata.normalize
+
+
 def lm_line(str text):
     """normalize.normalize_for_lm and the token count: NFKC, lower-cased, decimal digits to 0, then
     a token per CJK character, per run of other word characters and per other non-space character."""
-    cdef str norm = unicodedata.normalize("NFKC", text).lower()
+    if PyUnicode_IS_ASCII(text):
+        return _ascii_lm_line(text)
+    cdef str norm = _nfkc("NFKC", text).lower()
     cdef Py_ssize_t n = len(norm), length = 0, tokens = 0
     cdef Py_UCS4 c
     cdef bint in_run = False
@@ -172,6 +177,45 @@ def lm_line(str text):
             length += 1
             tokens += 1
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length), tokens
+    finally:
+        PyMem_Free(buf)
+
+
+cdef tuple _ascii_lm_line(str text):
+    """:func:`lm_line` of an ASCII text, a byte at a time (NFKC leaves ASCII as it is)."""
+    cdef const char *data = <const char *> PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, length = 0, tokens = 0
+    cdef char c
+    cdef bint in_run = False, word
+    cdef char *buf = <char *> PyMem_Malloc(2 * n + 1)
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            c = data[i]
+            if b'A' <= c <= b'Z':
+                c += 32
+            elif b'0' <= c <= b'9':
+                c = b'0'
+            elif Py_UNICODE_ISSPACE(<Py_UCS4> c):
+                in_run = False
+                continue
+            word = (b'a' <= c <= b'z') or c == b'0' or c == b'_'
+            if word:
+                if in_run:
+                    buf[length] = c
+                    length += 1
+                    continue
+                in_run = True
+            else:
+                in_run = False
+            if tokens:
+                buf[length] = b' '
+                length += 1
+            buf[length] = c
+            length += 1
+            tokens += 1
+        return PyUnicode_DecodeASCII(buf, length, NULL), tokens
     finally:
         PyMem_Free(buf)
 
