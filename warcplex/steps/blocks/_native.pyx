@@ -142,82 +142,58 @@ cdef inline bint _lm_cjk(Py_UCS4 c) noexcept:
 
 cdef object _nfkc = unicodedata.normalize
 
+ctypedef fused out_char:  # what the compiled text functions write: an ASCII text a byte a character, others UCS4
+    char
+    Py_UCS4
+
 
 def lm_line(str text):
     """normalize.normalize_for_lm and the token count: NFKC, lower-cased, decimal digits to 0, then
-    a token per CJK character, per run of other word characters and per other non-space character."""
-    if PyUnicode_IS_ASCII(text):
-        return _ascii_lm_line(text)
-    cdef str norm = _nfkc("NFKC", text).lower()
-    cdef Py_ssize_t n = len(norm), length = 0, tokens = 0
-    cdef Py_UCS4 c
-    cdef bint in_run = False
-    cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((2 * n + 1) * sizeof(Py_UCS4))
+    a token per CJK character, per run of other word characters and per other non-space character.
+    An ASCII text (which NFKC leaves as it is) is written a byte a character."""
+    cdef bint ascii = PyUnicode_IS_ASCII(text)
+    cdef str norm = text.lower() if ascii else _nfkc("NFKC", text).lower()
+    cdef Py_ssize_t n = len(norm), length, tokens = 0
+    cdef void *buf = PyMem_Malloc((2 * n + 1) * (1 if ascii else sizeof(Py_UCS4)))
     if buf == NULL:
         raise MemoryError()
     try:
-        for c in norm:
-            if _isdecimal(c):
-                c = u'0'
-            if c.isspace():
-                in_run = False
-                continue
-            if (_isalnum(c) or c == u'_') and not _lm_cjk(c):
-                if in_run:
-                    buf[length] = c
-                    length += 1
-                    continue
-                in_run = True
-            else:
-                in_run = False
-            if tokens:
-                buf[length] = u' '
-                length += 1
-            buf[length] = c
-            length += 1
-            tokens += 1
+        if ascii:
+            length = _lm_tokens(norm, <char *> buf, &tokens)
+            return PyUnicode_DecodeASCII(<char *> buf, length, NULL), tokens
+        length = _lm_tokens(norm, <Py_UCS4 *> buf, &tokens)
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length), tokens
     finally:
         PyMem_Free(buf)
 
 
-cdef tuple _ascii_lm_line(str text):
-    """:func:`lm_line` of an ASCII text, a byte at a time (NFKC leaves ASCII as it is)."""
-    cdef const char *data = <const char *> PyUnicode_DATA(text)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, length = 0, tokens = 0
-    cdef char c
-    cdef bint in_run = False, word
-    cdef char *buf = <char *> PyMem_Malloc(2 * n + 1)
-    if buf == NULL:
-        raise MemoryError()
-    try:
-        for i in range(n):
-            c = data[i]
-            if b'A' <= c <= b'Z':
-                c += 32
-            elif b'0' <= c <= b'9':
-                c = b'0'
-            elif Py_UNICODE_ISSPACE(<Py_UCS4> c):
-                in_run = False
-                continue
-            word = (b'a' <= c <= b'z') or c == b'0' or c == b'_'
-            if word:
-                if in_run:
-                    buf[length] = c
-                    length += 1
-                    continue
-                in_run = True
-            else:
-                in_run = False
-            if tokens:
-                buf[length] = b' '
+cdef Py_ssize_t _lm_tokens(str norm, out_char *buf, Py_ssize_t *tokens):
+    """:func:`lm_line`'s line of the normalised ``norm`` written into ``buf``; returns its length and counts the
+    tokens into ``tokens``."""
+    cdef Py_ssize_t length = 0
+    cdef Py_UCS4 c
+    cdef bint in_run = False
+    for c in norm:
+        if _isdecimal(c):
+            c = u'0'
+        if c.isspace():
+            in_run = False
+            continue
+        if (_isalnum(c) or c == u'_') and not _lm_cjk(c):
+            if in_run:
+                buf[length] = <out_char> c
                 length += 1
-            buf[length] = c
+                continue
+            in_run = True
+        else:
+            in_run = False
+        if tokens[0]:
+            buf[length] = u' '
             length += 1
-            tokens += 1
-        return PyUnicode_DecodeASCII(buf, length, NULL), tokens
-    finally:
-        PyMem_Free(buf)
+        buf[length] = <out_char> c
+        length += 1
+        tokens[0] += 1
+    return length
 
 
 def word_count(str text):
@@ -712,64 +688,44 @@ def context_rows(const double[::1] prob, X, Py_ssize_t base_start, Py_ssize_t ba
 
 cdef str _joined_words(list parts):
     """``" ".join("".join(parts).split())`` without the list of words: runs of white space (as str.split
-    sees it) become one space, none at either end."""
-    cdef Py_ssize_t total = 0, length = 0
+    sees it) become one space, none at either end. ASCII parts are written a byte a character."""
+    cdef Py_ssize_t total = 0, length
     cdef str part
-    cdef Py_UCS4 c
-    cdef bint pending = False, ascii = True
+    cdef bint ascii = True
     for part in parts:
         total += len(part)
         ascii = ascii and PyUnicode_IS_ASCII(part)
-    if ascii:
-        return _joined_ascii_words(parts, total)
-    cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((total + 1) * sizeof(Py_UCS4))
+    cdef void *buf = PyMem_Malloc((total + 1) * (1 if ascii else sizeof(Py_UCS4)))
     if buf == NULL:
         raise MemoryError()
     try:
-        for part in parts:
-            for c in part:
-                if c.isspace():
-                    pending = length > 0
-                    continue
-                if pending:
-                    buf[length] = u' '
-                    length += 1
-                    pending = False
-                buf[length] = c
-                length += 1
+        if ascii:
+            length = _join_words(parts, <char *> buf)
+            return PyUnicode_DecodeASCII(<char *> buf, length, NULL)
+        length = _join_words(parts, <Py_UCS4 *> buf)
         return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
     finally:
         PyMem_Free(buf)
 
 
-cdef str _joined_ascii_words(list parts, Py_ssize_t total):
-    """:func:`_joined_words` of ASCII ``parts`` (``total`` characters), a byte at a time."""
-    cdef Py_ssize_t length = 0, i, n
-    cdef const char *data
-    cdef char c
-    cdef bint pending = False
+cdef Py_ssize_t _join_words(list parts, out_char *buf):
+    """:func:`_joined_words` of ``parts`` written into ``buf``; returns its length."""
+    cdef Py_ssize_t length = 0
     cdef str part
-    cdef char *buf = <char *> PyMem_Malloc(total + 1)
-    if buf == NULL:
-        raise MemoryError()
-    try:
-        for part in parts:
-            data = <const char *> PyUnicode_DATA(part)
-            n = PyUnicode_GET_LENGTH(part)
-            for i in range(n):
-                c = data[i]
-                if Py_UNICODE_ISSPACE(<Py_UCS4> c):
-                    pending = length > 0
-                    continue
-                if pending:
-                    buf[length] = b' '
-                    length += 1
-                    pending = False
-                buf[length] = c
+    cdef Py_UCS4 c
+    cdef bint pending = False
+    for part in parts:
+        for c in part:
+            if c.isspace():
+                pending = length > 0
+                continue
+            if pending:
+                buf[length] = u' '
                 length += 1
-        return PyUnicode_DecodeASCII(buf, length, NULL)
-    finally:
-        PyMem_Free(buf)
+                pending = False
+            buf[length] = <out_char> c
+            length += 1
+    return length
 
 
 cdef str BREAK_LINE = "\n"
