@@ -152,7 +152,7 @@ def lm_line(str text):
     a token per CJK character, per run of other word characters and per other non-space character.
     An ASCII text (which NFKC leaves as it is) is written a byte a character."""
     cdef bint ascii = PyUnicode_IS_ASCII(text)
-    cdef str norm = text.lower() if ascii else _nfkc("NFKC", text).lower()
+    cdef str norm = text if ascii else _nfkc("NFKC", text).lower()  # ASCII is lower-cased by _lm_tokens
     cdef Py_ssize_t n = len(norm), length, tokens = 0
     cdef void *buf = PyMem_Malloc((2 * n + 1) * (1 if ascii else sizeof(Py_UCS4)))
     if buf == NULL:
@@ -168,13 +168,15 @@ def lm_line(str text):
 
 
 cdef Py_ssize_t _lm_tokens(str norm, out_char *buf, Py_ssize_t *tokens):
-    """:func:`lm_line`'s line of the normalised ``norm`` written into ``buf``; returns its length and counts the
-    tokens into ``tokens``."""
+    """:func:`lm_line`'s line of the normalised ``norm`` (lower-cased, but for its ASCII capitals) written into
+    ``buf``; returns its length and counts the tokens into ``tokens``."""
     cdef Py_ssize_t length = 0
     cdef Py_UCS4 c
     cdef bint in_run = False
     for c in norm:
-        if _isdecimal(c):
+        if u'A' <= c <= u'Z':
+            c = <Py_UCS4> (<Py_ssize_t> c + 32)
+        elif _isdecimal(c):
             c = u'0'
         if c.isspace():
             in_run = False
