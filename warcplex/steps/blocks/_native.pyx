@@ -1048,21 +1048,17 @@ cdef dict CLASS_IDS = {}
 cdef Py_ssize_t ATTR_CACHE_SIZE = _parse.ATTR_CACHE_SIZE
 
 
-cdef inline bint _ascii_letter_byte(char c) noexcept:
-    return (b'a' <= c <= b'z') or (b'A' <= c <= b'Z')
-
-
 cdef tuple _ascii_class_id_tokens(str class_id):
     """parse.class_id_tokens of an ASCII value: its runs of letters of two or more, lower-cased."""
     cdef const char *data = <const char *> PyUnicode_DATA(class_id)
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(class_id), i = 0, start
     cdef list tokens = []
     while i < n:
-        if not _ascii_letter_byte(data[i]):
+        if not _ascii_letter(data[i]):
             i += 1
             continue
         start = i
-        while i < n and _ascii_letter_byte(data[i]):
+        while i < n and _ascii_letter(data[i]):
             i += 1
         if i - start > 1:
             tokens.append(PyUnicode_DecodeASCII(data + start, i - start, NULL).lower())
