@@ -808,8 +808,6 @@ cdef inline bint _ascii_letter(Py_UCS4 c) noexcept:
     return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z')
 
 
-
-
 cdef inline bint _flat(unsigned long long key) noexcept:
     cdef Py_ssize_t j
     for j in range(_N_FLAT):
