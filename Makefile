@@ -14,9 +14,9 @@ OUT    ?= out
 .PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-quality
 
 setup: $(STAMP)
-	@$(PY) -m warcplex.spark.cds  # the driver JVM's class-data archive (warcplex/spark/cds.py), made once
+	@$(PY) -m pipeline.spark.cds  # the driver JVM's class-data archive (pipeline/spark/cds.py), made once
 
-$(STAMP): pyproject.toml setup.py warcplex/steps/blocks/_native.pyx
+$(STAMP): pyproject.toml setup.py pipeline/steps/blocks/_native.pyx
 	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel

@@ -6,7 +6,7 @@ Takes the same flags as ``warcplex run``. Ship the library with ``--py-files dis
 
 import sys
 
-from warcplex.cli import spark_submit_main
+from pipeline.cli import spark_submit_main
 
 if __name__ == "__main__":
     sys.exit(spark_submit_main())

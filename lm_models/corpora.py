@@ -7,7 +7,7 @@ pinned to a version so that a rebuild sees the same text. For each language this
     work/<lang>/heldout.txt   ~2% of the sentences (chosen by hash), never trained on
     work/<lang>/sources.json  per-source package, version, licence and sentence counts
 
-Every line is passed through ``warcplex.steps.normalize.normalize_for_lm`` so that training
+Every line is passed through ``pipeline.steps.normalize.normalize_for_lm`` so that training
 and scoring see the same tokens.
 
     python lm_models/corpora.py en de fr es
@@ -36,7 +36,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
+from pipeline.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
 
 WORK = HERE / "work"
 DEBS = WORK / "debs"

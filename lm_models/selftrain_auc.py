@@ -29,11 +29,11 @@ from pathlib import Path
 
 from webeval import BENCH, bench_pages, page_lines, roc_auc  # lm_models/ is the script directory
 
-from warcplex.config import PROJECT_ROOT as ROOT
-from warcplex.lm.train import TrainOptions, train_lm
-from warcplex.models import kenlm_model
-from warcplex.registry import load_registry
-from warcplex.steps.blocks.model import is_heldout
+from pipeline.config import PROJECT_ROOT as ROOT
+from pipeline.lm.train import TrainOptions, train_lm
+from pipeline.models import kenlm_model
+from pipeline.registry import load_registry
+from pipeline.steps.blocks.model import is_heldout
 
 
 def token_log10(model, norm: str) -> list[float]:

@@ -23,10 +23,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-from warcplex.lm.train import arpa_counts, percentile
-from warcplex.steps.normalize import NORMALIZATION_VERSION
-from warcplex.steps.perplexity import perplexity as scored_perplexity
-from warcplex.steps.perplexity import perplexity_of
+from pipeline.lm.train import arpa_counts, percentile
+from pipeline.steps.normalize import NORMALIZATION_VERSION
+from pipeline.steps.perplexity import perplexity as scored_perplexity
+from pipeline.steps.perplexity import perplexity_of
 
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
@@ -77,7 +77,7 @@ def model_path(lang: str) -> Path:
 
 
 def perplexity(model, sentence: str) -> float:
-    """The scorer's perplexity of ``sentence`` (warcplex.steps.perplexity)."""
+    """The scorer's perplexity of ``sentence`` (pipeline.steps.perplexity)."""
     return scored_perplexity(model, sentence)[0]
 
 
@@ -163,7 +163,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False,
         "vocab_size": counts.get(1),
         "ngram_counts": {str(k): v for k, v in sorted(counts.items())},
         "normalization_version": NORMALIZATION_VERSION,
-        "normalization": "warcplex.steps.normalize.normalize_for_lm",
+        "normalization": "pipeline.steps.normalize.normalize_for_lm",
         "training": {"sentences": meta["train_sentences"], "tokens": meta["train_tokens"],
                      "seed": meta["seed"], "filters": meta["filters"]},
         "heldout": {"rule": meta["heldout_rule"], **ev,

@@ -35,8 +35,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 from train import percentile  # the one percentile rule of the model cards (lm_models/ is the script directory)
-from warcplex.steps.normalize import normalize_for_lm
-from warcplex.steps.perplexity import perplexity_of
+from pipeline.steps.normalize import normalize_for_lm
+from pipeline.steps.perplexity import perplexity_of
 
 BENCH = REPO.parent / "shared" / "bench"
 SETS = ("data", "data-wcxb", "data-ml")

@@ -85,14 +85,14 @@ def floor(path: str) -> int:
 
 
 def lid_model_path() -> str:
-    from warcplex.models import default_lid_model_path
+    from pipeline.models import default_lid_model_path
 
     return default_lid_model_path()
 
 
 def english_kenlm() -> str:
-    from warcplex.config import resolve_path
-    from warcplex.registry import load_registry
+    from pipeline.config import resolve_path
+    from pipeline.registry import load_registry
 
     return str(resolve_path(load_registry(str(ROOT / "conf" / "models.yaml"))["en"].path))
 
@@ -160,7 +160,7 @@ def command(system: str, warc: Path, out: Path, work: Path, fixed_cost: bool = F
     if system == "floor":
         return [sys.executable, __file__, "--floor-only", str(warc)]
     if system in ("default", "primary"):
-        cmd = [sys.executable, "-m", "warcplex.cli", "run", "--input", str(warc), "--output", str(out / "out"),
+        cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(warc), "--output", str(out / "out"),
                "--config", "conf/local.yaml"]
         if fixed_cost:  # exactly what `make run` asks for
             cmd += ["--dropped", str(out / "out" / "dropped"), "--sentences", str(out / "out" / "sentences")]

@@ -10,7 +10,7 @@ readability-lxml, jusText, resiliparse) run on the same WARC records in plain Py
 bench's score.py scores every page. Prints per set: ROUGE-5 F1, bag-of-words P/R/F1, the
 snippet F of the multilingual snippet set and pages per CPU second; then ROUGE-5 F1 per dataset,
 per page type (the set's, and the one warcplex's default run wrote) and per language; once on every page and once on the held-out pages only (the
-block classifier's fixed split, :func:`warcplex.steps.blocks.model.is_heldout`, never fitted on).
+block classifier's fixed split, :func:`pipeline.steps.blocks.model.is_heldout`, never fitted on).
 Runs come in pairs with and without the perplexity filter (the default cascade, and the
 ``conf/pyplexity.yaml`` preset: all visible text cleaned by the filter alone); for each pair the
 filter's effect is printed by language: the share of boilerplate tokens it removed and of main
@@ -33,7 +33,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from warcplex.steps.blocks.model import is_heldout
+from pipeline.steps.blocks.model import is_heldout
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -122,7 +122,7 @@ def bench_pages(warc: Path, index: Path):
     """Yield (bench_id, decoded html) for every response record of a bench WARC."""
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from warcplex.reading.decode import decode_html
+    from pipeline.reading.decode import decode_html
 
     by_record = {r["response_record_id"]: r["bench_id"] for r in csv.DictReader(open(index), delimiter="\t")}
     with open(warc, "rb") as fh:

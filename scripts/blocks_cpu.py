@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU seconds of the block stage by part, in process (no Spark): README's "Compiled block stage" table.
 
-Runs :class:`~warcplex.steps.blocks.step.BlocksExtractor` over the first ``--pages`` HTML responses
+Runs :class:`~pipeline.steps.blocks.step.BlocksExtractor` over the first ``--pages`` HTML responses
 of a WARC (decoded as the pipeline decodes them) after a warm-up on the next ``--warmup`` pages (model
 loads), and charges ``time.process_time`` to the part each call belongs to by wrapping the names the
 stage calls: the parse, resiliparse's main-content pass (with its depth guard), fastText page LID,
@@ -20,13 +20,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from warcplex.config import load_settings
-from warcplex.reading.decode import decode_html
-from warcplex.reading.warc import Split, iter_pages
-from warcplex.stats import Stats
-from warcplex.steps.blocks import model as block_model_module
-from warcplex.steps.blocks import step
-from warcplex.steps.extractors import PageTooDeep, ResiliparseExtractor
+from pipeline.config import load_settings
+from pipeline.reading.decode import decode_html
+from pipeline.reading.warc import Split, iter_pages
+from pipeline.stats import Stats
+from pipeline.steps.blocks import model as block_model_module
+from pipeline.steps.blocks import step
+from pipeline.steps.extractors import PageTooDeep, ResiliparseExtractor
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = (("parse", step, "parse_page"),

@@ -7,21 +7,21 @@ their blocks with the shipped ``blocks_model.json`` and prints:
 - ``losses`` (default; dev pages only, never the held-out ones): per set, group (dataset, page type,
   language) and block kind (heading, list item, table cell, spec cell of a product page, title-like
   line, short line, link-heavy, paragraph), the main blocks (labelled as train_blocks.py does), the
-  share the classifier keeps, the share after the structure rules (:mod:`warcplex.steps.blocks.rules`),
+  share the classifier keeps, the share after the structure rules (:mod:`pipeline.steps.blocks.rules`),
   and the share of the group's main words lost (what the kind costs the page's recall);
 - ``heldout``: ROUGE-5 F1 / BoW P / BoW R of the held-out pages per set, dataset, page type (the truth's and
   the predicted one) and language for the classifier alone (at the threshold of the page's predicted type), with the rules, with the rules and the cascade's fallback
-  (:func:`warcplex.steps.blocks.step.shorter_than_primary`), and resiliparse's main-content text. The same
-  functions as :class:`warcplex.steps.blocks.step.BlocksExtractor` (``featurize``, ``BlockModel.scores``,
+  (:func:`pipeline.steps.blocks.step.shorter_than_primary`), and resiliparse's main-content text. The same
+  functions as :class:`pipeline.steps.blocks.step.BlocksExtractor` (``featurize``, ``BlockModel.scores``,
   ``revise``, ``block_lines``) on cached parses: fast enough to iterate; ``bench_quality.py`` does the real runs;
 - ``warc``: for the HTML responses of real WARC files (``--warc``, e.g. ../shared/bench/warc/cc-genuine/*.warc.gz),
   every block with its probability and decision (``+`` kept, ``r`` kept by a rule, ``-`` dropped), to read
-  against the page (:class:`~warcplex.steps.blocks.step.BlocksExtractor` itself);
+  against the page (:class:`~pipeline.steps.blocks.step.BlocksExtractor` itself);
 - ``evidence``: on the tuning third of the training pages (as train_blocks.py picks it), the block
   stage's ROUGE-5 F1 against resiliparse's (the cascade's next stage) in bins of the signals a
   fallback rule could use, and the classifier's ROUGE-5 F1 by threshold per set and page type;
 - ``snippets``: the held-out pages (``--dev``: the others) of the snippet set (trafilatura eval, never fitted on) through the
-  default pipeline in process (:class:`~warcplex.steps.loop.StepLoop`: the cascade and the filter),
+  default pipeline in process (:class:`~pipeline.steps.loop.StepLoop`: the cascade and the filter),
   scored with the bench's snippet F; ``--model`` picks the block model.
 
 usage: scripts/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
@@ -39,10 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from warcplex.steps.blocks.features import CELLS, HEADINGS, LIST_ITEMS, word_count
-from warcplex.steps.blocks.model import BlockModel, is_heldout
-from warcplex.steps.blocks.rules import revise
-from warcplex.steps.blocks.step import block_lines, shorter_than_primary
+from pipeline.steps.blocks.features import CELLS, HEADINGS, LIST_ITEMS, word_count
+from pipeline.steps.blocks.model import BlockModel, is_heldout
+from pipeline.steps.blocks.rules import revise
+from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 
 ROOT = Path(__file__).resolve().parent.parent
 # scripts/train_blocks.py as a module: the cached parses, labels and scorer of the fit.
@@ -149,10 +149,10 @@ def report_heldout(pages: list[dict], model: BlockModel, bench: Path) -> None:
 def report_warc(paths: list[Path]) -> None:
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    from warcplex.config import load_settings
-    from warcplex.models import block_model
-    from warcplex.reading.decode import decode_html
-    from warcplex.steps.blocks.step import BlocksExtractor
+    from pipeline.config import load_settings
+    from pipeline.models import block_model
+    from pipeline.reading.decode import decode_html
+    from pipeline.steps.blocks.step import BlocksExtractor
 
     settings = load_settings(None, [])
     stage, model = BlocksExtractor(settings.extract, settings.langid), block_model(settings.extract.blocks_model)
@@ -213,9 +213,9 @@ def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None
     import gzip
     import json
 
-    from warcplex.config import load_settings
-    from warcplex.reading.warc import Page
-    from warcplex.steps.loop import StepLoop
+    from pipeline.config import load_settings
+    from pipeline.reading.warc import Page
+    from pipeline.steps.loop import StepLoop
 
     score = train_blocks._scorer(bench).score_snippets
     overrides = [f"extract.blocks_model={model_path}"] if model_path else []

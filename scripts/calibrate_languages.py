@@ -2,7 +2,7 @@
 
 For every language of ``../shared/bench/data-ml`` (as fastText names the extracted text) that has
 a registry model, the pages go through ``warcplex calibrate``'s own stages (the extraction,
-LID, sentencex, KenLM: :func:`warcplex.analysis.calibrate.score_pages`). On the **dev** pages
+LID, sentencex, KenLM: :func:`pipeline.analysis.calibrate.score_pages`). On the **dev** pages
 (``is_heldout(page_id)`` false) the threshold is the corpus objective: the lowest threshold of
 the calibration grid (the most boilerplate removed) that keeps at least ``1 - max_main_loss``
 of the main-content tokens (default 2%). Languages with fewer than ``--min-pages`` dev pages
@@ -31,11 +31,11 @@ from pathlib import Path
 
 import yaml
 
-from warcplex.analysis.calibrate import (PageSentences, candidate_thresholds, corpus_threshold, load_pages,
+from pipeline.analysis.calibrate import (PageSentences, candidate_thresholds, corpus_threshold, load_pages,
                                          mean_score, percentile, score_pages, sentences_dropped, token_effect, write_registry)
-from warcplex.config import PROJECT_ROOT, load_settings, resolve_path
-from warcplex.registry import load_registry
-from warcplex.steps.blocks.model import is_heldout
+from pipeline.config import PROJECT_ROOT, load_settings, resolve_path
+from pipeline.registry import load_registry
+from pipeline.steps.blocks.model import is_heldout
 
 BENCH = PROJECT_ROOT.parent / "shared" / "bench"
 

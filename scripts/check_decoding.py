@@ -15,7 +15,7 @@ as the decoder does). It prints, per policy:
 - ``ms/page``: the detector's CPU time per page (64 KiB sample).
 
 Policies: ``old`` (warcplex before this change: resiliparse detection first), ``warcplex``
-(warcplex/reading/decode.py: BOM, UTF-16 sniff, UTF-8 first with stray-byte tolerance, declared,
+(pipeline/reading/decode.py: BOM, UTF-16 sniff, UTF-8 first with stray-byte tolerance, declared,
 detected) with each detector plugged in, and each detector alone (its guess, invalid bytes
 replaced). The detectors: resiliparse (uchardet), charset-normalizer, chardet, cchardet.
 """
@@ -31,7 +31,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from warcplex.reading import decode as charset
+from pipeline.reading import decode as charset
 
 ROOT = Path(__file__).resolve().parent.parent
 

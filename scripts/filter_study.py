@@ -4,10 +4,10 @@
 Every full-text page of a bench dev set (default ``../shared/bench/data``) goes through the
 pipeline's own stages: the all-text extraction (``conservative``: resiliparse without main-content
 heuristics), language ID, sentence splitting and KenLM scoring of every sentence. Each rule of
-:func:`warcplex.steps.perplexity.rule_mask` then decides which sentences are kept, and the page is
+:func:`pipeline.steps.perplexity.rule_mask` then decides which sentences are kept, and the page is
 scored against its truth with ROUGE-5 F1 and bag-of-words precision/recall (the bench scorer's tokens). Rows are
 the best threshold of each rule on the fitting pages (not held out by
-:func:`warcplex.steps.blocks.model.is_heldout`), with the same threshold's figures on the held-out
+:func:`pipeline.steps.blocks.model.is_heldout`), with the same threshold's figures on the held-out
 pages, plus the corpus view: boilerplate tokens removed and main-content tokens kept (a token is
 main when its sentence's word trigrams are mostly in the truth, as ``warcplex calibrate`` labels).
 The scored pages are cached (``--cache``); the rules run on the cache.
@@ -28,16 +28,16 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from warcplex.analysis.calibrate import _labeller_for, score_tokens
-from warcplex.config import load_settings
-from warcplex.models import kenlm_model
-from warcplex.reading.decode import decode_html
-from warcplex.registry import load_registry
-from warcplex.steps.blocks.model import is_heldout
-from warcplex.steps.extractors import build_extractor
-from warcplex.steps.langid import LanguageIdentifier
-from warcplex.steps.perplexity import Unit, perplexity, rule_mask
-from warcplex.steps.sentences import SentenceSplitter
+from pipeline.analysis.calibrate import _labeller_for, score_tokens
+from pipeline.config import load_settings
+from pipeline.models import kenlm_model
+from pipeline.reading.decode import decode_html
+from pipeline.registry import load_registry
+from pipeline.steps.blocks.model import is_heldout
+from pipeline.steps.extractors import build_extractor
+from pipeline.steps.langid import LanguageIdentifier
+from pipeline.steps.perplexity import Unit, perplexity, rule_mask
+from pipeline.steps.sentences import SentenceSplitter
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,12 +2,12 @@
 
     python scripts/make_dist.py [--config conf/cluster.yaml] [--set key=value ...] [--dist dist]
 
-Writes ``dist/warcplex.zip`` (the ``warcplex`` package), copies every model file the job
-opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``warcplex.spark.session.model_files``)
-and the compiled block stage (``warcplex.steps.blocks.native``) into ``dist/files/`` and writes
+Writes ``dist/warcplex.zip`` (the ``pipeline`` package), copies every model file the job
+opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``pipeline.spark.session.model_files``)
+and the compiled block stage (``pipeline.steps.blocks.native``) into ``dist/files/`` and writes
 their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
-among the files Spark shipped (``warcplex.models.locate``), so file names must be unique.
+among the files Spark shipped (``pipeline.models.locate``), so file names must be unique.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ import sys
 import zipfile
 from pathlib import Path
 
-from warcplex.config import PROJECT_ROOT, ConfigError, load_settings
-from warcplex.spark.session import UsageError, model_files
-from warcplex.steps.blocks import native
+from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
+from pipeline.spark.session import UsageError, model_files
+from pipeline.steps.blocks import native
 
 
 def build_zip(destination: Path) -> int:
-    """Zip the ``warcplex`` package (sources only, fixed timestamps so the zip is reproducible)."""
-    sources = sorted([*(PROJECT_ROOT / "warcplex").rglob("*.py"), *(PROJECT_ROOT / "warcplex").rglob("*.json"),
-                      *(PROJECT_ROOT / "warcplex").rglob("*.yaml")])
+    """Zip the ``pipeline`` package, the ``warcplex`` distribution's code (sources only, fixed timestamps: reproducible)."""
+    sources = sorted([*(PROJECT_ROOT / "pipeline").rglob("*.py"), *(PROJECT_ROOT / "pipeline").rglob("*.json"),
+                      *(PROJECT_ROOT / "pipeline").rglob("*.yaml")])
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for source in sources:
             info = zipfile.ZipInfo(str(source.relative_to(PROJECT_ROOT)), date_time=(2020, 1, 1, 0, 0, 0))
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, UsageError, FileNotFoundError) as exc:
         print(f"make_dist: error: {exc}", file=sys.stderr)
         return 2
-    compiled = PROJECT_ROOT / "warcplex" / "steps" / "blocks" / native.FILE_NAME
+    compiled = PROJECT_ROOT / "pipeline" / "steps" / "blocks" / native.FILE_NAME
     if compiled.exists():
         files = [*files, str(compiled)]  # a zip cannot load it: executors load Spark's copy (native.py)
     else:

@@ -34,7 +34,7 @@ export PYSPARK_PYTHON="${PYSPARK_PYTHON:-$PY}"
 export PYSPARK_DRIVER_PYTHON="${PYSPARK_DRIVER_PYTHON:-$PY}"
 LOG="$LOG_DIR/nightly-$(date -u +%Y%m%dT%H%M%SZ).log"
 echo "nightly: started $(date -u +%FT%TZ) pid $$: $*" >>"$LOG"
-cd "$ROOT" && "$PY" -m warcplex.cli nightly "$@" >>"$LOG" 2>&1
+cd "$ROOT" && "$PY" -m pipeline.cli nightly "$@" >>"$LOG" 2>&1
 status=$?
 echo "nightly: finished $(date -u +%FT%TZ) with status $status" >>"$LOG"
 if [ "$status" -ne 0 ]; then

@@ -2,15 +2,15 @@
 """The default pipeline's quality decisions measured in process on the bench dev sets (issue 13).
 
 Every full-text page of ``data``, ``data-wcxb`` and ``data-ml`` goes once through the default
-pipeline (:class:`~warcplex.steps.loop.StepLoop`: the cascade, language ID, sentences, the
+pipeline (:class:`~pipeline.steps.loop.StepLoop`: the cascade, language ID, sentences, the
 perplexity filter), and its scored sentences (with the block stage's line probabilities), the
 extracted text, and trafilatura's and resiliparse's texts of the same page are cached (``--cache``).
 The reports then re-decide on the cache:
 
 - ``filter``: the perplexity filter at each ``perplexity.protect_min_prob`` of ``--grid`` and
   ``perplexity.protect_factor`` of ``--factors``
-  (:func:`warcplex.steps.perplexity.kept_mask`, the filter's own rule), per set and group: ROUGE-5
-  F1 of the written text (:func:`warcplex.document.cut_dropped`, the bench scorer) and the share of
+  (:func:`pipeline.steps.perplexity.kept_mask`, the filter's own rule), per set and group: ROUGE-5
+  F1 of the written text (:func:`pipeline.document.cut_dropped`, the bench scorer) and the share of
   boilerplate tokens the filter removed and of main tokens it kept (bag of words against the truth,
   as ``bench_quality.py``'s ``filter_effect``);
 - ``cascade``: the default pipeline's text (before the filter) against trafilatura's and resiliparse's
@@ -24,7 +24,7 @@ The reports then re-decide on the cache:
 - ``glued``: per set, the words the written text runs together (:func:`glued_words`: ``amyxzhangPosted``,
   where the truth has "amyxzhang" and "Posted"), with examples.
 
-Dev pages only (not :func:`~warcplex.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
+Dev pages only (not :func:`~pipeline.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
 
 usage: scripts/quality_study.py [--report filter|cascade|whitespace|glued] [--grid 2,0.9,0.8,...] [--regions 0,1]
@@ -45,10 +45,10 @@ from pathlib import Path
 
 import numpy as np
 
-from warcplex.config import load_settings
-from warcplex.document import Sentence, cut_dropped
-from warcplex.reading.warc import Page
-from warcplex.steps.blocks.model import is_heldout
+from pipeline.config import load_settings
+from pipeline.document import Sentence, cut_dropped
+from pipeline.reading.warc import Page
+from pipeline.steps.blocks.model import is_heldout
 
 from train_blocks import SETS, _scorer as scorer, dev_items  # scripts/: the fit's sets and pages, the bench's scorer
 
@@ -77,8 +77,8 @@ _LOOP = None
 def collect(item: dict) -> dict:
     """One page through the default pipeline, with the texts and evidence the reports re-decide on."""
     global _LOOP
-    from warcplex.steps.extractors import TrafilaturaExtractor
-    from warcplex.steps.loop import StepLoop
+    from pipeline.steps.extractors import TrafilaturaExtractor
+    from pipeline.steps.loop import StepLoop
 
     if _LOOP is None:
         _LOOP = StepLoop(load_settings(None, []))
@@ -119,8 +119,8 @@ def group_keys(p: dict) -> list[tuple[str, str]]:
 
 def refiltered(p: dict, settings) -> list[Sentence]:
     """The page's sentences re-decided by the filter under ``settings`` (the page's own threshold)."""
-    from warcplex.registry import load_registry
-    from warcplex.steps.perplexity import kept_mask
+    from pipeline.registry import load_registry
+    from pipeline.steps.perplexity import kept_mask
 
     sentences = p["sentences"]
     registry = load_registry(settings.registry)
@@ -180,7 +180,7 @@ RATIO_BINS = (0, 0.5, 0.7, 1, 1.5, 2, 3, np.inf)
 
 
 def report_cascade(pages: list[dict], bench: Path) -> None:
-    from warcplex.steps.blocks.features import word_count
+    from pipeline.steps.blocks.features import word_count
 
     score = scorer(bench)
     print("ROUGE-5 F1 of the default pipeline's text (before the filter) / trafilatura / resiliparse main content, "

@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from warcplex.config import Settings
-from warcplex.reading.decode import decode_html
-from warcplex.reading.warc import Page
-from warcplex.steps.loop import StepLoop
-from warcplex.steps.sore import SoreScorer, SoreSettings, page_metadata
+from pipeline.config import Settings
+from pipeline.reading.decode import decode_html
+from pipeline.reading.warc import Page
+from pipeline.steps.loop import StepLoop
+from pipeline.steps.sore import SoreScorer, SoreSettings, page_metadata
 
 ROOT = Path(__file__).resolve().parent.parent
 

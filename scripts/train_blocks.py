@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Fit the block classifier of warcplex/steps/blocks/ on the bench dev pages (deterministic).
+"""Fit the block classifier of pipeline/steps/blocks/ on the bench dev pages (deterministic).
 
 The full-text dev pages of the three bench sets are used: ../shared/bench/data (2006-2019
 English benchmarks), data-wcxb (modern English pages of seven types) and data-ml (non-English
-pages). Every set splits by a hash of the page id (:func:`warcplex.steps.blocks.model.is_heldout`): 70%
+pages). Every set splits by a hash of the page id (:func:`pipeline.steps.blocks.model.is_heldout`): 70%
 train, 30% held out (never seen by the fit, the threshold or the fallback rule). Each set weighs
 the same, and inside a set each dataset, page type or language weighs the square root of its
 page count; a page's blocks share its weight by the square root of their word counts (ROUGE is a
@@ -17,14 +17,14 @@ Stage one: a logistic regression over dense and hashed features, then a HistGrad
 ensemble over the dense features plus the regression's out-of-fold score. Stage two: a smaller
 ensemble over each block's stage-one probability (out of fold) among its neighbours and page.
 The decision threshold, the structure rules and the cascade's fallback share
-(:func:`warcplex.steps.blocks.step.shorter_than_primary`) are the ones with the best weighted mean ROUGE-5 F1
+(:func:`pipeline.steps.blocks.step.shorter_than_primary`) are the ones with the best weighted mean ROUGE-5 F1
 on a third of the training pages, or (``--tune-folds``) on every training page's out-of-fold probabilities
 (each fold scored by a classifier fitted as the shipped one on the others: the shipped classifier is surer of
 its own training pages than of new ones), optionally under ``--max-set-loss``. The held-out
 ROUGE-5 F1 (the bench scorer's) is printed per set and group next to resiliparse's main-content
-text, with the recall of main blocks by kind. Writes warcplex/steps/blocks/blocks_model.json and the held-out ids.
+text, with the recall of main blocks by kind. Writes pipeline/steps/blocks/blocks_model.json and the held-out ids.
 ``--page-types`` (with ``--tune-folds``) also fits the page type model (seed 004,
-warcplex/steps/blocks/page_type.py: WCXB's seven types, and ``unknown`` for the older English pages) and each
+pipeline/steps/blocks/page_type.py: WCXB's seven types, and ``unknown`` for the older English pages) and each
 type's threshold and rules (:func:`fit_page_types`), judged as well on the dev pages of the snippet set.
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
@@ -52,19 +52,19 @@ from pathlib import Path
 
 import numpy as np
 
-from warcplex import models
-from warcplex.config import ExtractSettings, PerplexitySettings, resolve_path
-from warcplex.reading.decode import decode_html
-from warcplex.registry import load_registry
-from warcplex.steps.blocks import native
-from warcplex.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
+from pipeline import models
+from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
+from pipeline.reading.decode import decode_html
+from pipeline.registry import load_registry
+from pipeline.steps.blocks import native
+from pipeline.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
-from warcplex.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
-from warcplex.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
-from warcplex.steps.blocks.parse import parse_page
-from warcplex.steps.blocks.rules import RuleSettings, revise
-from warcplex.steps.blocks.step import block_lines, shorter_than_primary
-from warcplex.steps.extractors import ResiliparseExtractor
+from pipeline.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
+from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
+from pipeline.steps.blocks.parse import parse_page
+from pipeline.steps.blocks.rules import RuleSettings, revise
+from pipeline.steps.blocks.step import block_lines, shorter_than_primary
+from pipeline.steps.extractors import ResiliparseExtractor
 
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = [round(t, 2) for t in np.arange(0.25, 0.71, 0.05)]
@@ -242,7 +242,7 @@ def page_texts(pages: list[dict], model: BlockModel, threshold: float | None,
     return out
 
 
-# The structure rules' candidate values (warcplex/steps/blocks/rules.py; above 1: the rule is off).
+# The structure rules' candidate values (pipeline/steps/blocks/rules.py; above 1: the rule is off).
 # The headings rule is not tried: at 0.3 it gained +0.0001 on the tuning pages and nothing on the
 # snippet set's dev pages, and kept boilerplate headings (held-out snippet F -0.006; README).
 RULE_GRID = {"row_share": [2.0, 0.75, 0.5, 0.34], "region_share": [2.0, 0.8, 0.7, 0.6, 0.5],
@@ -378,7 +378,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
     context_booster.fit(context[use], y[use], sample_weight=weights[use])
     print("stage two done", flush=True)
     return {
-        "about": "warcplex/steps/blocks block classifier, fitted by scripts/train_blocks.py on the dev pages of "
+        "about": "pipeline/steps/blocks block classifier, fitted by scripts/train_blocks.py on the dev pages of "
                  "bench data, data-wcxb and data-ml (md5(id) % 10 < 7)",
         "train_pages": len(train), "train_blocks": int(use.sum()), "threshold": 0.5,
         "hash_dim": HASH_DIM, "dense_names": dense_names(),
@@ -548,7 +548,7 @@ def tune_global(args, data: dict, model: BlockModel, tuning: list[dict], mean_ro
     return share
 
 
-# The page type model (warcplex/steps/blocks/page_type.py): its boosting iterations, its folds (out-of-fold types
+# The page type model (pipeline/steps/blocks/page_type.py): its boosting iterations, its folds (out-of-fold types
 # of the pages it is fitted on), and the training pages a type needs to get a decision of its own.
 TYPE_TREES = 100
 # A page is of a type only when the model gives it at least this probability (more likely than not); other pages
@@ -579,7 +579,7 @@ def fit_type_trees(pages: list[dict], seed: int) -> dict:
 
 
 def fit_page_types(args, train: list[dict], snippets: list[dict], model: BlockModel, rouge) -> dict:
-    """The page type model and each type's decision (warcplex/steps/blocks/page_type.py).
+    """The page type model and each type's decision (pipeline/steps/blocks/page_type.py).
 
     Every training page first gets the type a new page would get (``predicted_type``: out of fold for the pages the
     model is fitted on), and so does every dev page of the snippet set. Each type with at least ``MIN_TYPE_PAGES``

@@ -97,8 +97,8 @@ def test_bench_script_runs_on_the_sample(tmp_path):
 
 SESSION = textwrap.dedent("""
     import json
-    from warcplex.config import load_settings
-    from warcplex.spark.session import spark_session
+    from pipeline.config import load_settings
+    from pipeline.spark.session import spark_session
     settings = load_settings(None, ["spark.master=local[1]", "spark.conf.spark.ui.enabled=true"])
     spark = spark_session(settings)  # a SparkSession on spark_context(), the job's own context
     sc = spark.sparkContext
@@ -127,8 +127,8 @@ def test_local_session_has_batch_settings_and_config_wins(tmp_path):
 POOLS = textwrap.dedent("""
     import json, os
     import pyarrow as pa
-    from warcplex.config import load_settings
-    from warcplex.spark.session import ONE_WORKER_POOL, spark_context, sql_session
+    from pipeline.config import load_settings
+    from pipeline.spark.session import ONE_WORKER_POOL, spark_context, sql_session
 
     def daemon(_):
         yield os.getppid()  # a Python worker's parent is the daemon that forked it

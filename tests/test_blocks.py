@@ -11,20 +11,20 @@ import numpy as np
 import pytest
 from conftest import bench_file
 
-from warcplex.config import load_settings
-from warcplex.document import visible, visible_lines
-from warcplex.models import block_model
-from warcplex.reading.decode import decode_html
-from warcplex.reading.warc import Page
-from warcplex.steps.blocks import features
-from warcplex.steps.blocks.features import LID_CHARS, dense_names, featurize, page_language, word_count
-from warcplex.steps.blocks.model import MODEL_PATH, is_heldout
-from warcplex.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
-from warcplex.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from warcplex.steps.blocks.rules import RuleSettings, revise
-from warcplex.steps.blocks.step import BlocksExtractor, block_lines
-from warcplex.steps.extractors import ConservativeExtractor
-from warcplex.steps.loop import StepLoop
+from pipeline.config import load_settings
+from pipeline.document import visible, visible_lines
+from pipeline.models import block_model
+from pipeline.reading.decode import decode_html
+from pipeline.reading.warc import Page
+from pipeline.steps.blocks import features
+from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, page_language, word_count
+from pipeline.steps.blocks.model import MODEL_PATH, is_heldout
+from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
+from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
+from pipeline.steps.blocks.rules import RuleSettings, revise
+from pipeline.steps.blocks.step import BlocksExtractor, block_lines
+from pipeline.steps.extractors import ConservativeExtractor
+from pipeline.steps.loop import StepLoop
 
 HTML = """<html><head><title>T</title><script>var x = "no";</script></head><body>
 <div id="top-nav"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></div>

@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_WARC, bench_file
 
-from warcplex.config import load_settings
-from warcplex.models import block_model
-from warcplex.reading.decode import decode_html
-from warcplex.reading.warc import Split, iter_pages
-from warcplex.stats import Stats
-from warcplex.steps.blocks import native
-from warcplex.steps.blocks.features import context_features, featurize, word_count
-from warcplex.steps.blocks.parse import (Block, Markup, _BlockTarget, _html_parser,
+from pipeline.config import load_settings
+from pipeline.models import block_model
+from pipeline.reading.decode import decode_html
+from pipeline.reading.warc import Split, iter_pages
+from pipeline.stats import Stats
+from pipeline.steps.blocks import native
+from pipeline.steps.blocks.features import context_features, featurize, word_count
+from pipeline.steps.blocks.parse import (Block, Markup, _BlockTarget, _html_parser,
                                          class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
-from warcplex.steps.blocks.step import BlocksExtractor
-from warcplex.steps.extractors import PageTooDeep
-from warcplex.steps.normalize import lm_tokens
+from pipeline.steps.blocks.step import BlocksExtractor
+from pipeline.steps.extractors import PageTooDeep
+from pipeline.steps.normalize import lm_tokens
 
 
 def compiled_target(module):
@@ -183,7 +183,7 @@ BROKEN_TEXTS = ["", "\x00", "one line", "Title\x00Authors, and more\x00venue", "
 def test_compiled_break_lines_and_block_text_write_what_the_reference_writes():
     """The compiled block text (a block's parts with br marks and written spaces) gives parse.py's text and lines:
     edge cases, preformatted or not, and every text run of the sample WARC's pages cut into parts at its spaces."""
-    from warcplex.steps.blocks import parse
+    from pipeline.steps.blocks import parse
 
     module = native.compiled()
     for text in BROKEN_TEXTS:
@@ -214,7 +214,7 @@ def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
 def test_compiled_nesting_depth_scans_tags_as_the_reference_does(monkeypatch):
     """The depth guard's compiled scan gives the regular expression's estimate on edge cases, on real
     pages and on pages cut anywhere, at every stop."""
-    from warcplex.steps import extractors
+    from pipeline.steps import extractors
 
     edge = ["", "<", "</", "<a", "</a", "< a>", "</ a>", "<1a>", "<!-- <b> -->", "<a1b2><x></x>", "<DIV><Div></div>",
             "<p><p><li><td><colgroup><colgroups>", "<br/><img><wbr>" * 3, "<div>" * 40 + "</div>" * 41,
@@ -236,7 +236,7 @@ def test_compiled_nesting_depth_scans_tags_as_the_reference_does(monkeypatch):
 def test_compiled_format_character_scan_answers_as_the_regex_class(monkeypatch):
     """``visible_lines``' test for format characters: the compiled scan of FORMAT_CHARACTERS' ranges agrees with
     the regular expression's class on every code point, alone and inside text of each string width."""
-    from warcplex import document
+    from pipeline import document
 
     scan = document._format_scan()
     assert scan is not None
@@ -266,7 +266,7 @@ def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_charac
     """The corpus stages' normaliser (``_native.Normalizer``): the same lines and texts as the regular expressions
     of normalize.py for every code point (inside a word, repeated, around line breaks) and for the visible text
     of the real WARCs' pages, CJK and other scripts among them."""
-    from warcplex.corpus import normalize
+    from pipeline.corpus import normalize
 
     normalizer = normalize._compiled()
     assert normalizer is not None
@@ -284,7 +284,7 @@ def test_compiled_quality_signals_agree_with_the_reference_on_real_pages_and_edg
     """The corpus's quality signals (``_native.SignalCounter``): the same values as signals.py's Python for the
     visible text of the real WARCs' pages and for edge cases of every rule, with and without stop words, at
     several n-gram lengths (1 word up to longer than the text)."""
-    from warcplex.corpus import signals
+    from pipeline.corpus import signals
 
     counter = signals._compiled()
     assert counter is not None
@@ -319,7 +319,7 @@ def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(
 def test_the_resiliparse_stage_reuses_the_block_stage_main_content_pass(monkeypatch):
     from resiliparse.parse.html import HTMLTree
 
-    from warcplex.steps.extractors import ResiliparseExtractor
+    from pipeline.steps.extractors import ResiliparseExtractor
 
     settings = load_settings(None, [])
     html = warc_pages(SAMPLE_WARC, limit=1)[0]

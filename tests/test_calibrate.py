@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from conftest import bench_file
-from warcplex.analysis.calibrate import (is_main_sentence, load_pages, rouge_n_f1, score_pages, score_tokens, snippet_f,
+from pipeline.analysis.calibrate import (is_main_sentence, load_pages, rouge_n_f1, score_pages, score_tokens, snippet_f,
                                         snippet_label, token_effect)
-from warcplex.cli import main as cli_main
-from warcplex.config import PROJECT_ROOT, load_settings, resolve_path
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT, load_settings, resolve_path
 
 
 def load_bench_scorer():

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from warcplex.analysis.carbon import carbon_estimate, carbon_report, snapshot_extrapolation, start_codecarbon
-from warcplex.config import CarbonSettings
+from pipeline.analysis.carbon import carbon_estimate, carbon_report, snapshot_extrapolation, start_codecarbon
+from pipeline.config import CarbonSettings
 
 
 def test_eq9_with_pue():

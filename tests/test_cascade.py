@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from warcplex.config import load_settings
-from warcplex.steps.loop import StepLoop
-from warcplex.reading.warc import Page
+from pipeline.config import load_settings
+from pipeline.steps.loop import StepLoop
+from pipeline.reading.warc import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTICLE = ("<html><body><nav><a href='/'>Home</a></nav><article>"
@@ -105,8 +105,8 @@ def test_time_guard_counts_a_page_no_stage_finishes_as_error_timeout():
 
 
 def test_block_output_much_shorter_than_resiliparse_falls_back_with_its_evidence(tmp_path):
-    from warcplex.models import block_model
-    from warcplex.steps.blocks.model import MODEL_PATH
+    from pipeline.models import block_model
+    from pipeline.steps.blocks.model import MODEL_PATH
 
     settings = ["perplexity.enabled=false", "extract.cascade=[blocks, resiliparse]"]
     packaged = cleaner(*settings).process(page(ARTICLE))
@@ -228,8 +228,8 @@ def counters(loop: StepLoop) -> dict:
 
 def sample_pages(limit: int) -> list[Page]:
     from conftest import SAMPLE_WARC, bench_file
-    from warcplex.reading.warc import Split, iter_pages
-    from warcplex.stats import Stats
+    from pipeline.reading.warc import Split, iter_pages
+    from pipeline.stats import Stats
 
     settings = load_settings(None, [])
     pages = []
@@ -242,7 +242,7 @@ def test_a_window_of_pages_gives_what_one_page_at_a_time_gives(monkeypatch):
     """The loop gathers extract.prepare_window pages and the block stage classifies them phase by phase:
     the same rows, sentences and counters as page by page, on real pages with a too-deep one and an
     unreadable one among them."""
-    from warcplex.steps.blocks.step import BlocksExtractor
+    from pipeline.steps.blocks.step import BlocksExtractor
 
     pages = sample_pages(150)
     pages[7] = page("<html><body>" + "<div>" * 60 + "deep" + "</div>" * 60 + "</body></html>", "<urn:deep>")
@@ -263,7 +263,7 @@ def test_a_guard_interrupt_while_preparing_falls_back_for_that_page_only(monkeyp
     (``blocks_timeout``); the other pages of the window keep their block text."""
     from resiliparse.process_guard import ExecutionTimeout
 
-    from warcplex.steps.blocks import step as blocks_step
+    from pipeline.steps.blocks import step as blocks_step
 
     parse = blocks_step.parse_page
 
@@ -288,8 +288,8 @@ def test_the_steps_after_the_cascade_run_step_by_step_over_a_window_and_each_pag
     interrupt in a step ends that page only, each as page by page."""
     from resiliparse.process_guard import ExecutionTimeout
 
-    from warcplex.steps.langid import LanguageIdentifier
-    from warcplex.steps.sentences import SentenceSplitter
+    from pipeline.steps.langid import LanguageIdentifier
+    from pipeline.steps.sentences import SentenceSplitter
 
     calls = []
     identify, split = LanguageIdentifier.run, SentenceSplitter.run

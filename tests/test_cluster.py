@@ -22,8 +22,8 @@ import pyarrow.dataset as ds
 import pytest
 import pyspark
 
-from warcplex.config import PROJECT_ROOT
-from warcplex.steps.blocks import native
+from pipeline.config import PROJECT_ROOT
+from pipeline.steps.blocks import native
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 
@@ -161,7 +161,7 @@ def test_a_registry_shipped_with_its_models_finds_them_by_name(tmp_path):
     registry = PROJECT_ROOT / "conf" / "models.yaml"
     if not registry.exists():
         pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
-    from warcplex.registry import load_registry
+    from pipeline.registry import load_registry
 
     entries = load_registry(str(registry))
     shipped = tmp_path / "sparkfiles"

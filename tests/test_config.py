@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from warcplex.config import PROJECT_ROOT, ConfigError, Settings, load_settings, resolve_path
+from pipeline.config import PROJECT_ROOT, ConfigError, Settings, load_settings, resolve_path
 
 PRESETS = sorted(p for p in (PROJECT_ROOT / "conf").glob("*.yaml") if p.name != "models.yaml")
 

@@ -20,8 +20,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from conftest import bench_file
-from warcplex.cli import main as cli_main
-from warcplex.config import PROJECT_ROOT
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT
 
 CC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 WIKI = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
@@ -235,8 +235,8 @@ def known_docs(spark, *texts: str):
 def test_quality_signals_on_known_text(spark):
     from stop_words import get_stop_words
 
-    from warcplex.config import QualitySettings
-    from warcplex.corpus.stages import Quality
+    from pipeline.config import QualitySettings
+    from pipeline.corpus.stages import Quality
 
     result = Quality(QualitySettings(ngram_words=2)).apply(known_docs(spark, KNOWN))
     row = result.docs.first().asDict()
@@ -256,7 +256,7 @@ def test_quality_signals_on_known_text(spark):
 
 
 def test_normalisation_of_lines_and_texts():
-    from warcplex.corpus.normalize import normalized_lines, normalized_text, text_hash
+    from pipeline.corpus.normalize import normalized_lines, normalized_text, text_hash
 
     text = "Héllo, WORLD 1984!!\n\n  --- \n😀x𝟗y ١٢\tΟΔΟΣ\x1cend\u00a0 "
     # lower case, every decimal digit (any script) to 0, punctuation and symbols (emoji too) removed,
@@ -270,7 +270,7 @@ def test_normalisation_of_lines_and_texts():
 def test_signal_definitions_on_edge_cases():
     from stop_words import get_stop_words
 
-    from warcplex.corpus.signals import SIGNAL_COLUMNS, document_signals, words
+    from pipeline.corpus.signals import SIGNAL_COLUMNS, document_signals, words
 
     assert words("a\x1cb  c\u00a0d\u3000e") == ["a\x1cb", "c", "d", "e"]  # Unicode White_Space only
     signal = dict(zip([name for name, _ in SIGNAL_COLUMNS],
@@ -290,8 +290,8 @@ def test_signal_definitions_on_edge_cases():
 
 @pytest.mark.spark
 def test_quality_filters_and_blocklist(spark, tmp_path):
-    from warcplex.config import QualitySettings
-    from warcplex.corpus.stages import Quality
+    from pipeline.config import QualitySettings
+    from pipeline.corpus.stages import Quality
 
     blocklist = tmp_path / "blocked.txt"
     blocklist.write_text("# spam hosts\nexample.co.uk\n")
@@ -318,7 +318,7 @@ def test_missing_blocklist_is_a_one_line_error(tmp_path, capsys):
     ("WWW.Example.COM.", "example.com"), ("192.168.0.1", "192.168.0.1"), ("localhost", "localhost"), (None, None),
 ])
 def test_registered_domain_from_the_bundled_suffix_list(host, domain):
-    from warcplex.corpus.lists import registered_domain
+    from pipeline.corpus.lists import registered_domain
 
     assert registered_domain(host) == domain
 
@@ -327,8 +327,8 @@ def test_registered_domain_from_the_bundled_suffix_list(host, domain):
 def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_letters(spark):
     from pyspark.sql import functions as F
 
-    from warcplex.config import RepeatedLinesSettings
-    from warcplex.corpus.stages import RepeatedLines
+    from pipeline.config import RepeatedLinesSettings
+    from pipeline.corpus.stages import RepeatedLines
 
     names = ["alpha", "beta", "gamma", "delta", "epsilon"]  # not numbers: digits are normalised to 0
     texts = [f"The story of {name}.\nAdvertisement\n1992\nAdvertisement" for name in names]
@@ -351,8 +351,8 @@ def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_lett
 def test_minhash_estimates_jaccard_and_near_dedup_keeps_the_first(spark):
     from pyspark.sql import functions as F
 
-    from warcplex.config import DedupSettings
-    from warcplex.corpus.stages import NearDedup
+    from pipeline.config import DedupSettings
+    from pipeline.corpus.stages import NearDedup
 
     words = [hashlib.md5(str(i).encode()).hexdigest()[:7] for i in range(120)]
     first = " ".join(words[:100])

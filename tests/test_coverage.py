@@ -7,13 +7,13 @@ import os
 import yaml
 
 from conftest import ROOT, bench_file
-from warcplex.analysis.report import render
-from warcplex.config import load_settings
-from warcplex.reading.warc import Split
-from warcplex.registry import load_registry
-from warcplex.spark.job import CleanWarcJob, summary_text
-from warcplex.spark.runner import run_split
-from warcplex.stats import Stats
+from pipeline.analysis.report import render
+from pipeline.config import load_settings
+from pipeline.reading.warc import Split
+from pipeline.registry import load_registry
+from pipeline.spark.job import CleanWarcJob, summary_text
+from pipeline.spark.runner import run_split
+from pipeline.stats import Stats
 
 
 def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pyarrow.dataset as ds
 
 from conftest import write_warc
-from warcplex.config import load_settings
-from warcplex.reading.warc import Split
-from warcplex.spark.runner import run_split
+from pipeline.config import load_settings
+from pipeline.reading.warc import Split
+from pipeline.spark.runner import run_split
 
 ENGLISH = "".join(f"<p>The harbour town rebuilt its old stone bridge in spring number {i}, and the people "
                   "walked across it every evening after work.</p>" for i in range(4))

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 
-PACKAGE = ROOT / "warcplex"
+PACKAGE = ROOT / "pipeline"
 # The composition root (the `warcplex` command) is the one place that puts analysis after the job.
 COMPOSITION = {PACKAGE / "cli.py"}
 
@@ -32,11 +32,11 @@ def runtime_modules():
 
 @pytest.mark.parametrize("path", runtime_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_runtime_module_imports_no_analysis_module(path):
-    assert not {m for m in imported_modules(path) if m.startswith("warcplex.analysis")}
+    assert not {m for m in imported_modules(path) if m.startswith("pipeline.analysis")}
 
 
 def test_no_python_file_edits_sys_path():
-    offenders = [str(p.relative_to(ROOT)) for folder in ("warcplex", "scripts", "jobs", "tests", "lm_models")
+    offenders = [str(p.relative_to(ROOT)) for folder in ("pipeline", "scripts", "jobs", "tests", "lm_models")
                  for p in (ROOT / folder).rglob("*.py") if "sys.path." + "insert" in p.read_text(encoding="utf-8")
                  or "sys.path." + "append" in p.read_text(encoding="utf-8")]
     assert offenders == []

@@ -10,12 +10,12 @@ import sys
 import pytest
 import yaml
 
-from warcplex.config import PROJECT_ROOT
-from warcplex.models import kenlm_model
-from warcplex.registry import load_registry
-from warcplex.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
-from warcplex.steps.perplexity import perplexity
-from warcplex.steps.sentences import SentenceSplitter
+from pipeline.config import PROJECT_ROOT
+from pipeline.models import kenlm_model
+from pipeline.registry import load_registry
+from pipeline.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
+from pipeline.steps.perplexity import perplexity
+from pipeline.steps.sentences import SentenceSplitter
 
 REGISTRY = "conf/models.yaml"
 

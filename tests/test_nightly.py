@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import bench_file
-from warcplex.config import PROJECT_ROOT
+from pipeline.config import PROJECT_ROOT
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -28,7 +28,7 @@ SETTINGS = ["--set", "spark.master=local[1]", "--set", "input.splits_per_shard=2
 
 
 def nightly_command(manifest: Path, output: Path, *extra: str) -> list[str]:
-    command = [sys.executable, "-m", "warcplex.cli", "nightly", "--manifest", str(manifest),
+    command = [sys.executable, "-m", "pipeline.cli", "nightly", "--manifest", str(manifest),
                "--output", str(output), *SETTINGS, *extra]
     if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
         command += ["--set", "perplexity.enabled=false"]
@@ -130,7 +130,7 @@ def test_max_shards_takes_new_shards_in_manifest_order(tmp_path, manifest):
     (["--crawl", "CC-MAIN-2024-22", "--set", "s3.max_attempts=none"], "s3.max_attempts"),
 ])
 def test_bad_nightly_invocations_fail_in_one_line(tmp_path, args, message):
-    result = subprocess.run([sys.executable, "-m", "warcplex.cli", "nightly", *args, "--output", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "pipeline.cli", "nightly", *args, "--output", str(tmp_path)],
                             cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("warcplex: error:")

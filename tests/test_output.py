@@ -9,10 +9,10 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import SAMPLE_WARC
-from warcplex.config import S3Settings, load_settings
-from warcplex.writing.output import OutputTarget, SplitWriter
-from warcplex.spark.runner import run_split
-from warcplex.reading.warc import Split
+from pipeline.config import S3Settings, load_settings
+from pipeline.writing.output import OutputTarget, SplitWriter
+from pipeline.spark.runner import run_split
+from pipeline.reading.warc import Split
 
 SCHEMA = pa.schema([("id", pa.string()), ("n", pa.int32())])
 

@@ -20,14 +20,14 @@ import pytest
 import make_fuzz_corpus
 from make_fuzz_corpus import chunked, deflate_raw, zstd
 from conftest import bench_file
-from warcplex.cli import main as cli_main
-from warcplex.config import load_settings
-from warcplex.reading.decode import decode_html, utf16_without_bom
-from warcplex.reading.payload import Codings, PayloadError, decode_payload
-from warcplex.reading.warc import Split, iter_pages
-from warcplex.spark.runner import run_split
-from warcplex.stats import Stats
-from warcplex.writing.output import DATASET_DIR
+from pipeline.cli import main as cli_main
+from pipeline.config import load_settings
+from pipeline.reading.decode import decode_html, utf16_without_bom
+from pipeline.reading.payload import Codings, PayloadError, decode_payload
+from pipeline.reading.warc import Split, iter_pages
+from pipeline.spark.runner import run_split
+from pipeline.stats import Stats
+from pipeline.writing.output import DATASET_DIR
 
 GERMAN = make_fuzz_corpus.GERMAN
 PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Brücken</title></head><body><article>"

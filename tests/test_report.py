@@ -10,10 +10,10 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from warcplex.cli import main as cli_main
-from warcplex.config import PROJECT_ROOT, IndexSettings, PerplexitySettings, S3Settings
-from warcplex.analysis.index_stats import _analyzer, compare_raw_clean, load_scored_pages
-from warcplex.analysis.sweep import sweep
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT, IndexSettings, PerplexitySettings, S3Settings
+from pipeline.analysis.index_stats import _analyzer, compare_raw_clean, load_scored_pages
+from pipeline.analysis.sweep import sweep
 from conftest import bench_file
 
 pytestmark = [pytest.mark.spark]

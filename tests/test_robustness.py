@@ -13,11 +13,11 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import BENCH, ROOT
-from warcplex.cli import main as cli_main
-from warcplex.config import InputSettings, S3Settings
-from warcplex.writing.output import DATASET_DIR
-from warcplex.stats import Stats
-from warcplex.reading.warc import Split, iter_pages, plan_splits
+from pipeline.cli import main as cli_main
+from pipeline.config import InputSettings, S3Settings
+from pipeline.writing.output import DATASET_DIR
+from pipeline.stats import Stats
+from pipeline.reading.warc import Split, iter_pages, plan_splits
 
 import make_fuzz_corpus
 
@@ -172,10 +172,10 @@ def test_50mb_page_extracts_in_bounded_memory(corpus, tmp_path):
     big = corpus_dir / next(m["file"] for m in manifest if m["kind"] == "big_page")
     result = run_python(f"""
 import json
-from warcplex.config import load_settings
-from warcplex.spark.runner import run_split
-from warcplex.reading.warc import Split
-from warcplex.spark.workers import peak_rss_mb, rss_mb
+from pipeline.config import load_settings
+from pipeline.spark.runner import run_split
+from pipeline.reading.warc import Split
+from pipeline.spark.workers import peak_rss_mb, rss_mb
 settings = load_settings(None, ["input.max_html_bytes=67108864"])
 stats = run_split(Split({str(big)!r}, 0, 1), settings, {str(tmp_path / 'out')!r})
 print(json.dumps({{"stats": stats, "peak": peak_rss_mb(), "after": rss_mb()}}))
@@ -191,10 +191,10 @@ def test_long_run_memory_does_not_grow(cc_genuine_warc, tmp_path):
     need_spark_and_models()
     result = run_python(f"""
 import json
-from warcplex.config import load_settings
-from warcplex.spark.runner import run_split
-from warcplex.reading.warc import Split
-from warcplex.spark.workers import rss_mb
+from pipeline.config import load_settings
+from pipeline.spark.runner import run_split
+from pipeline.reading.warc import Split
+from pipeline.spark.workers import rss_mb
 settings = load_settings(None, ["output.resume=false"])
 rss, pages = [], 0
 for i in range(24):

@@ -27,12 +27,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import bench_file
-from warcplex.config import PROJECT_ROOT, InputSettings, S3Settings, load_settings
-from warcplex.corpus.builder import CorpusBuilder
-from warcplex.reading.sources import RetriesExhausted, open_stream, resolve_inputs
-from warcplex.spark.runner import run_split
-from warcplex.stats import Stats
-from warcplex.reading.warc import ShardReadError, Split, iter_pages
+from pipeline.config import PROJECT_ROOT, InputSettings, S3Settings, load_settings
+from pipeline.corpus.builder import CorpusBuilder
+from pipeline.reading.sources import RetriesExhausted, open_stream, resolve_inputs
+from pipeline.spark.runner import run_split
+from pipeline.stats import Stats
+from pipeline.reading.warc import ShardReadError, Split, iter_pages
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
 
@@ -248,7 +248,7 @@ def test_throttling_longer_than_the_extraction_timeout_is_survived(s3_server, fa
 
 def run_job(endpoint: str, output: str) -> subprocess.CompletedProcess:
     env = {**os.environ, **CREDENTIALS, "SPARK_LOCAL_IP": "127.0.0.1"}
-    command = [sys.executable, "-m", "warcplex.cli", "run",
+    command = [sys.executable, "-m", "pipeline.cli", "run",
                "--input", f"s3://{BUCKET_IN}/crawl-data/TEST/warc.paths.gz", "--output", output,
                "--config", str(PROJECT_ROOT / "conf" / "local.yaml"),
                "--set", "spark.master=local[1]", "--set", f"s3.endpoint_url={endpoint}",
@@ -315,7 +315,7 @@ def test_job_s3_to_s3_with_faults_loses_and_duplicates_nothing(s3_server, fault_
 def test_nightly_finds_a_crawl_on_s3(s3_server, tmp_path):
     """``--crawl`` with an s3:// base: the crawl's warc.paths.gz is read from the bucket."""
     endpoint, _, warcs = s3_server
-    result = subprocess.run([sys.executable, "-m", "warcplex.cli", "nightly", "--crawl", "CC-MAIN-2099-01",
+    result = subprocess.run([sys.executable, "-m", "pipeline.cli", "nightly", "--crawl", "CC-MAIN-2099-01",
                              "--base-url", f"s3://{BUCKET_IN}/", "--output", str(tmp_path / "out"),
                              "--set", f"s3.endpoint_url={endpoint}", "--max-shards", "1", "--dry-run"],
                             env={**os.environ, **CREDENTIALS}, cwd=PROJECT_ROOT, capture_output=True, text=True,

@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_WARC
 
-from warcplex import models
-from warcplex.config import load_settings
-from warcplex.document import Document
-from warcplex.reading.warc import Split, iter_pages
-from warcplex.spark import cds
-from warcplex.spark.runner import run_split
-from warcplex.spark.session import BATCH_JAVA_OPTIONS, LOCAL_BATCH_CONF, local_batch_conf, require_java
-from warcplex.stats import Stats
-from warcplex.steps.loop import StepLoop
-from warcplex.steps.perplexity import PerplexityFilter, Unit
-from warcplex.steps import perplexity as perplexity_module
-from warcplex.steps.blocks import features, native
-from warcplex.steps.blocks import model as block_model_module
+from pipeline import models
+from pipeline.config import load_settings
+from pipeline.document import Document
+from pipeline.reading.warc import Split, iter_pages
+from pipeline.spark import cds
+from pipeline.spark.runner import run_split
+from pipeline.spark.session import BATCH_JAVA_OPTIONS, LOCAL_BATCH_CONF, local_batch_conf, require_java
+from pipeline.stats import Stats
+from pipeline.steps.loop import StepLoop
+from pipeline.steps.perplexity import PerplexityFilter, Unit
+from pipeline.steps import perplexity as perplexity_module
+from pipeline.steps.blocks import features, native
+from pipeline.steps.blocks import model as block_model_module
 
 
 LOAD_KENLM = models._load_kenlm
@@ -178,7 +178,7 @@ def test_a_local_run_maps_the_class_archive_make_setup_built():
     archive = cds.ClassArchive(require_java(), BATCH_JAVA_OPTIONS)
     if archive.java_option() is None:
         pytest.skip("no class-data archive (make setup builds it)")
-    script = ("import os; from warcplex.config import load_settings; from warcplex.spark.session import spark_context; "
+    script = ("import os; from pipeline.config import load_settings; from pipeline.spark.session import spark_context; "
               "sc = spark_context(load_settings(None, ['spark.master=local[1]'])); "
               "pid = sc._jvm.java.lang.ProcessHandle.current().pid(); "
               "print(open(f'/proc/{pid}/maps').read()); sc.stop()")

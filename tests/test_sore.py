@@ -10,10 +10,10 @@ import yaml
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from conftest import ROOT, bench_file
-from warcplex.config import ExtractSettings
-from warcplex.reading.decode import decode_html
-from warcplex.steps.extractors import ConservativeExtractor
-from warcplex.steps.sore import (FAR_REASON, OUTLIER_REASON, PageMeta, SoreScorer, SoreSettings, page_metadata,
+from pipeline.config import ExtractSettings
+from pipeline.reading.decode import decode_html
+from pipeline.steps.extractors import ConservativeExtractor
+from pipeline.steps.sore import (FAR_REASON, OUTLIER_REASON, PageMeta, SoreScorer, SoreSettings, page_metadata,
                                  read_outlier_groups)
 
 MAIN_LANGUAGES = {"en", "de", "fr", "es", "it", "pt", "nl", "pl", "ru", "zh", "ja"}
@@ -38,7 +38,7 @@ def fire_safety_page() -> tuple[str, list[str]]:
 
 
 def test_outlier_groups_cover_the_main_languages():
-    tree = yaml.safe_load((ROOT / "warcplex" / "steps" / "sore_outliers.yaml").read_text(encoding="utf-8"))
+    tree = yaml.safe_load((ROOT / "pipeline" / "steps" / "sore_outliers.yaml").read_text(encoding="utf-8"))
     assert {"ads", "legal", "navigation", "social"} <= set(tree)
     for group, by_language in tree.items():
         assert MAIN_LANGUAGES <= set(by_language), group
@@ -126,8 +126,8 @@ def refuse(*a, **k):
     raise OSError("network used")
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from warcplex import models
-from warcplex.steps.sore import PageMeta, SoreScorer, SoreSettings
+from pipeline import models
+from pipeline.steps.sore import PageMeta, SoreScorer, SoreSettings
 segments = ["Share on Facebook", "CO2 fire extinguisher, 5 kg"]
 for _ in range(2):
     d = SoreScorer(SoreSettings()).score_page(PageMeta("Fire extinguishers for sale"), segments)

@@ -10,13 +10,13 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import BENCH, bench_file
-from warcplex.cli import main as cli_main
-from warcplex.config import PROJECT_ROOT, ConfigError, load_settings
-from warcplex.reading.warc import Split
-from warcplex.spark.runner import run_split
-from warcplex.stats import Stats
-from warcplex.steps.loop import step_class
-from warcplex.steps.sore import FAR_REASON, OUTLIER_REASON, Sore
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
+from pipeline.reading.warc import Split
+from pipeline.spark.runner import run_split
+from pipeline.stats import Stats
+from pipeline.steps.loop import step_class
+from pipeline.steps.sore import FAR_REASON, OUTLIER_REASON, Sore
 
 WITH_SORE = ["pipeline.steps=[decode, cascade, langid, sentences, sore, perplexity]",
              "pipeline.options={sore: {far_distance: 0.9, outlier_distance: 0.3}}"]

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from warcplex.config import S3Settings
-from warcplex.reading.sources import InputError, is_manifest, open_stream, resolve_inputs, split_s3_uri
+from pipeline.config import S3Settings
+from pipeline.reading.sources import InputError, is_manifest, open_stream, resolve_inputs, split_s3_uri
 
 S3 = S3Settings()
 

@@ -11,10 +11,10 @@ import pyarrow.dataset as ds
 import pytest
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from warcplex.cli import main as cli_main
-from warcplex.config import PROJECT_ROOT
-from warcplex.stats import Stats
-from warcplex.steps.blocks.page_type import PAGE_TYPES, UNKNOWN
+from pipeline.cli import main as cli_main
+from pipeline.config import PROJECT_ROOT
+from pipeline.stats import Stats
+from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN
 from conftest import BENCH
 
 pytestmark = [pytest.mark.spark]

@@ -9,15 +9,15 @@ import pytest
 
 
 from conftest import BAD, BAD_LOG10, BAD_WORDS, GOOD, GOOD_LOG10, GOOD_WORDS, TINY_ARPA
-from warcplex.config import ExtractSettings, LangIdSettings, PerplexitySettings
-from warcplex.steps.normalize import normalize_for_lm
-from warcplex.document import Document, Language, Sentence
-from warcplex.reading.decode import decode_html
-from warcplex.reading.warc import Page
-from warcplex.steps.extractors import ConservativeExtractor, ResiliparseExtractor
-from warcplex.steps.langid import LanguageIdentifier
-from warcplex.steps.perplexity import PerplexityFilter, log10_bin, median, perplexity
-from warcplex.steps.sentences import SentenceSplitter
+from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
+from pipeline.steps.normalize import normalize_for_lm
+from pipeline.document import Document, Language, Sentence
+from pipeline.reading.decode import decode_html
+from pipeline.reading.warc import Page
+from pipeline.steps.extractors import ConservativeExtractor, ResiliparseExtractor
+from pipeline.steps.langid import LanguageIdentifier
+from pipeline.steps.perplexity import PerplexityFilter, log10_bin, median, perplexity
+from pipeline.steps.sentences import SentenceSplitter
 import make_sample_warc
 from sample_texts import ARTICLES
 
@@ -261,7 +261,7 @@ def test_median_and_histogram_bins():
 
 
 def test_context_rule_pools_short_lines_and_lets_agreeing_neighbours_decide():
-    from warcplex.steps.perplexity import Unit, rule_mask
+    from pipeline.steps.perplexity import Unit, rule_mask
 
     # long good, short bad, long good, long bad, short good, long bad (one sentence a line)
     units = [Unit(100, 40, 0), Unit(50_000, 2, 1), Unit(100, 40, 2), Unit(10_000, 40, 3), Unit(200, 3, 4),
@@ -279,7 +279,7 @@ def test_context_rule_pools_short_lines_and_lets_agreeing_neighbours_decide():
 
 
 def test_protected_lines_are_kept_and_count_as_kept_neighbours():
-    from warcplex.steps.perplexity import Unit, rule_mask
+    from pipeline.steps.perplexity import Unit, rule_mask
 
     units = [Unit(1000.0, 40, 0), Unit(5000.0, 3, 1), Unit(1000.0, 40, 2)]  # all above the threshold of 100
     context = dict(unit="line", rule="context")
@@ -295,7 +295,7 @@ def test_protected_lines_are_kept_and_count_as_kept_neighbours():
 def test_a_protected_line_goes_only_above_its_raised_bar():
     """``protected_threshold`` judges a protected line by the rule's score (pooled with its neighbours under
     ``context``) without the length scale, and ``context`` does not overturn it."""
-    from warcplex.steps.perplexity import Unit, rule_mask
+    from pipeline.steps.perplexity import Unit, rule_mask
 
     units = [Unit(100.0, 40, 0), Unit(5000.0, 2, 1), Unit(20_000.0, 40, 2), Unit(100.0, 40, 3)]
     context = dict(unit="line", rule="context")

@@ -6,14 +6,14 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import SAMPLE_WARC
-from warcplex.config import ConfigError, load_settings
-from warcplex.document import Document
-from warcplex.reading.warc import Page, Split
-from warcplex.spark.runner import run_split
-from warcplex.steps.base import Filter
-from warcplex.steps.cascade import Cascade, filtered_too_much
-from warcplex.steps.loop import StepLoop, build_steps, step_class
-from warcplex.steps.min_words import MinWords
+from pipeline.config import ConfigError, load_settings
+from pipeline.document import Document
+from pipeline.reading.warc import Page, Split
+from pipeline.spark.runner import run_split
+from pipeline.steps.base import Filter
+from pipeline.steps.cascade import Cascade, filtered_too_much
+from pipeline.steps.loop import StepLoop, build_steps, step_class
+from pipeline.steps.min_words import MinWords
 
 WITH_MIN_WORDS = ["pipeline.steps=[decode, cascade, langid, sentences, perplexity, min_words]",
                   "pipeline.options={min_words: {min_words: 120}}"]
@@ -76,7 +76,7 @@ def test_the_loop_settles_the_heap_after_windows_one_two_four_and_eight(tmp_path
     collection each time; the rows written are those of a run that never does."""
     import gc
 
-    from warcplex.steps import loop as loop_module
+    from pipeline.steps import loop as loop_module
 
     settings = load_settings(None, ["extract.prepare_window=4"])
     split = Split(str(SAMPLE_WARC), 0, 1)

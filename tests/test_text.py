@@ -9,14 +9,14 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import write_warc
-from warcplex.config import load_settings
-from warcplex.document import Document, Language, Sentence, cut_dropped, visible, visible_lines
-from warcplex.reading.decode import decode_html
-from warcplex.reading.warc import Page, Split, iter_pages
-from warcplex.spark.runner import run_split
-from warcplex.stats import Stats
-from warcplex.steps.extractors import build_extractor
-from warcplex.steps.sentences import SentenceSplitter
+from pipeline.config import load_settings
+from pipeline.document import Document, Language, Sentence, cut_dropped, visible, visible_lines
+from pipeline.reading.decode import decode_html
+from pipeline.reading.warc import Page, Split, iter_pages
+from pipeline.spark.runner import run_split
+from pipeline.stats import Stats
+from pipeline.steps.extractors import build_extractor
+from pipeline.steps.sentences import SentenceSplitter
 
 
 def split_doc(text: str, language: str = "en") -> Document:

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from conftest import BENCH, ROOT
-from warcplex.cli import main as cli_main
-from warcplex.lm import train
-from warcplex.lm.train import CorpusCounts, TrainError, TrainOptions
-from warcplex.models import kenlm_model
-from warcplex.steps.perplexity import perplexity
+from pipeline.cli import main as cli_main
+from pipeline.lm import train
+from pipeline.lm.train import CorpusCounts, TrainError, TrainOptions
+from pipeline.models import kenlm_model
+from pipeline.steps.perplexity import perplexity
 
 REAL_WARCS = ["warc/other-real/dolma-tests_data_warc_sample-0000.warc.gz",
               "warc/other-real/dolma-tests_data_warc_sample-0001.warc.gz",

@@ -17,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import bench_file
-from warcplex.config import PROJECT_ROOT, S3Settings, load_settings
-from warcplex.identity import config_fingerprint, shard_key
-from warcplex.writing.outdir import OutputError, prepare_output
-from warcplex.redact import redact, redact_text
-from warcplex.reading.sources import resolve_shards
+from pipeline.config import PROJECT_ROOT, S3Settings, load_settings
+from pipeline.identity import config_fingerprint, shard_key
+from pipeline.writing.outdir import OutputError, prepare_output
+from pipeline.redact import redact, redact_text
+from pipeline.reading.sources import resolve_shards
 
 SMALL = ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
 LARGER = ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
@@ -36,7 +36,7 @@ def need_java() -> None:
 
 def warcplex(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    return subprocess.run([sys.executable, "-m", "warcplex.cli", *args], env=env, cwd=PROJECT_ROOT,
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], env=env, cwd=PROJECT_ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -59,7 +59,7 @@ def warcplex_on_a_terminal(*args: str, timeout: int = 600) -> tuple[int, str, st
     reader.start()
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     try:
-        done = subprocess.run([sys.executable, "-m", "warcplex.cli", *args], env=env, cwd=PROJECT_ROOT,
+        done = subprocess.run([sys.executable, "-m", "pipeline.cli", *args], env=env, cwd=PROJECT_ROOT,
                               stdout=subprocess.PIPE, stderr=slave, text=True, timeout=timeout)
     finally:
         os.close(slave)
@@ -124,7 +124,7 @@ def test_config_fingerprint_counts_only_settings_that_change_the_output(monkeypa
                        "langid.min_score=0.5", "output.compression=gzip", "input.dedup_record_ids=false"]:
         assert config_fingerprint(load_settings(None, [assignment])) != base, assignment
     # an output written with other page columns (an older warcplex) is not resumed into
-    from warcplex.writing import rows
+    from pipeline.writing import rows
 
     monkeypatch.setattr(rows, "PAGE_SCHEMA", rows.PAGE_SCHEMA.remove(rows.PAGE_SCHEMA.get_field_index("page_type")))
     assert config_fingerprint(load_settings(None)) != base

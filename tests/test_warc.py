@@ -12,9 +12,9 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.warcwriter import WARCWriter
 
 from conftest import SAMPLE_WARC, WARC_DIR, bench_file, write_warc
-from warcplex.config import InputSettings, S3Settings
-from warcplex.stats import Stats
-from warcplex.reading.warc import Split, _is_member_start, iter_pages, plan_splits
+from pipeline.config import InputSettings, S3Settings
+from pipeline.stats import Stats
+from pipeline.reading.warc import Split, _is_member_start, iter_pages, plan_splits
 
 S3 = S3Settings()
 

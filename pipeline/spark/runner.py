@@ -1,0 +1,168 @@
+"""One split, start to finish: pages -> the steps -> Parquet files, stats and a marker.
+
+:class:`~pipeline.steps.loop.StepLoop` runs the steps over a generator of pages;
+:func:`run_split` is the unit of work a Spark task runs (and what tests and plain-Python
+runs call directly).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+
+from pipeline import models
+from pipeline.config import Settings
+from pipeline.document import Document, Sentence
+from pipeline.spark import workers
+from pipeline.stats import Stats, timed
+from pipeline.steps.loop import StepLoop
+from pipeline.steps.perplexity import log10_bin
+from pipeline.reading.warc import Split, iter_pages
+from pipeline.writing.output import OutputTarget, SplitWriter
+from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
+                                   VisibleText, dropped_rows, page_row, sentence_rows)
+
+_FALLBACK_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`: counted by kind
+
+
+def _count_page(stats: Stats, cleaned: Document) -> None:
+    lang = cleaned.language_code
+    stats.add(f"outcome.{cleaned.outcome}")
+    stats.add(f"lang.{lang}.pages")
+    stats.add("bytes.html", len(cleaned.page.html))
+    if cleaned.fallback_reason:
+        stats.add(f"fallback.{_FALLBACK_COUNTS.sub('', cleaned.fallback_reason)}")
+    if cleaned.outcome != "kept":
+        return
+    clean_text = cleaned.clean_text
+    n_sent = len(cleaned.sentences)
+    n_kept = sum(1 for s in cleaned.sentences if s.kept)
+    raw_bytes = len(cleaned.text.encode("utf-8"))
+    clean_bytes = len(clean_text.encode("utf-8"))
+    stats.add(f"extractor.{cleaned.extractor}")
+    if cleaned.page_type:
+        stats.add(f"page_type.{cleaned.page_type}")
+    for key, value in (("pages_kept", 1), ("sentences", n_sent), ("sentences_kept", n_kept),
+                       ("bytes_raw", raw_bytes), ("bytes_clean", clean_bytes)):
+        stats.add(f"lang.{lang}.{key}", value)
+    stats.add("bytes.text_raw", raw_bytes)
+    stats.add("bytes.text_clean", clean_bytes)
+    stats.add("sentences.total", n_sent)
+    stats.add("sentences.kept", n_kept)
+    _count_sentences(stats, lang, cleaned.sentences)
+
+
+def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None:
+    """A kept page's sentence counters: removal reasons, scored and unscored sentences and tokens, and
+    the perplexity histogram. Counted in locals and added once per key (a page has hundreds of sentences)."""
+    events: Counter[str] = Counter()  # per-sentence keys
+    unscored = unscored_dropped = scored = tokens_scored = filtered = tokens_filtered = 0
+    for sentence in sentences:
+        kept = sentence.kept
+        if not kept:
+            events[f"removal_reasons.{sentence.reason}"] += 1
+        if sentence.perplexity is None:
+            unscored += 1
+            if not kept:  # dropped by a step other than the filter (sore)
+                unscored_dropped += 1
+            continue
+        scored += 1
+        tokens_scored += sentence.n_tokens or 0
+        if not kept and (sentence.reason or "").startswith("perplexity"):
+            filtered += 1
+            tokens_filtered += sentence.n_tokens or 0
+        events[f"ppl_hist.{lang}.{'kept' if kept else 'dropped'}.{log10_bin(sentence.perplexity)}"] += 1
+    for key, value, present in (("sentences.unscored", unscored, unscored),
+                                (f"lang.{lang}.sentences_unscored", unscored, unscored),
+                                (f"lang.{lang}.sentences_unscored_dropped", unscored_dropped, unscored_dropped),
+                                (f"lang.{lang}.sentences_scored", scored, scored),
+                                (f"lang.{lang}.tokens_scored", tokens_scored, scored),
+                                (f"lang.{lang}.sentences_filtered", filtered, filtered),
+                                (f"lang.{lang}.tokens_filtered", tokens_filtered, filtered)):
+        if present:  # a key is written only when a sentence counted into it, as before
+            stats.add(key, value)
+    for key, value in events.items():
+        stats.add(key, value)
+
+
+def run_split(split: Split, settings: Settings, output: str, dropped: str | None = None,
+              skip_ids: frozenset[str] = frozenset()) -> dict:
+    """Process one split and commit its files; return its stats (also stored in its marker).
+
+    A split whose marker exists is skipped (its stored stats are returned) unless
+    ``output.resume`` is off. Responses whose record ids are in ``skip_ids`` are skipped as
+    duplicates. A shard that cannot be read raises ``ShardReadError`` and nothing is committed.
+    """
+    target = OutputTarget(output, settings.s3)
+    if settings.output.resume:
+        done = target.read_marker(split.split_id)
+        if done is not None:
+            done.setdefault("splits", {})["resumed"] = 1
+            return done
+    wall_start, cpu_start = time.time(), time.process_time()
+    loads_before = models.LOADS.copy()
+    stats = Stats()
+    loop = StepLoop(settings)
+    pages_writer = SplitWriter(target, split.split_id, PAGE_SCHEMA, settings.output.compression)
+    dropped_writer = (SplitWriter(OutputTarget(dropped, settings.s3), split.split_id, DROPPED_SCHEMA,
+                                  settings.output.compression, dataset="") if dropped else None)
+    sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
+                                    SENTENCE_SCHEMA, settings.output.compression, dataset="")
+                        if settings.output.sentences else None)
+    visible = VisibleText(settings.extract) if sentences_writer and settings.index.visible_text else None
+    visible_writer = (SplitWriter(OutputTarget(f"{settings.output.sentences.rstrip('/')}/{VISIBLE_DIR}", settings.s3),
+                                  split.split_id, VISIBLE_SCHEMA, settings.output.compression, dataset="")
+                      if visible else None)
+    pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
+    for cleaned in loop.run(pages):
+        _count_page(stats, cleaned)
+        if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):
+            with timed(stats, "cpu.write"):
+                for row in sentence_rows(cleaned):
+                    sentences_writer.add(cleaned.language_code, row)
+            if visible is not None:
+                with timed(stats, "cpu.visible_text"):
+                    visible_writer.add(cleaned.language_code, visible.row(cleaned))
+        if cleaned.outcome != "kept":
+            continue
+        with timed(stats, "cpu.write"):
+            language = cleaned.language_code
+            pages_writer.add(language, page_row(cleaned, split.shard_name))
+            if dropped_writer is not None:
+                for row in dropped_rows(cleaned):
+                    dropped_writer.add(language, row)
+    with timed(stats, "cpu.write"):
+        pages_writer.commit()
+        if dropped_writer is not None:
+            dropped_writer.commit()
+        if sentences_writer is not None:
+            sentences_writer.commit()
+        if visible_writer is not None:
+            visible_writer.commit()
+    for step in loop.all_steps:
+        stats.merge(step.stats)
+    stats.add("cpu.total", time.process_time() - cpu_start)
+    stats.add("wall.tasks", time.time() - wall_start)
+    stats.add("splits.processed")
+    for name, count in (models.LOADS - loads_before).items():
+        stats.add(f"model_loads.pid{os.getpid()}.{name.replace('.', '_')}", count)
+    _check_worker_memory(stats, settings.extract.worker_max_rss_mb)
+    result = stats.to_dict()
+    target.write_marker(split.split_id, result)
+    return result
+
+
+def _check_worker_memory(stats: Stats, ceiling_mb: int) -> None:
+    """Record this worker's peak RSS; past the ceiling, retire the worker after this task."""
+    stats.set_max(f"rss.max_mb.pid{os.getpid()}", round(workers.peak_rss_mb(), 1))
+    if ceiling_mb and workers.rss_mb() > ceiling_mb:
+        stats.add("workers.over_rss_ceiling")
+        if workers.retire_after_task():
+            stats.add("workers.retired")
+
+
+def dump_json(data: dict) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,158 @@
+"""The Spark side of a run: Java check, the SparkContext, the model files shipped to executors.
+
+Also the one-line argument parser and :class:`UsageError` every command shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+
+from pipeline.config import Settings, resolve_path
+from pipeline.models import default_lid_model_path
+from pipeline.redact import redact_text
+from pipeline.registry import load_registry
+
+
+class UsageError(Exception):
+    """A problem the user can fix; printed as one line, without a traceback."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage dump)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"warcplex: error: {message} (see {self.prog} --help)\n")
+
+
+def require_java() -> str:
+    """Path of the ``java`` Spark will use, or a clear error."""
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not candidate or not os.access(candidate, os.X_OK):
+        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no `java` on PATH"
+        raise UsageError(f"Java not found ({where}); Spark needs Java 17: install openjdk-17-jre-headless "
+                         "or set JAVA_HOME")
+    return candidate
+
+
+def under_spark_submit() -> bool:
+    """True when the driver was launched by spark-submit (it then owns master and conf)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+# JVM options for the JVMs `warcplex run` starts itself (the driver, which is also the local
+# executor, and spark-submit's launcher): they only schedule one task per split and pass file
+# names and stats dicts (no rows, no shuffle), so C1-compiled code and the serial collector do
+# that with less CPU than the optimising JIT and G1's background threads.
+BATCH_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+# Spark properties of a run started outside spark-submit, unless a preset or --set gives them:
+# no web UI (`--set spark.conf.spark.ui.enabled=true` brings it back), no console progress bar,
+# Python workers reused across tasks (each opens the models once) and the JVM options above.
+# Under spark-submit the cluster's own settings stand.
+LOCAL_BATCH_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.python.worker.reuse": "true",
+    "spark.driver.extraJavaOptions": BATCH_JAVA_OPTIONS,
+}
+
+
+def local_batch_conf(java: str) -> dict[str, str]:
+    """:data:`LOCAL_BATCH_CONF`, the driver JVM also mapping the class-data archive when it has been made
+    for this ``java`` (:mod:`pipeline.spark.cds`, ``make setup``)."""
+    from pipeline.spark.cds import ClassArchive
+
+    archive = ClassArchive(java, BATCH_JAVA_OPTIONS).java_option()
+    if archive is None:
+        return LOCAL_BATCH_CONF
+    return {**LOCAL_BATCH_CONF, "spark.driver.extraJavaOptions": f"{BATCH_JAVA_OPTIONS} {archive}"}
+
+
+def spark_context(settings: Settings):
+    """A SparkContext: local master, project Python and batch settings unless spark-submit set them.
+
+    The job only needs the context (one RDD of splits); a SparkSession would also load Spark
+    SQL on the JVM side, about 2 CPU-seconds a run here. Stages that need DataFrames use
+    :func:`spark_session`.
+    """
+    if not under_spark_submit():
+        java = require_java()
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LAUNCHER_OPTS", BATCH_JAVA_OPTIONS)
+        if settings.spark.master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark import SparkConf, SparkContext
+
+    conf = SparkConf().setAppName(settings.spark.app_name)
+    if not under_spark_submit():
+        conf.setMaster(settings.spark.master)
+        conf.set("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
+        for key, value in local_batch_conf(java).items():
+            if key not in settings.spark.conf:
+                conf.set(key, value)
+    for key, value in settings.spark.conf.items():
+        conf.set(key, value)
+    try:
+        sc = SparkContext.getOrCreate(conf)
+    except Exception as exc:  # py4j's and Spark's own types: a master or property Spark refuses
+        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise UsageError(f"Spark did not start with spark.master={settings.spark.master!r}: "
+                         f"{redact_text(first.strip())[:300]}") from None
+    sc.setLogLevel("WARN")
+    return sc
+
+
+# Spark keeps a pool of Python workers (a daemon and the workers it forks) per environment it gives them, and
+# Spark SQL's Python runners add SPARK_SIMPLIFIED_TRACEBACK to that environment while this property is on (its
+# default): the corpus stages' mapInArrow would then start a second daemon and a second set of workers on every
+# executor beside the page pipeline's, each importing warcplex and its libraries again (about 1.5 of the 19
+# CPU-seconds of `make run`). Off, both kinds of task share one pool, and an error in a UDF shows pyspark's own
+# frames as the page pipeline's errors do.
+ONE_WORKER_POOL = ("spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled", "false")
+
+
+def sql_session(sc):
+    """A SparkSession on the context ``sc`` whose Python UDFs run in the page pipeline's pool of Python workers
+    (:data:`ONE_WORKER_POOL`, unless the run's Spark properties set it)."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession(sc)
+    key, value = ONE_WORKER_POOL
+    if not sc.getConf().contains(key):
+        session.conf.set(key, value)
+    return session
+
+
+def spark_session(settings: Settings):
+    """A SparkSession on :func:`spark_context`'s context, for stages that use DataFrames (:func:`sql_session`)."""
+    return sql_session(spark_context(settings))
+
+
+def model_files(settings: Settings) -> list[str]:
+    """Every model file the executors need: the registry, its KenLM binaries, the LID model, and the
+    block stage's model and pinned KenLM files when it is in the cascade."""
+    files = []
+    if settings.perplexity.enabled:
+        registry = str(resolve_path(settings.perplexity.registry))
+        files.append(registry)
+        for entry in load_registry(settings.perplexity.registry).values():
+            path = resolve_path(entry.path)
+            if not path.exists():
+                raise UsageError(f"model file {entry.path} (from {settings.perplexity.registry}) not found")
+            files.append(str(path))
+    blocks = "blocks" in settings.extract.cascade
+    if settings.langid.enabled or blocks:  # the block stage names each page's language for its KenLM pin
+        files.append(str(resolve_path(settings.langid.model_path)) if settings.langid.model_path
+                     else default_lid_model_path())
+    if blocks:
+        from pipeline.models import block_model
+
+        if settings.extract.blocks_model:
+            files.append(str(resolve_path(settings.extract.blocks_model)))
+        files += [str(resolve_path(pin.path)) for pin in block_model(settings.extract.blocks_model).language_models.values()]
+    return list(dict.fromkeys(files))  # a pinned KenLM file may also be the registry's

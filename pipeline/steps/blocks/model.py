@@ -1,0 +1,126 @@
+"""The block classifier's weights: a logistic regression over the features, a gradient-boosted
+tree ensemble combining the dense features with the regression's score, and a second ensemble
+that revises each block's probability in the light of its neighbours'. The weights
+(``blocks_model.json``) are fitted by ``scripts/train_blocks.py`` on the bench dev pages outside
+:func:`is_heldout`; :func:`pipeline.models.block_model` loads them once per worker. The KenLM files
+of the perplexity feature are pinned there (:class:`LanguageModelPin`), never read from the registry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pipeline import models
+from pipeline.steps.blocks import native
+from pipeline.steps.blocks.features import HASH_DIM, context_features, dense_names
+from pipeline.steps.blocks.page_type import PageTypeModel, TypedDecision
+from pipeline.steps.blocks.rules import RuleSettings
+from pipeline.steps.blocks.trees import TreeEnsemble
+
+MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
+
+
+def is_heldout(page_id: str) -> bool:
+    """The fixed held-out part of every bench dev set (about 30%): never fitted on, the pages figures
+    are reported on (scripts/train_blocks.py, scripts/bench_quality.py, the tests)."""
+    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
+
+
+@dataclass(frozen=True)
+class LanguageModelPin:
+    """A KenLM file the block model was fitted with: its path, its sha256, and its typical log10
+    block perplexity on the training pages (``centre``, subtracted from every block's)."""
+
+    path: str
+    sha256: str
+    centre: float
+
+
+_VERIFIED: dict[tuple[str, str], object] = {}  # (path, sha256) -> the verified model
+
+
+def pinned_language_model(pin: LanguageModelPin):
+    """The pinned KenLM model, loaded once per process; raises ValueError when the file is not
+    the one the block model was fitted with (a registry change never silently changes blocks)."""
+    key = (pin.path, pin.sha256)
+    model = _VERIFIED.get(key)
+    if model is None:
+        digest = hashlib.sha256()
+        with open(models.locate(pin.path), "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != pin.sha256:
+            raise ValueError(f"{pin.path}: sha256 differs from the file the block model was fitted with; "
+                             "restore it or rerun scripts/train_blocks.py")
+        # the path the registry's entry resolves to as well (one load per process)
+        model = _VERIFIED[key] = models.kenlm_model(models.locate(pin.path))
+    return model
+
+
+def _sigmoid(raw: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-raw))
+
+
+class BlockModel:
+    """The fitted classifier in two stages. Stage one: a logistic regression over dense and hashed
+    features, whose score joins the dense features of a tree ensemble. Stage two: a tree ensemble
+    over each block's stage-one probability in the context of its neighbours and page
+    (:func:`context_features`). With a page type model (``page_types``), a page of a known type is decided by
+    its type's threshold and rules (:meth:`decision`)."""
+
+    def __init__(self, data: dict) -> None:
+        if data.get("dense_names") != dense_names() or data.get("hash_dim") != HASH_DIM:
+            raise ValueError("blocks model does not match the feature set; rerun scripts/train_blocks.py")
+        self.dense = np.asarray(data["dense"], dtype=np.float32)
+        self.hashed = np.asarray(data["hashed"], dtype=np.float32)
+        self.threshold = float(data["threshold"])
+        self.fallback_min_share = float(data.get("fallback_min_share", 0.0))  # 0: never (see shorter_than_primary)
+        self.trees = TreeEnsemble(data["trees"])
+        self.context_trees = TreeEnsemble(data["context_trees"]) if data.get("context_trees") else None
+        self.language_models = {lang: LanguageModelPin(**pin) for lang, pin in data.get("language_models", {}).items()}
+        self.rules = RuleSettings(**data.get("rules", {}))  # absent: no rule (see pipeline.steps.blocks.rules)
+        self.page_types = PageTypeModel(data["page_types"]) if data.get("page_types") else None
+
+    def decision(self, page_type: str | None) -> TypedDecision:
+        """The threshold and rules a page of ``page_type`` is decided by: its type's where the page type model
+        has one, else the global ones (``unknown`` pages, types without their own, no page type model)."""
+        decisions = self.page_types.decisions if self.page_types is not None else {}
+        return decisions.get(page_type) or TypedDecision(self.threshold, self.rules)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "BlockModel":
+        """The weights at ``path``; by default the packaged ``blocks_model.json`` (also from a zip)."""
+        if path is None:
+            raw = pkgutil.get_data(__package__, MODEL_PATH.name)
+            return cls(json.loads(raw.decode("utf-8")))
+        return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """The logistic regression's log-odds per block."""
+        module = native.compiled()
+        if module is not None and X.dtype == np.float32:  # featurize's matrix (float32 sums throughout)
+            out = X @ self.dense
+            module.add_hashed(out, hashed, self.hashed)
+            return out
+        lengths = np.fromiter(map(len, hashed), dtype=np.intp, count=len(hashed))
+        flat = np.fromiter(itertools.chain.from_iterable(hashed), dtype=np.intp, count=int(lengths.sum()))
+        rows = np.repeat(np.arange(len(hashed)), lengths)
+        return X @ self.dense + np.bincount(rows, weights=self.hashed[flat], minlength=len(hashed)).astype(np.float32)
+
+    def first_stage(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """Stage-one probability that each block is main content."""
+        return _sigmoid(self.trees.raw(np.hstack([X, self.linear(X, hashed)[:, None]]).astype(np.float64)))
+
+    def scores(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
+        """Probability that each block is main content."""
+        prob = self.first_stage(X, hashed)
+        if self.context_trees is None:
+            return prob
+        return _sigmoid(self.context_trees.raw(context_features(prob, X)))

@@ -1,0 +1,128 @@
+"""Rules after the block classifier: the page's structure revises each block's keep decision.
+
+The classifier judges blocks one by one (with a few neighbours as context); main content on list-like
+pages (seed 004) and in tables comes in whole units that it may cut apart. :func:`revise` applies,
+in order:
+
+- ``rows``: every cell of a table row is kept when at least ``row_share`` of the row's cells are
+  (a spec table's attribute names are short and easy to drop while their values are kept);
+- ``regions``: the items of a repeated region (three or more blocks of one tag under one parent,
+  or of one signature: tag, enclosing tags and class/id words) are all kept when at least
+  ``region_share`` of them are, with a probability of at least ``region_min_prob`` each;
+- ``headings``: a heading is kept when the block after it is kept and its probability is at least
+  ``heading_min_prob`` (a section's title belongs to its section);
+- ``gaps``: a run of at most ``MAX_GAP`` dropped blocks between two kept ones is kept when each has
+  a probability of at least ``gap_min_prob`` (a list or a table cell inside a kept section);
+- ``sections``: a run of at most ``MAX_SECTION`` dropped blocks between two kept headings is kept when
+  its mean probability is at least ``section_min_prob`` (a section whose title the classifier kept and
+  whose body, a short list or a table, it dropped).
+
+Blocks in a part of the page that is never kept (the page's footer, dialogs, menus: ``Block.excluded``,
+:func:`pipeline.steps.blocks.parse.excluded_part`) stay dropped whatever the rules say.
+
+The parameters (:class:`RuleSettings`) are fitted with the classifier by ``scripts/train_blocks.py``
+and stored in ``blocks_model.json`` (``rules``); a share above 1 turns its rule off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from pipeline.steps.blocks.features import CELLS, HEADINGS
+from pipeline.steps.blocks.parse import Block
+
+# A repeated region has at least this many blocks.
+MIN_REGION = 3
+# The ``gaps`` rule fills runs of at most this many dropped blocks.
+MAX_GAP = 2
+# The ``sections`` rule fills runs of at most this many dropped blocks.
+MAX_SECTION = 20
+
+
+@dataclass(frozen=True)
+class RuleSettings:
+    """Parameters of :func:`revise` (from the model JSON's ``rules``; the defaults turn every rule off)."""
+
+    row_share: float = 2.0
+    """Keep every cell of a table row when at least this share of its cells is kept."""
+    region_share: float = 2.0
+    """Keep every item of a repeated region when at least this share of its items is kept."""
+    region_min_prob: float = 0.0
+    """... and each item has at least this main-content probability."""
+    heading_min_prob: float = 2.0
+    """Keep a heading followed by a kept block when its probability is at least this."""
+    gap_min_prob: float = 2.0
+    """Keep a short run of dropped blocks between kept ones when each has at least this probability."""
+    section_min_prob: float = 2.0
+    """Keep a run of dropped blocks between two kept headings when their mean probability is at least this."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _groups(keys: list) -> list[np.ndarray]:
+    """Indices of the blocks sharing each key (groups of ``MIN_REGION`` or more)."""
+    members: dict = {}
+    for i, key in enumerate(keys):
+        members.setdefault(key, []).append(i)
+    return [np.array(m) for m in members.values() if len(m) >= MIN_REGION]
+
+
+def regions(blocks: list[Block]) -> list[np.ndarray]:
+    """The page's repeated regions: three or more blocks of one tag under one parent, or of one signature
+    (tag, enclosing tags and class/id words)."""
+    return (_groups([(b.parent, b.tag) for b in blocks])
+            + _groups([(b.tag, b.ancestors, b.attr_tokens) for b in blocks]))
+
+
+def in_kept_region(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+    """Per block: it is a kept member of a repeated region (:func:`regions`) more than half of whose items
+    are kept (a grid of item titles, the rows of a table, a list the classifier took)."""
+    member = np.zeros(len(blocks), dtype=bool)
+    for group in regions(blocks):
+        if keep[group].mean() > 0.5:
+            member[group] = True
+    return member & keep
+
+
+def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: RuleSettings) -> np.ndarray:
+    """Which blocks to keep: the classifier's ``probs >= threshold``, revised by the page's structure. A block
+    in a part of the page never kept (``Block.excluded``) counts as one the classifier gave no chance, and no
+    rule brings it back."""
+    if not blocks:
+        return probs >= threshold
+    excluded = np.fromiter((b.excluded for b in blocks), dtype=bool, count=len(blocks))
+    if excluded.any():
+        probs = np.where(excluded, -1.0, probs)
+    keep = probs >= threshold
+    if rules.row_share <= 1.0:
+        rows: dict[int, list[int]] = {}
+        for i, b in enumerate(blocks):
+            if b.tag in CELLS:
+                rows.setdefault(b.parent, []).append(i)
+        for cells in rows.values():
+            if len(cells) > 1 and keep[cells].mean() >= rules.row_share:
+                keep[cells] = True
+    if rules.region_share <= 1.0:
+        for group in regions(blocks):
+            if keep[group].mean() >= rules.region_share:
+                keep[group[probs[group] >= rules.region_min_prob]] = True
+    if rules.heading_min_prob <= 1.0:
+        for i in range(len(blocks) - 2, -1, -1):  # backwards: a run of headings before kept text
+            if not keep[i] and blocks[i].tag in HEADINGS and keep[i + 1] and probs[i] >= rules.heading_min_prob:
+                keep[i] = True
+    if rules.gap_min_prob <= 1.0:
+        kept = np.flatnonzero(keep)
+        for left, right in zip(kept[:-1], kept[1:]):
+            if 1 < right - left <= MAX_GAP + 1 and (probs[left + 1:right] >= rules.gap_min_prob).all():
+                keep[left + 1:right] = True
+    if rules.section_min_prob <= 1.0:
+        kept = np.flatnonzero(keep)
+        for left, right in zip(kept[:-1], kept[1:]):
+            if (1 < right - left <= MAX_SECTION + 1 and blocks[left].tag in HEADINGS and blocks[right].tag in HEADINGS
+                    and probs[left + 1:right].mean() >= rules.section_min_prob):
+                keep[left + 1:right] = True
+    keep[excluded] = False
+    return keep

@@ -1,0 +1,245 @@
+"""A Dripper-style block stage: HTML -> semantic blocks -> main/other with a small CPU classifier.
+
+:mod:`~pipeline.steps.blocks.parse` cuts the page into blocks, :mod:`~pipeline.steps.blocks.features`
+describes them (with the pinned KenLM model of the page's language), :mod:`~pipeline.steps.blocks.model`
+scores them and :mod:`~pipeline.steps.blocks.rules` revises the decisions by the page's structure; the kept blocks, in document order, are the page's text, one per line with the cells
+of a table row on one line (:func:`block_lines`). The stage also tells the cascade when its text
+looks incomplete (:func:`shorter_than_primary`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline import models
+from pipeline.config import ExtractSettings, LangIdSettings
+from pipeline.document import Document, visible
+from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
+                                            word_count)
+from pipeline.steps.blocks import native
+from pipeline.steps.blocks.model import pinned_language_model
+from pipeline.steps.blocks.page_type import page_signals
+from pipeline.steps.blocks.parse import Block, parse_page
+from pipeline.steps.blocks.rules import in_kept_region, revise
+from pipeline.steps import guards
+from pipeline.steps.extractors import Extractor, ResiliparseExtractor
+
+# Below this many words of resiliparse text, a short block output is no evidence of loss.
+MIN_PRIMARY_WORDS = 20
+# Where a page goes when its block output is short against resiliparse's main content: resiliparse's
+# far longer text is then mostly not main content (README, "Extraction cascade and the block classifier").
+SHORT_TO = "trafilatura"
+
+
+def shorter_than_primary(text: str, primary: str, min_share: float) -> str | None:
+    """Evidence that the block stage lost main content: it kept fewer than ``min_share`` of the words
+    resiliparse's main-content pass found on the page (at least ``MIN_PRIMARY_WORDS`` of them).
+    Returns the reason (``short_<kept>of<primary>``) or None."""
+    primary_words = word_count(primary)
+    if primary_words < MIN_PRIMARY_WORDS:
+        return None
+    kept_words = word_count(text) if text.strip() else 0
+    return f"short_{kept_words}of{primary_words}" if kept_words < min_share * primary_words else None
+
+
+def line_groups(kept: list[Block]) -> list[list[int]]:
+    """The indices of ``kept`` on each line of :func:`block_lines`: one block a line, except that
+    consecutive cells (td, th) of one table row share a line."""
+    groups: list[list[int]] = []
+    for i, block in enumerate(kept):
+        previous = kept[i - 1] if i else None
+        if previous is not None and block.tag in CELLS and previous.tag in CELLS and block.parent == previous.parent:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def group_lines(kept: list[Block], groups: list[list[int]]) -> list[tuple[int, str]]:
+    """The lines of the text of ``kept`` and the index of the group (:func:`line_groups`) each comes from: a table
+    row's cells on one line, tab-separated; another block on one line, or on each of its lines that a reader sees
+    (:attr:`Block.lines`: where its ``br`` elements or a preformatted element's line breaks break it; with the
+    words the markup runs together written apart, :func:`~pipeline.steps.blocks.parse.separates`)."""
+    out = []
+    for g, group in enumerate(groups):
+        block = kept[group[0]]
+        if len(group) > 1 or block.tag in CELLS or not block.lines:
+            out.append((g, "\t".join(kept[i].written for i in group)))
+        else:
+            out.extend((g, line) for line in block.lines if visible(line))
+    return out
+
+
+def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str:
+    """Kept blocks as text (:func:`group_lines`; ``groups``: :func:`line_groups` of ``kept`` when the caller has
+    them)."""
+    return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
+
+
+class BlocksExtractor(Extractor):
+    """Cascade stage ``blocks``: the kept blocks of the page (:func:`block_lines`)."""
+
+    name = "blocks"
+    overrules_filter = True  # a page the filter would empty is a grid or list of short lines it kept on evidence
+
+    def __init__(self, settings: ExtractSettings, langid: LangIdSettings, regions: bool = False) -> None:
+        super().__init__(settings)
+        # Also tell which lines lie in a kept repeated region (the evidence of perplexity.protect_regions;
+        # a pass over the page's groups that a run without that option does not need).
+        self.regions = regions
+        self.resiliparse = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
+        self.lid_path = langid.model_path or models.default_lid_model_path()
+        self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
+        self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its result): prepare()'s window
+        self.line_probs: list[float] = []  # the last page's text: each line's highest block probability
+        self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
+        self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
+        self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
+
+    def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
+        """The page's blocks and their features, with the pinned model of the page's language.
+
+        Raises :class:`PageTooDeep` like the resiliparse stage (its main-content pass is a feature).
+        """
+        blocks, X, hashed, self.primary, _ = _result(self._featurised([html])[0])
+        return blocks, X, hashed
+
+    def prepare(self, htmls: list[str]) -> None:
+        """Classify a window of pages phase by phase (parse, main content, LID, KenLM, features, trees):
+        each model stays in the CPU's caches across the window, where page by page the other steps' models
+        push it out. :meth:`classify` then takes each page's result, or raises what its work raised."""
+        with self.timed():
+            self._prepared = {}  # (a window interrupted while preparing leaves its pages to classify())
+            self._prepared = {id(html): (html, result) for html, result in zip(htmls, self._classified(htmls))}
+
+    def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
+        """The page's blocks and each block's main-content probability (prepared, or computed now); the page's
+        type is then ``page_type``."""
+        entry = self._prepared.pop(id(html), None)
+        result = entry[1] if entry is not None and entry[0] is html else self._classified([html])[0]
+        blocks, probs, self.primary, self.page_type = _result(result)
+        self.resiliparse.reuse(html, self.primary)  # the cascade's resiliparse stage takes it if the page falls to it
+        return blocks, probs
+
+    def _featurised(self, htmls: list[str]) -> list:
+        """Each page's (blocks, dense features, hashed features, resiliparse text), or what its work raised;
+        computed one phase at a time over all pages, each page's phase under a fresh time limit."""
+        results: list = [None] * len(htmls)
+        blocks: list = [None] * len(htmls)
+        markup: list = [None] * len(htmls)
+        primary: list = [""] * len(htmls)
+        pins: list = [None] * len(htmls)
+        log_ppl: list = [None] * len(htmls)
+
+        def parse(i: int) -> None:
+            self.resiliparse.check_depth(htmls[i])
+            blocks[i], markup[i] = parse_page(htmls[i])
+
+        def main_content(i: int) -> None:
+            primary[i] = self.resiliparse.plain_text(htmls[i])
+
+        def language(i: int) -> None:
+            model = models.block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
+            pins[i] = model.language_models.get(page_language(blocks[i], self.lid_path))
+            self.count(f"lm.{'page_language' if pins[i] else 'none'}")
+
+        def perplexities(i: int) -> None:
+            if pins[i] is not None:
+                log_ppl[i] = block_perplexities(blocks[i], pinned_language_model(pins[i]))
+
+        def features(i: int) -> None:
+            if not blocks[i]:
+                results[i] = (blocks[i], np.zeros((0, len(dense_names())), dtype=np.float32), [], primary[i], markup[i])
+                return
+            pin = pins[i]
+            X, hashed = (featurize(blocks[i], primary[i]) if pin is None
+                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre))
+            results[i] = (blocks[i], X, hashed, primary[i], markup[i])
+
+        for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
+                                    (features, False)):
+            _each(phase, [i for i in range(len(htmls)) if blocks[i] or not needs_blocks], results)
+        return results
+
+    def _classified(self, htmls: list[str]) -> list:
+        """Each page's (blocks, probabilities, resiliparse text, page type), or what its work raised (see
+        :meth:`_featurised`)."""
+        results = self._featurised(htmls)
+
+        def scores(i: int) -> None:
+            model = models.block_model(self.settings.blocks_model)
+            blocks, X, hashed, primary, markup = results[i]
+            probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
+            page_type = None  # no page type model, or no blocks to tell the type by
+            if model.page_types is not None and blocks:
+                page_type = model.page_types.page_type(page_signals(blocks, X, primary, markup, htmls[i]))
+            results[i] = (blocks, probs, primary, page_type)
+
+        _each(scores, range(len(htmls)), results)
+        return results
+
+    def extract(self, html: str) -> str:
+        blocks, probs = self.classify(html)
+        model = models.block_model(self.settings.blocks_model)
+        if self.page_type is not None:
+            self.count(f"page_type.{self.page_type}")
+        decision = model.decision(self.page_type)
+        keep = revise(blocks, probs, decision.threshold, decision.rules)
+        shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
+        kept = [b for b, k in zip(blocks, shown) if k]
+        kept_probs, groups = probs[shown], line_groups(kept)
+        lines = group_lines(kept, groups)
+        group_probs = [float(kept_probs[group].max()) for group in groups]
+        self.line_probs = [group_probs[g] for g, _ in lines]
+        self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
+        self.line_regions = None
+        if self.regions:
+            kept_regions = in_kept_region(blocks, keep)[shown]
+            group_regions = [bool(kept_regions[group].any()) for group in groups]
+            self.line_regions = [group_regions[g] for g, _ in lines]
+        self.count("blocks.total", len(blocks))
+        self.count("blocks.kept", len(kept))
+        if native.compiled() is None:
+            self.count("pure_python")  # the compiled stage is not installed here (see native.py)
+        return "\n".join(line for _, line in lines)
+
+    def run(self, doc: Document) -> Document:
+        """The kept blocks as the page's text, with each line's probability and region membership
+        (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
+        code it leaves unscored) and the page's type."""
+        self.page_type = None
+        try:
+            super().run(doc)
+        finally:
+            doc.page_type = self.page_type  # the page's, whichever stage's text is written
+        doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
+        doc.line_preformatted = self.line_preformatted
+        return doc
+
+    def skip_to(self, reason: str) -> str | None:
+        """A short output (:func:`shorter_than_primary`) sends the page to ``SHORT_TO``, past resiliparse."""
+        return SHORT_TO if reason.startswith("short_") else None
+
+    def incomplete(self, text: str) -> str | None:
+        """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
+        return shorter_than_primary(text, self.primary, models.block_model(self.settings.blocks_model).fallback_min_share)
+
+
+def _each(phase, pages, results: list) -> None:
+    """``phase(i)`` for each page ``i`` whose work has not failed, each under a fresh time limit; what
+    one raises (a guard interrupt too) becomes that page's result."""
+    for i in pages:
+        if isinstance(results[i], BaseException):
+            continue
+        guards.restart()
+        try:
+            phase(i)
+        except (Exception, *guards.GUARD_INTERRUPTS) as exc:
+            results[i] = exc
+
+
+def _result(result):
+    """A page's result from :meth:`BlocksExtractor._featurised` or ``_classified``, raising what its work raised."""
+    if isinstance(result, BaseException):
+        raise result
+    return result

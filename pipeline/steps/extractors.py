@@ -1,0 +1,206 @@
+"""The extraction steps: decoded HTML -> plain text with paragraphs on lines.
+
+Each extractor is a :class:`~pipeline.steps.base.Step` whose ``extract(html) -> str`` does
+the work; the cascade (:mod:`pipeline.steps.cascade`) tries them in ``extract.cascade`` order.
+:class:`ResiliparseExtractor` holds the resiliparse options and the depth guard for every
+caller (the ``blocks`` stage uses its main-content text as a feature).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.config import ExtractSettings, Settings
+from pipeline.document import Document, visible_lines
+from pipeline.steps.base import Step
+from pipeline.steps.blocks import native
+
+
+class Extractor(Step):
+    """Turns decoded HTML into plain text with paragraphs separated by newlines."""
+
+    unfiltered = False  # True: its text passes the perplexity filter unscored
+    # True: when the filter removes too much of its text, the stage keeps it unfiltered instead of passing
+    # the page on (its own evidence outweighs the filter's: the block stage, see Cascade.overrule_filter).
+    overrules_filter = False
+
+    def extract(self, html: str) -> str:
+        raise NotImplementedError
+
+    def text(self, html: str) -> str:
+        """The stage's text of ``html`` as it is written: :meth:`extract`, its blank-looking lines closed
+        up (:func:`~pipeline.document.visible_lines`)."""
+        return visible_lines(self.extract(html))
+
+    def prepare(self, htmls: list[str]) -> None:
+        """Get ready to extract these pages, which the cascade will hand over one by one (the loop's window,
+        :meth:`~pipeline.steps.cascade.Cascade.prepare`); most stages have nothing to prepare."""
+
+    def incomplete(self, text: str) -> str | None:
+        """Evidence, from the page just extracted, that ``text`` misses main content (a short reason),
+        or None. Stages without such evidence never claim it."""
+        return None
+
+    def skip_to(self, reason: str) -> str | None:
+        """The later stage that should take a page whose text this stage found incomplete for ``reason``
+        (:meth:`incomplete`); None: the next stage."""
+        return None
+
+    def run(self, doc: Document) -> Document:
+        doc.text = self.text(doc.html)
+        doc.extractor = self.name
+        doc.unfiltered = self.unfiltered
+        doc.line_probs = doc.line_regions = doc.line_preformatted = None
+        return doc
+
+
+class PageTooDeep(ValueError):
+    """The page's elements nest deeper than ``extract.max_main_content_depth``."""
+
+
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
+# Void elements and elements whose end tag is commonly omitted do not deepen the estimate.
+FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
+                       "p li dt dd tr td th option thead tbody tfoot colgroup rp rt".split())
+
+
+def nesting_depth(html: str, stop_above: int) -> int:
+    """Estimated element nesting depth of ``html`` from its tags; stops once above ``stop_above``
+    (compiled in ``_native.pyx`` where it is built: the same scan, without a match object per tag)."""
+    module = native.compiled()
+    if module is not None:
+        return module.nesting_depth(html, stop_above)
+    if html.count("<") <= stop_above:
+        return 0  # cannot nest deeper than it has tags
+    depth = deepest = 0
+    for closing, name in _TAG.findall(html):
+        if name.lower() in FLAT_TAGS:
+            continue
+        if closing:
+            if depth:
+                depth -= 1
+        else:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > stop_above:
+                    break
+    return deepest
+
+
+# The last page's text (html, options, text): the cascade's resiliparse stage gets the same page and
+# options as the block stage's main-content feature, so it does not parse and extract twice.
+_LAST_TEXT: tuple[str, tuple, str] | None = None
+
+
+class ResiliparseExtractor(Extractor):
+    name = "resiliparse"
+
+    def __init__(self, settings: ExtractSettings, main_content: bool | None = None) -> None:
+        super().__init__()
+        self.main_content = settings.main_content if main_content is None else main_content
+        self.max_depth = settings.max_main_content_depth
+        self.options = dict(list_bullets=settings.list_bullets, comments=settings.comments,
+                            links=settings.links, alt_texts=settings.alt_texts)
+
+    def check_depth(self, html: str) -> None:
+        """Raise :class:`PageTooDeep` where main-content mode would crawl (the depth guard)."""
+        if self.main_content and nesting_depth(html, self.max_depth) > self.max_depth:
+            raise PageTooDeep(f"nested deeper than {self.max_depth} elements")
+
+    @property
+    def _text_key(self) -> tuple:
+        """What resiliparse's text of a page depends on besides the page (the reuse of ``_LAST_TEXT``)."""
+        return (self.main_content, *self.options.values())
+
+    def plain_text(self, html: str) -> str:
+        """resiliparse's text of ``html`` with this extractor's options (no depth guard)."""
+        from resiliparse.extract.html2text import extract_plain_text
+        from resiliparse.parse.html import HTMLTree
+
+        global _LAST_TEXT
+        key = self._text_key
+        if _LAST_TEXT is not None and _LAST_TEXT[0] is html and _LAST_TEXT[1] == key:
+            return _LAST_TEXT[2]  # the block stage's main-content pass of this page, reused by the next stage
+        tree = HTMLTree.parse(html)
+        text = extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
+                                  noscript=False, form_fields=False, **self.options)
+        _LAST_TEXT = (html, key, text)
+        return text
+
+    def reuse(self, html: str, text: str) -> None:
+        """Remember ``text`` as this extractor's text of ``html`` (computed earlier by :meth:`plain_text`), so
+        that a stage with the same options extracting ``html`` next takes it instead of extracting again."""
+        global _LAST_TEXT
+        _LAST_TEXT = (html, self._text_key, text)
+
+    def extract(self, html: str) -> str:
+        """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""
+        self.check_depth(html)
+        return self.plain_text(html)
+
+
+class ConservativeExtractor(ResiliparseExtractor):
+    """All visible text, no main-content heuristics: SORE's conservative revert (``revert``: its text
+    passes the filter unscored), or, as the first stage, the paper's tag-stripped text that the
+    filter cleans (``conf/pyplexity.yaml``)."""
+
+    name = "conservative"
+
+    def __init__(self, settings: ExtractSettings, revert: bool = True) -> None:
+        super().__init__(settings, main_content=False)
+        self.unfiltered = revert
+
+
+class TrafilaturaExtractor(Extractor):
+    name = "trafilatura"
+
+    def extract(self, html: str) -> str:
+        import trafilatura
+
+        return trafilatura.extract(html, include_comments=False, include_tables=True,
+                                   favor_recall=True, deduplicate=False) or ""
+
+
+class ReadabilityExtractor(Extractor):
+    """readability-lxml picks the article node; html-text renders it with paragraph breaks."""
+
+    name = "readability"
+
+    def extract(self, html: str) -> str:
+        import html_text
+        from readability import Document as ReadabilityDocument
+
+        summary = ReadabilityDocument(html).summary(html_partial=True)
+        return html_text.extract_text(summary, guess_layout=True)
+
+
+# --- language ID --------------------------------------------------------------------------
+
+
+class WetExtractor(Extractor):
+    """WET input: the text Common Crawl already extracted from the page, as it is (written, like every
+    stage's text, with its blank lines closed up: :func:`~pipeline.document.visible_lines`)."""
+
+    name = "wet"
+
+    def extract(self, html: str) -> str:
+        return html
+
+
+def build_extractor(name: str, settings: Settings, first: bool = False) -> Extractor:
+    """The extraction stage called ``name`` (an ``extract.cascade`` entry; ``first``: the cascade's first)."""
+    extract = settings.extract
+    if name == "resiliparse":
+        return ResiliparseExtractor(extract)
+    if name == "trafilatura":
+        return TrafilaturaExtractor()
+    if name == "readability":
+        return ReadabilityExtractor()
+    if name == "conservative":
+        return ConservativeExtractor(extract, revert=not first)
+    if name == "blocks":
+        from pipeline.steps.blocks.step import BlocksExtractor
+
+        return BlocksExtractor(extract, settings.langid, regions=settings.perplexity.protect_regions)
+    raise ValueError(f"unknown extraction stage {name!r}")

@@ -1,0 +1,37 @@
+"""Step ``langid``: document-level fastText lid.176 language ID of the extracted text."""
+
+from __future__ import annotations
+
+from pipeline import models
+from pipeline.config import LangIdSettings
+from pipeline.document import UNKNOWN_LANGUAGE, Document, Language
+from pipeline.steps.base import Step
+
+
+class LanguageIdentifier(Step):
+    """Sets ``doc.language`` from ``doc.text``: in the cascade, the language of each stage's own text,
+    so the page's language is that of the text finally kept, and the filter scores it with that language."""
+
+    name = "langid"
+    section = "langid"
+    settings: LangIdSettings
+
+    def __init__(self, settings: LangIdSettings) -> None:
+        super().__init__(settings)
+        self.model_path = settings.model_path or models.default_lid_model_path()
+
+    def run(self, doc: Document) -> Document:
+        doc.language = self.identify(doc.text)
+        return doc
+
+    def identify(self, text: str) -> Language:
+        sample = " ".join(text[: self.settings.max_chars].split())
+        if not self.settings.enabled or not sample:
+            return Language(UNKNOWN_LANGUAGE, 0.0)
+        labels, scores = models.fasttext_model(self.model_path).predict(sample, k=1)
+        code = labels[0].replace("__label__", "") if labels else UNKNOWN_LANGUAGE
+        score = float(min(1.0, scores[0])) if len(scores) else 0.0
+        if score < self.settings.min_score:
+            self.count("below_min_score")
+            return Language(UNKNOWN_LANGUAGE, score)
+        return Language(code, score)

@@ -1,0 +1,309 @@
+"""Step ``perplexity``: every sentence scored by its language's KenLM model, the rule drops those it judges noise.
+
+:func:`perplexity` is the one formula (``lm_models/train.py`` imports it); which sentences are
+kept is :func:`rule_mask`, for the filter, ``warcplex sweep`` and ``warcplex calibrate`` alike
+(:func:`kept_mask` applies a run's settings to a page's scored sentences).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from pipeline import models
+from pipeline.config import PerplexitySettings
+from pipeline.document import Document, Sentence
+from pipeline.registry import RegistryEntry, load_registry
+from pipeline.steps.base import Step
+from pipeline.steps.blocks import native
+from pipeline.steps.normalize import lm_tokens
+
+
+def perplexity_of(log10_prob: float, n_tokens: int) -> float:
+    """The formula: 10^(-log10 P(sentence incl. </s>) / (tokens + 1))."""
+    return 10.0 ** (-log10_prob / (n_tokens + 1))
+
+
+# Texts scored in this process, per model: the block stage scores a page's blocks and the filter its
+# sentences, which are often the same texts, and a site's boilerplate repeats across its pages. A window of 32
+# pages (extract.prepare_window) brings about 4,000 texts, blocks and sentences; the cache holds about four
+# windows (at 4,096 it was emptied in every window, between the block stage's scores and the filter's), far
+# fewer than the pages between two copies of a page in `make bench`'s 5x input.
+_SCORED: dict[tuple[object, str], tuple[float, int]] = {}
+SCORED_CACHE_SIZE = 16384
+
+
+def perplexity(model, text: str) -> tuple[float, int]:
+    """The perplexity of ``text`` (normalised for the LM) under the KenLM ``model``; also its token count."""
+    return perplexities(model, [text])[0]
+
+
+def perplexities(model, texts: list[str]) -> list[tuple[float, int]]:
+    """:func:`perplexity` of each of ``texts``, in one loop (a page's sentences or blocks)."""
+    compiled = native.compiled()
+    score, get = model.score, _SCORED.get
+    out = []
+    for text in texts:
+        key = (model, text)
+        scored = get(key)
+        if scored is None:
+            if len(_SCORED) >= SCORED_CACHE_SIZE:
+                _SCORED.clear()
+            if compiled is None:
+                tokens = lm_tokens(text)
+                line, n_tokens = " ".join(tokens), len(tokens)
+            else:
+                line, n_tokens = compiled.lm_line(text)  # the same line, in compiled code
+            scored = _SCORED[key] = perplexity_of(score(line, bos=True, eos=True), n_tokens), n_tokens
+        out.append(scored)
+    return out
+
+
+class Unit(NamedTuple):
+    """What the rule sees of a sentence: its perplexity (None: unscored), LM tokens and line (a tuple:
+    the rule makes one per sentence, group and window)."""
+
+    perplexity: float | None
+    n_tokens: int
+    paragraph: int = 0
+
+
+def _log_term(unit: Unit) -> float | None:
+    """A unit's share of a pool's log-probability, ``(tokens + 1) * log10 perplexity`` (None: unscored)."""
+    return None if unit.perplexity is None else (unit.n_tokens + 1) * math.log10(max(unit.perplexity, 1.0))
+
+
+def _pool(log_sum: float, weight: int, n_scored: int, paragraph: int) -> Unit:
+    """The formula of :func:`pooled`: ``n_scored`` members whose :func:`_log_term` add up to ``log_sum``
+    and whose ``tokens + 1`` add up to ``weight``."""
+    return Unit(10.0 ** (log_sum / weight), weight - n_scored, paragraph)
+
+
+def pooled(units: list[Unit]) -> Unit:
+    """Several units scored as one: the perplexity of their joint log-probability (each unit's
+    ``(tokens + 1) * log10 perplexity`` summed, over the summed ``tokens + 1``)."""
+    scored = [u for u in units if u.perplexity is not None]
+    if not scored:
+        return Unit(None, sum(u.n_tokens for u in units), units[0].paragraph if units else 0)
+    return _pool(sum(_log_term(u) for u in scored), sum(u.n_tokens + 1 for u in scored), len(scored),
+                 scored[0].paragraph)
+
+
+def lines_of(units: list[Unit]) -> list[list[int]]:
+    """The indexes of ``units`` grouped by line (paragraph), in order."""
+    groups: dict[int, list[int]] = {}
+    for i, unit in enumerate(units):
+        groups.setdefault(unit.paragraph, []).append(i)
+    return list(groups.values())
+
+
+def with_neighbours(units: list[Unit], window: int) -> list[Unit]:
+    """Each unit pooled with its nearest neighbours (both sides in turn) until it holds ``window`` tokens.
+
+    :func:`pooled` of each window, from each unit's :func:`_log_term` taken once (the same sums in the same order)."""
+    n = len(units)
+    tokens = [u.n_tokens for u in units]
+    terms = [_log_term(u) for u in units]
+    out = []
+    for i, unit in enumerate(units):
+        if unit.perplexity is None:
+            out.append(unit)
+            continue
+        members, held, lo, hi = [i], tokens[i], i - 1, i + 1
+        while held < window and (lo >= 0 or hi < n):
+            for j in (lo, hi):
+                if 0 <= j < n:
+                    members.append(j)
+                    held += tokens[j]
+            lo, hi = lo - 1, hi + 1
+        scored = [j for j in members if terms[j] is not None]
+        out.append(_pool(sum(terms[j] for j in scored), sum(tokens[j] + 1 for j in scored), len(scored),
+                         unit.paragraph))
+    return out
+
+
+def pooled_groups(units: list[Unit], by_line: bool, windowed: bool,
+                  window_tokens: int) -> tuple[list[list[int]], list[Unit], list[Unit]]:
+    """What a rule judges: the groups of ``units`` (one per line when ``by_line``, else one per unit),
+    each group :func:`pooled`, and the scores the groups face (``windowed``: :func:`with_neighbours`).
+    The reference of the compiled ``judge``, which computes the same floats."""
+    groups = lines_of(units) if by_line else [[i] for i in range(len(units))]
+    judged = [pooled([units[i] for i in group]) for group in groups]
+    return groups, judged, with_neighbours(judged, window_tokens) if windowed else judged
+
+
+RULES = ("fixed", "window", "length", "context")
+
+
+class Judgement:
+    """A page's units as a rule judges them, before any threshold: the groups judged together (one per
+    line under ``line``), each group pooled (``judged``) and the score it faces (``scores``: pooled with
+    its neighbours under ``window`` and ``context``). One judgement serves several thresholds and
+    protections (:meth:`mask`)."""
+
+    def __init__(self, units: list[Unit], unit: str = "sentence", rule: str = "fixed", window_tokens: int = 40) -> None:
+        if rule not in RULES:
+            raise ValueError(f"unknown perplexity rule {rule!r}")
+        self.rule, self.size = rule, len(units)
+        compiled = native.compiled()
+        by_line, windowed = unit == "line", rule in ("window", "context")
+        if compiled is not None:  # the same floats in compiled code
+            self.groups, self.judged, self.scores = compiled.judge(units, by_line, windowed, window_tokens, Unit)
+        else:
+            self.groups, self.judged, self.scores = pooled_groups(units, by_line, windowed, window_tokens)
+
+    def mask(self, threshold: float, short_tokens: int = 30, protected: list[bool] | None = None,
+             protected_threshold: float = math.inf) -> list[bool]:
+        """Which units are kept at ``threshold`` (see :func:`rule_mask`)."""
+        groups, judged, rule = self.groups, self.judged, self.rule
+        scale = rule in ("length", "context")
+        safe = [protected is not None and any(protected[i] for i in group) for group in groups]
+        keep = [own.perplexity is None or
+                (score.perplexity <= protected_threshold if sure else
+                 score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0))
+                for own, score, sure in zip(judged, self.scores, safe)]
+        if rule == "context":
+            keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and not safe[i] and
+                    judged[i].n_tokens < short_tokens and judged[i].perplexity is not None else keep[i]
+                    for i in range(len(keep))]
+        mask = [True] * self.size
+        for group, kept in zip(groups, keep):
+            for i in group:
+                mask[i] = kept
+        return mask
+
+
+def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule: str = "fixed",
+              window_tokens: int = 40, short_tokens: int = 30, protected: list[bool] | None = None,
+              protected_threshold: float = math.inf) -> list[bool]:
+    """The filter's rule: which sentences of a page (``units``, in page order) are kept at ``threshold``.
+
+    ``unit``: ``sentence`` judges each sentence; ``line`` each line (its sentences pooled, all kept
+    or dropped together). ``rule``:
+
+    - ``fixed``: a unit is kept when its perplexity is at most ``threshold``;
+    - ``window``: a unit shorter than ``window_tokens`` LM tokens is scored pooled with its
+      neighbours (:func:`with_neighbours`);
+    - ``length``: a unit of n tokens must score under ``threshold * min(1, (n + 1) / short_tokens)``
+      (a one-word line cannot be judged like a 30-word sentence);
+    - ``context``: ``window``'s score against ``length``'s threshold, then a unit shorter than
+      ``short_tokens`` whose two neighbours agree takes their decision (a heading between kept
+      paragraphs stays, a lone short line amid boilerplate goes).
+
+    Unscored units (no model, fewer than ``perplexity.min_tokens`` tokens) are kept. ``protected``
+    ones (per unit of ``units``; a line is protected when one of its sentences is) face only their
+    score (pooled with neighbours under ``window`` and ``context``) against ``protected_threshold``,
+    with no length scale, and ``context`` never overturns them.
+    """
+    return Judgement(units, unit, rule, window_tokens).mask(threshold, short_tokens, protected, protected_threshold)
+
+
+def judgement(sentences: list[Sentence], settings: PerplexitySettings) -> Judgement:
+    """A page's scored sentences judged under the unit and rule of ``settings`` (sentences shorter than
+    ``min_tokens`` LM tokens count as unscored)."""
+    units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
+             for s in sentences]
+    return Judgement(units, settings.unit, settings.rule, settings.window_tokens)
+
+
+def kept_mask(sentences: list[Sentence], threshold: float, settings: PerplexitySettings,
+              protect: bool = True, judged: Judgement | None = None) -> list[bool]:
+    """Which of a page's scored sentences the rule of ``settings`` keeps at ``threshold``. With ``protect``,
+    a sentence whose line the block stage kept with a probability of at least ``protect_min_prob``
+    (:func:`protected`) is kept unless its line scores above ``threshold * protect_factor``. ``judged``:
+    the page's :func:`judgement` when the caller has it."""
+    if judged is None:
+        judged = judgement(sentences, settings)
+    return judged.mask(threshold, settings.short_tokens, protected(sentences, settings) if protect else None,
+                       threshold * settings.protect_factor)
+
+
+def protected(sentences: list[Sentence], settings: PerplexitySettings) -> list[bool]:
+    """The sentences the filter judges only against ``protect_factor`` times the threshold: the block
+    classifier kept their line with a probability of at least ``perplexity.protect_min_prob``, or
+    (``perplexity.protect_regions``) as a member of a repeated region it mostly kept. The rule decides
+    where the classifier was unsure; where it was sure, only text the LM finds far off (mojibake,
+    garbled or machine-made text) goes."""
+    return [(s.block_prob is not None and s.block_prob >= settings.protect_min_prob)
+            or (settings.protect_regions and s.in_region) for s in sentences]
+
+
+REASON_PREFIX = "perplexity:"  # every reason of this filter's removals starts so
+
+
+def drop_reason(settings: PerplexitySettings, threshold: float) -> str:
+    """A filtered sentence's reason: the unit and rule that judged it and the threshold, e.g.
+    ``perplexity:line/context@3000`` (under ``length`` or ``context`` a unit can be dropped while scoring
+    below the threshold: its length or its neighbours decided)."""
+    return f"{REASON_PREFIX}{settings.unit}/{settings.rule}@{threshold:g}"
+
+
+class PerplexityFilter(Step):
+    """Scores every sentence with the language's KenLM model and drops those the rule (:func:`kept_mask`) rejects.
+
+    A page of a language without a model passes unscored, or is dropped as
+    ``unknown_language_dropped`` with ``perplexity.unknown_language: drop``. An extractor
+    marked ``unfiltered`` (the conservative revert) passes unscored, and so does preformatted text
+    (code) the block stage kept: a model of prose cannot judge it, and a line dropped from it breaks it.
+    """
+
+    name = "perplexity"
+    section = "perplexity"
+    settings: PerplexitySettings
+
+    def __call__(self, doc: Document) -> Document | None:
+        if doc.unfiltered or not self.settings.enabled:
+            return doc  # sentences stay kept and unscored
+        if not self.has_model(doc.language_code) and self.settings.unknown_language == "drop":
+            return self.drop(doc, "unknown_language_dropped")
+        return super().__call__(doc)
+
+    def run(self, doc: Document) -> Document:
+        entry = self.entry(doc.language_code)
+        if entry is None:
+            self.count("unscored_language_pages")
+            return doc
+        model = models.kenlm_model(entry.path)
+        scored = [s for s in doc.sentences if not s.preformatted]
+        if len(scored) < len(doc.sentences):
+            self.count("sentences_preformatted", len(doc.sentences) - len(scored))  # kept unscored
+        for sentence, (ppl, n_tokens) in zip(scored, perplexities(model, [s.text for s in scored])):
+            sentence.perplexity, sentence.n_tokens = ppl, n_tokens
+        limit = entry.threshold_for(self.settings)
+        judged = judgement(doc.sentences, self.settings)
+        mask = kept_mask(doc.sentences, limit, self.settings, judged=judged)
+        if any(protected(doc.sentences, self.settings)):
+            unprotected = kept_mask(doc.sentences, limit, self.settings, protect=False, judged=judged)
+            saved = sum(k and not u for k, u in zip(mask, unprotected))
+            if saved:
+                self.count("sentences_protected", saved)  # kept only because the block stage was sure of them
+        reason = drop_reason(self.settings, limit)
+        for sentence, kept in zip(doc.sentences, mask):
+            if not kept:
+                sentence.kept, sentence.reason = False, reason
+        return doc
+
+    def has_model(self, language: str) -> bool:
+        return self.settings.enabled and language in load_registry(self.settings.registry)
+
+    def entry(self, language: str) -> RegistryEntry | None:
+        """The language's registry entry, or None without a model."""
+        if not self.has_model(language):
+            return None
+        return load_registry(self.settings.registry)[language]
+
+    def threshold(self, language: str) -> float:
+        return load_registry(self.settings.registry)[language].threshold_for(self.settings)
+
+
+def median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def log10_bin(value: float, bins_per_decade: int = 10) -> int:
+    """Histogram bin of a perplexity on a log10 scale (bin k covers 10^(k/b) .. 10^((k+1)/b))."""
+    return int(math.floor(math.log10(max(value, 1.0)) * bins_per_decade))

@@ -1,0 +1,189 @@
+"""Atomic, deterministic output on a local path or ``s3://`` (pyarrow filesystems, no Hadoop jars).
+
+Layout of an output directory::
+
+    data/language=<code>/part-<split_id>.parquet   the dataset, hive-partitioned by language
+    _markers/<split_id>.json                  completion marker of a split, holding its stats
+    _tmp/<split_id>/...                       files being written (never read by readers)
+    _SUCCESS                                  written last: JSON list of every file with its size
+
+A split writes under ``_tmp/``, renames its files into place, then writes its marker: the
+marker is the commit. Names depend only on the input, so a rerun overwrites what a killed
+run left half-done and skips what it finished. Readers (pyarrow, Spark, DuckDB) ignore
+paths starting with ``_``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+
+from pipeline.config import S3Settings
+
+ROW_GROUP_ROWS = 2000
+SUCCESS = "_SUCCESS"  # written last: the manifest of a complete output
+
+
+def filesystem_for(uri: str, s3: S3Settings) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow filesystem and root path for a local directory or an ``s3://bucket/prefix``."""
+    if uri.startswith("s3://"):
+        bucket_and_prefix = uri[len("s3://"):].rstrip("/")
+        kwargs: dict[str, Any] = {"region": s3.region or "us-east-1",
+                                  "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=s3.max_attempts)}
+        if s3.endpoint_url:
+            scheme, _, host = s3.endpoint_url.partition("://")
+            kwargs.update(endpoint_override=host or scheme, scheme=scheme if host else "https")
+        return pafs.S3FileSystem(**kwargs), bucket_and_prefix
+    root = os.path.abspath(uri)
+    return pafs.LocalFileSystem(), root
+
+
+class OutputTarget:
+    """An output directory: file writes with tmp-then-rename, markers and small JSON/text files."""
+
+    def __init__(self, uri: str, s3: S3Settings) -> None:
+        self.uri = uri
+        self.fs, self.root = filesystem_for(uri, s3)
+
+    def path(self, relative: str) -> str:
+        return f"{self.root}/{relative}"
+
+    def exists(self, relative: str) -> bool:
+        return self.fs.get_file_info(self.path(relative)).type != pafs.FileType.NotFound
+
+    def write_bytes(self, relative: str, data: bytes) -> None:
+        """Write a file atomically: to ``_tmp/`` first, then moved into place."""
+        tmp = self.path(f"_tmp/{relative.replace('/', '__')}.tmp")
+        self.fs.create_dir(tmp.rsplit("/", 1)[0], recursive=True)
+        with self.fs.open_output_stream(tmp) as out:
+            out.write(data)
+        final = self.path(relative)
+        self.fs.create_dir(final.rsplit("/", 1)[0], recursive=True)
+        self.fs.move(tmp, final)
+
+    def read_bytes(self, relative: str) -> bytes | None:
+        try:
+            with self.fs.open_input_stream(self.path(relative)) as stream:
+                return stream.read()
+        except (FileNotFoundError, OSError):
+            return None
+
+    def marker_name(self, split_id: str) -> str:
+        return f"_markers/{split_id}.json"
+
+    def read_marker(self, split_id: str) -> dict | None:
+        data = self.read_bytes(self.marker_name(split_id))
+        return json.loads(data) if data else None
+
+    def write_marker(self, split_id: str, stats: dict) -> None:
+        self.write_bytes(self.marker_name(split_id), json.dumps(stats, sort_keys=True).encode("utf-8"))
+
+    def markers(self) -> dict[str, dict]:
+        """All completion markers: split id -> its stats."""
+        selector = pafs.FileSelector(self.path("_markers"), allow_not_found=True)
+        found = {}
+        for info in self.fs.get_file_info(selector):
+            if info.is_file and info.base_name.endswith(".json"):
+                with self.fs.open_input_stream(info.path) as stream:
+                    found[info.base_name[: -len(".json")]] = json.loads(stream.read())
+        return found
+
+    def finished_split_ids(self) -> set[str]:
+        """Split ids with a completion marker (names only; the markers are not read)."""
+        selector = pafs.FileSelector(self.path("_markers"), allow_not_found=True)
+        return {info.base_name[: -len(".json")] for info in self.fs.get_file_info(selector)
+                if info.is_file and info.base_name.endswith(".json")}
+
+    def list_files(self) -> list[tuple[str, int]]:
+        """Every committed file as (relative path, size), sorted; ``_tmp/`` and ``_SUCCESS`` excluded."""
+        selector = pafs.FileSelector(self.root, recursive=True, allow_not_found=True)
+        prefix = self.root.rstrip("/") + "/"
+        files = []
+        for info in self.fs.get_file_info(selector):
+            relative = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
+            if info.is_file and not relative.startswith("_tmp/") and relative != SUCCESS:
+                files.append((relative, info.size))
+        return sorted(files)
+
+    def retract_success(self) -> None:
+        """Remove a previous run's ``_SUCCESS``: the output is incomplete until this run publishes."""
+        if self.exists(SUCCESS):
+            self.fs.delete_file(self.path(SUCCESS))
+
+    def publish_success(self) -> dict:
+        """The final commit: write ``_SUCCESS``, a manifest of every file with its size."""
+        files = self.list_files()
+        manifest = {"files": [{"path": path, "size": size} for path, size in files],
+                    "file_count": len(files), "total_bytes": sum(size for _, size in files)}
+        self.write_bytes(SUCCESS, json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8"))
+        return manifest
+
+
+DATASET_DIR = "data"
+# The corpus stages' entries (pipeline/corpus/): the final dataset, what they dropped, their marker.
+CORPUS_DIR = "corpus"
+CORPUS_DROPPED_DIR = "corpus_dropped"
+CORPUS_STATE_DIR = "_corpus"
+
+
+class SplitWriter:
+    """Writes one split's rows as ``<dataset>/language=<code>/part-<split_id>.parquet``, committed at the end.
+
+    ``dataset`` is the dataset's folder under the target (``""`` for the target itself).
+    """
+
+    def __init__(self, target: OutputTarget, split_id: str, schema: pa.Schema, compression: str,
+                 dataset: str = DATASET_DIR) -> None:
+        self.target = target
+        self.dataset = dataset
+        self.split_id = split_id
+        self.schema = schema
+        self.compression = None if compression == "none" else compression
+        self.tmp_dir = target.path(f"_tmp/{split_id}")
+        self._buffers: dict[str, list[dict]] = {}
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        target.fs.delete_dir_contents(self.tmp_dir, missing_dir_ok=True)
+
+    def _relative(self, language: str) -> str:
+        partition = f"language={language}/part-{self.split_id}.parquet"
+        return f"{self.dataset}/{partition}" if self.dataset else partition
+
+    def add(self, language: str, row: dict) -> None:
+        buffer = self._buffers.setdefault(language, [])
+        buffer.append(row)
+        if len(buffer) >= ROW_GROUP_ROWS:
+            self._flush(language)
+
+    def _flush(self, language: str) -> None:
+        rows = self._buffers.get(language)
+        if not rows:
+            return
+        writer = self._writers.get(language)
+        if writer is None:
+            path = f"{self.tmp_dir}/{self._relative(language).replace('/', '__')}"
+            self.target.fs.create_dir(self.tmp_dir, recursive=True)
+            writer = pq.ParquetWriter(path, self.schema, filesystem=self.target.fs, compression=self.compression)
+            self._writers[language] = writer
+        writer.write_table(pa.Table.from_pylist(rows, schema=self.schema), row_group_size=ROW_GROUP_ROWS)
+        rows.clear()
+
+    def commit(self) -> list[str]:
+        """Close every file and move it into the dataset; return the relative paths written."""
+        written = []
+        for language in sorted(self._buffers):
+            self._flush(language)
+        for language in sorted(self._writers):
+            self._writers[language].close()
+            relative = self._relative(language)
+            final = self.target.path(relative)
+            self.target.fs.create_dir(final.rsplit("/", 1)[0], recursive=True)
+            self.target.fs.move(f"{self.tmp_dir}/{relative.replace('/', '__')}", final)
+            written.append(relative)
+        if self._writers:
+            self.target.fs.delete_dir(self.tmp_dir)
+        return written

@@ -1,0 +1,99 @@
+"""The rows warcplex writes: the page corpus, the dropped sentences and the sentence side output."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pyarrow as pa
+
+from pipeline.config import ExtractSettings
+from pipeline.document import Document, visible_lines
+from pipeline.steps.normalize import lm_tokens
+from pipeline.steps.perplexity import median
+
+
+def _schema(**fields: pa.DataType) -> pa.Schema:
+    return pa.schema(list(fields.items()))
+
+
+PAGE_SCHEMA = _schema(
+    warc_record_id=pa.string(), url=pa.string(), warc_date=pa.string(), warc_filename=pa.string(),
+    language_score=pa.float32(), text=pa.string(), n_sentences=pa.int32(), n_sentences_kept=pa.int32(),
+    perplexity_median=pa.float32(), extractor=pa.string(), fallback_reason=pa.string(), page_type=pa.string(),
+    html_bytes=pa.int64(), text_bytes_raw=pa.int64(), text_bytes_clean=pa.int64())
+
+# Side output (`output.dropped`) of every dropped sentence with its score and reason.
+DROPPED_SCHEMA = _schema(warc_record_id=pa.string(), url=pa.string(), sentence=pa.string(), perplexity=pa.float32(),
+                         reason=pa.string(), extractor=pa.string(), distance=pa.float32())
+
+# Side output (`output.sentences`) of every sentence of every page that reached the filter,
+# scored or not: what `warcplex sweep` re-filters and the index statistics are built from.
+SENTENCE_SCHEMA = _schema(warc_record_id=pa.string(), paragraph=pa.int32(), position=pa.int32(),
+                          sentence=pa.string(), n_tokens=pa.int32(), perplexity=pa.float32(), kept=pa.bool_())
+
+
+# Side output (`<output.sentences>/_visible/`, when `index.visible_text` is on) of each page's
+# tag-stripped text: the first link of the index-size chain (all visible text -> main content -> ...).
+VISIBLE_SCHEMA = _schema(warc_record_id=pa.string(), text=pa.string())
+VISIBLE_DIR = "_visible"
+
+
+class VisibleText:
+    """A page's tag-stripped text: resiliparse without main-content detection, the paper's input.
+
+    The ``conservative`` stage's and WET input's text already is that text and is reused;
+    any other extractor's page is parsed a second time, and its blank-looking lines closed up as every
+    stage's text is (:func:`~pipeline.document.visible_lines`).
+    """
+
+    _REUSED = frozenset({"conservative", "wet"})
+
+    def __init__(self, settings: ExtractSettings) -> None:
+        from pipeline.steps.extractors import ResiliparseExtractor
+
+        self.extractor = ResiliparseExtractor(settings, main_content=False)
+
+    def row(self, cleaned: Document) -> dict:
+        if cleaned.extractor in self._REUSED:
+            text = cleaned.text
+        else:
+            text = visible_lines(self.extractor.plain_text(cleaned.html))
+        return {"warc_record_id": cleaned.page.record_id, "text": text}
+
+
+def page_row(cleaned: Document, shard: str) -> dict:
+    scores = [s.perplexity for s in cleaned.sentences if s.perplexity is not None]
+    text = cleaned.clean_text
+    return {
+        "warc_record_id": cleaned.page.record_id,
+        "url": cleaned.page.url,
+        "warc_date": cleaned.page.warc_date,
+        "warc_filename": shard,
+        "language_score": cleaned.language.score if cleaned.language else 0.0,
+        "text": text,
+        "n_sentences": len(cleaned.sentences),
+        "n_sentences_kept": sum(1 for s in cleaned.sentences if s.kept),
+        "perplexity_median": median(scores),
+        "extractor": cleaned.extractor,
+        "fallback_reason": cleaned.fallback_reason,
+        "page_type": cleaned.page_type,
+        "html_bytes": len(cleaned.page.html),
+        "text_bytes_raw": len(cleaned.text.encode("utf-8")),
+        "text_bytes_clean": len(text.encode("utf-8")),
+    }
+
+
+def dropped_rows(cleaned: Document) -> Iterator[dict]:
+    for sentence in cleaned.sentences:
+        if not sentence.kept:
+            yield {"warc_record_id": cleaned.page.record_id, "url": cleaned.page.url,
+                   "sentence": sentence.text, "perplexity": sentence.perplexity,
+                   "reason": sentence.reason, "extractor": cleaned.extractor, "distance": sentence.distance}
+
+
+def sentence_rows(cleaned: Document) -> Iterator[dict]:
+    for position, sentence in enumerate(cleaned.sentences):
+        n_tokens = sentence.n_tokens if sentence.n_tokens is not None else len(lm_tokens(sentence.text))
+        yield {"warc_record_id": cleaned.page.record_id, "paragraph": sentence.paragraph, "position": position,
+               "sentence": sentence.text, "n_tokens": n_tokens,
+               "perplexity": sentence.perplexity, "kept": sentence.kept}
