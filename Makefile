@@ -8,13 +8,13 @@ export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-SAMPLE := data/sample/sample.warc.gz
+SAMPLE := tests/data/sample.warc.gz
 OUT    ?= out
 
 .PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-quality
 
 setup: $(STAMP)
-	@$(PY) -m pipeline.spark.cds  # the driver JVM's class-data archive (pipeline/spark/cds.py), made once
+	@$(PY) -m pipeline.spark.cds $(SAMPLE)  # the driver JVM's class-data archive (pipeline/spark/cds.py), made once
 
 $(STAMP): pyproject.toml setup.py pipeline/steps/blocks/_native.pyx
 	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }

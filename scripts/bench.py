@@ -50,7 +50,7 @@ from cputree import measure  # scripts/, this script's own directory
 ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_WARC = ROOT.parent / "shared" / "bench" / "warc" / "bench-dev.warc.gz"
-SAMPLE_WARC = ROOT / "data" / "sample" / "sample.warc.gz"
+SAMPLE_WARC = ROOT / "tests" / "data" / "sample.warc.gz"
 BUILD = ROOT / "build" / "bench"
 DATATROVE_PYTHON = ROOT / "build" / "datatrove-venv" / "bin" / "python"
 CORES = os.cpu_count() or 1

@@ -12,7 +12,7 @@ from warcio.warcwriter import WARCWriter
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT.parent / "shared" / "bench"
 WARC_DIR = BENCH / "warc"
-SAMPLE_WARC = ROOT / "data" / "sample" / "sample.warc.gz"
+SAMPLE_WARC = ROOT / "tests" / "data" / "sample.warc.gz"
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 

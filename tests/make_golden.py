@@ -14,7 +14,7 @@ from pathlib import Path
 
 from golden_digest import GOLDEN_FILE, sample_run
 
-SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample" / "sample.warc.gz"
+SAMPLE = Path(__file__).resolve().parent / "data" / "sample.warc.gz"
 
 
 def main() -> int:

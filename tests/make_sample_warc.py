@@ -1,4 +1,4 @@
-"""Write data/sample/sample.warc.gz: the bundled sample WARC that `make run` processes.
+"""Write tests/data/sample.warc.gz: the bundled sample WARC that `make run` processes.
 
 The pages are written by this project (texts in tests/sample_texts.py): articles in
 English, German, French, Spanish, Italian, Japanese and Russian, each wrapped in realistic
@@ -12,7 +12,7 @@ Like Common Crawl, every record is its own gzip member; some responses carry
 WARC-Identified-Payload-Type, others do not. The output is deterministic: fixed dates,
 record ids from uuid5, gzip mtime 0, so rerunning gives the same bytes.
 
-    python tests/make_sample_warc.py [--out data/sample/sample.warc.gz]
+    python tests/make_sample_warc.py [--out tests/data/sample.warc.gz]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from warcio.warcwriter import WARCWriter
 from sample_texts import ARTICLES
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = ROOT / "data" / "sample" / "sample.warc.gz"
+DEFAULT_OUT = ROOT / "tests" / "data" / "sample.warc.gz"
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/warcplex/sample")
 START = dt.datetime(2024, 5, 20, 9, 0, 0, tzinfo=dt.timezone.utc)
 

@@ -75,7 +75,7 @@ def test_bench_script_runs_on_the_sample(tmp_path):
     if (ROOT / "build" / "datatrove-venv" / "bin" / "python").exists():
         systems.append("datatrove")
     results = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--warc", str(ROOT / "data" / "sample" /
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "bench.py"), "--warc", str(ROOT / "tests" / "data" /
                            "sample.warc.gz"), "--scale", "2", "--repeats", "1", "--systems", ",".join(systems),
                            "--work", str(tmp_path / "work"), "--results", str(results)],
                           capture_output=True, text=True, cwd=tmp_path)

@@ -2,7 +2,7 @@
 
 The driver JVM loads and verifies thousands of classes on every run (Spark core, and Spark SQL for
 the corpus stages); from a dynamic CDS archive it maps them instead. ``python -m pipeline.spark.cds``
-(run by ``make setup``) makes the archive with a training run of the sample WARC under
+(run by ``make setup``, with the sample WARC) makes the archive with a training run under
 ``-XX:ArchiveClassesAtExit``; :func:`pipeline.spark.session.spark_context` adds
 ``-XX:SharedArchiveFile`` when the archive for this Java, this pyspark and these JVM options exists,
 and nothing otherwise (the JVM then loads its classes as before). The archive lives in the
@@ -23,7 +23,6 @@ from pathlib import Path
 from pipeline.config import PROJECT_ROOT
 
 ARCHIVE_DIR = Path(sys.prefix) / "var" / "warcplex-cds"
-TRAINING_WARC = PROJECT_ROOT / "data" / "sample" / "sample.warc.gz"
 TRAINING_CONFIG = PROJECT_ROOT / "conf" / "local.yaml"
 
 
@@ -65,7 +64,7 @@ class ClassArchive:
             return None
         return f"-XX:SharedArchiveFile={self.path}"
 
-    def build(self) -> Path:
+    def build(self, training_warc: Path) -> Path:
         """Make the archive with a training run (the sample WARC, the local preset, the corpus stages on):
         the driver JVM dumps the classes it loaded when it exits, into a temporary file renamed into
         place once the run is over; archives of other Java or pyspark versions are removed."""
@@ -75,7 +74,7 @@ class ClassArchive:
         with tempfile.TemporaryDirectory(prefix="cds-", dir=self.directory) as tmp:
             dump = Path(tmp) / self.path.name
             options = f"{self.java_options} -XX:ArchiveClassesAtExit={dump}"
-            cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(TRAINING_WARC),
+            cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(training_warc),
                    "--output", str(Path(tmp) / "out"), "--config", str(TRAINING_CONFIG),
                    "--set", f"spark.conf.spark.driver.extraJavaOptions={options}"]
             run = subprocess.run(cmd, capture_output=True, text=True, cwd=PROJECT_ROOT)
@@ -90,8 +89,9 @@ class ClassArchive:
         return self.path
 
 
-def main() -> int:
-    """Build the archive for the ``java`` a run would use (``make setup``); a failure is reported, not fatal."""
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pipeline.spark.cds WARC``: build the archive for the ``java`` a run would use, with a training
+    run on WARC (``make setup`` gives the sample); a failure is reported, not fatal."""
     from pipeline.spark.session import BATCH_JAVA_OPTIONS, UsageError, require_java
 
     try:
@@ -99,8 +99,9 @@ def main() -> int:
         if archive.java_option() is not None:
             print(f"warcplex: JVM class-data archive present: {archive.path}")
             return 0
-        print(f"warcplex: building the JVM class-data archive (a training run on {TRAINING_WARC.name}) ...")
-        print(f"warcplex: JVM class-data archive: {archive.build()}")
+        training_warc = Path((sys.argv[1:] if argv is None else argv)[0])
+        print(f"warcplex: building the JVM class-data archive (a training run on {training_warc.name}) ...")
+        print(f"warcplex: JVM class-data archive: {archive.build(training_warc)}")
     except (UsageError, RuntimeError) as exc:
         print(f"warcplex: no JVM class-data archive ({exc}); runs load their classes without one", file=sys.stderr)
     return 0
