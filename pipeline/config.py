@@ -146,7 +146,7 @@ class PerplexitySettings(_Section):
     # LM tokens is scored pooled with its neighbours up to that many tokens; `length`: a unit of n
     # tokens must score under threshold x min(1, (n+1)/short_tokens); `context`: the window's score
     # against the length threshold, and a short unit whose two neighbours agree follows them.
-    # scripts/filter_study.py measures them (README, "Language models and thresholds").
+    # scripts/studies/filter_study.py measures them (README, "Language models and thresholds").
     rule: Literal["fixed", "window", "length", "context"] = "context"
     window_tokens: int = Field(default=40, ge=1)
     short_tokens: int = Field(default=30, ge=1)

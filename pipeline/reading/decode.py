@@ -1,6 +1,6 @@
 """Charset decoding of HTML payloads: the page's real encoding, never an exception.
 
-The rule, in order (measured on every bench page by ``scripts/check_decoding.py``):
+The rule, in order (measured on every bench page by ``scripts/studies/check_decoding.py``):
 
 1. A byte-order mark names the encoding (UTF-8, UTF-16, UTF-32).
 2. UTF-16 without a BOM is recognised by its NUL bytes in every other position.

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import pickle
 import re
 import sys
@@ -50,9 +51,12 @@ from pipeline.document import Sentence, cut_dropped
 from pipeline.reading.warc import Page
 from pipeline.steps.blocks.model import is_heldout
 
-from train_blocks import SETS, _scorer as scorer, dev_items  # scripts/: the fit's sets and pages, the bench's scorer
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+# scripts/train_blocks.py as a module: the fit's sets and pages, the bench's scorer.
+_SPEC = importlib.util.spec_from_file_location("train_blocks", ROOT / "scripts" / "train_blocks.py")
+train_blocks = sys.modules["train_blocks"] = importlib.util.module_from_spec(_SPEC)  # named: Pool pickles its functions
+_SPEC.loader.exec_module(train_blocks)
+SETS, scorer, dev_items = train_blocks.SETS, train_blocks._scorer, train_blocks.dev_items
 # schema.org types declared in JSON-LD ("@type": "Product") or microdata (itemtype=".../Product").
 _SCHEMA_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"(?:https?://schema\.org/)?([A-Za-z]+)"|'
                           r'itemtype\s*=\s*["\']?https?://schema\.org/([A-Za-z]+)', re.I)

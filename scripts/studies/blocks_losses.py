@@ -44,7 +44,7 @@ from pipeline.steps.blocks.model import BlockModel, is_heldout
 from pipeline.steps.blocks.rules import revise
 from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # scripts/train_blocks.py as a module: the cached parses, labels and scorer of the fit.
 _SPEC = importlib.util.spec_from_file_location("train_blocks", ROOT / "scripts" / "train_blocks.py")
 train_blocks = sys.modules["train_blocks"] = importlib.util.module_from_spec(_SPEC)  # named: Pool pickles its functions

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from pipeline.reading import decode as charset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_BENCH = ROOT.parent / "shared" / "bench"
 SETS = ("data", "data-wcxb", "data-ml")

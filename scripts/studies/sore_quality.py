@@ -39,7 +39,7 @@ from pipeline.reading.warc import Page
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.sore import SoreScorer, SoreSettings, page_metadata
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 EXTRACTIONS = {"default cascade": None, "all text": ["conservative"]}
 GRID = {

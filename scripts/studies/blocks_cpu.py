@@ -28,7 +28,7 @@ from pipeline.steps.blocks import model as block_model_module
 from pipeline.steps.blocks import step
 from pipeline.steps.extractors import PageTooDeep, ResiliparseExtractor
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PARTS = (("parse", step, "parse_page"),
          ("resiliparse main content", ResiliparseExtractor, "plain_text"),
          ("resiliparse main content", ResiliparseExtractor, "check_depth"),

@@ -39,7 +39,7 @@ from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import Unit, perplexity, rule_mask
 from pipeline.steps.sentences import SentenceSplitter
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Scorer:
