@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from pipeline import _native
 from pipeline.reading.warc import Page
 
 UNKNOWN_LANGUAGE = "und"
@@ -129,10 +130,9 @@ def _class_ranges(members: str) -> list[tuple[int, int]]:
 
 @functools.cache
 def _format_scan():
-    """The compiled scan for :data:`FORMAT_CHARACTERS` (``_native.CharRanges``), or None without the module."""
-    from pipeline.steps.blocks import native
-
-    module = native.compiled()
+    """The compiled scan for :data:`FORMAT_CHARACTERS` (``CharRanges`` of the compiled ``text`` part), or None without
+    it."""
+    module = _native.compiled("text")
     return None if module is None else module.CharRanges(_class_ranges(FORMAT_CHARACTERS)).search
 
 

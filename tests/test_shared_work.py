@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_WARC
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.config import load_settings
 from pipeline.document import Document
 from pipeline.reading.warc import Split, iter_pages
@@ -22,7 +22,7 @@ from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import PerplexityFilter, Unit
 from pipeline.steps import perplexity as perplexity_module
-from pipeline.steps.blocks import features, native
+from pipeline.steps.blocks import features
 from pipeline.steps.blocks import model as block_model_module
 
 
@@ -107,7 +107,7 @@ def test_the_compiled_pooling_is_the_python_reference_float_for_float(scored_pag
     """``Judgement`` pools in compiled code: the same groups, pooled units and window scores as
     :func:`pooled_groups`, float for float, under every unit and window, on real pages and on made-up
     ones (unscored lines, perplexities under 1, lines of no tokens, paragraphs out of order)."""
-    module = native.compiled()
+    module = _native.compiled("text")
     assert module is not None, "the compiled module is not built (pip install -e . builds it)"
     settings = load_settings(None).perplexity
     pages = [[Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)

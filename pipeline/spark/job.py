@@ -324,6 +324,13 @@ def _filter_line(languages: dict[str, dict[str, Any]]) -> str | None:
         f"{100 * v.get('tokens_filtered', 0) / max(v.get('tokens_scored', 0), 1):.1f}% of tokens" for lang, v in rows)
 
 
+def native_summary_lines(native: dict[str, dict[str, int]], splits: int) -> list[str]:
+    """The compiled parts that did not run (``native.<missing|stale>.<part>``: splits that ran its Python reference)."""
+    return [f"  compiled code: the {part} part was {cause} in {count} of {splits} split(s), which ran its Python "
+            "reference (the same output, slower; `pip install -e .` builds it, `make dist` ships it)"
+            for cause, parts in sorted(native.items()) for part, count in sorted(parts.items())]
+
+
 def summary_text(stats: dict[str, Any]) -> str:
     """The short human summary printed at the end of a run and saved as summary.txt."""
     run = stats["run"]
@@ -364,6 +371,7 @@ def summary_text(stats: dict[str, Any]) -> str:
             else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
                      f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+    lines += native_summary_lines(stats.get("native", {}), run["splits"])
     lines += index_summary_lines(stats.get("index", {}))
     lines += corpus_summary_lines(stats.get("corpus"))
     failed = run.get("splits_failed", 0)

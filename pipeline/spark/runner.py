@@ -13,7 +13,7 @@ import re
 import time
 from collections import Counter
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.config import Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
@@ -144,6 +144,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             visible_writer.commit()
     for step in loop.all_steps:
         stats.merge(step.stats)
+    for part, cause in _native.unavailable().items():
+        stats.add(f"native.{cause}.{part}")  # this split ran that part's Python reference
     stats.add("cpu.total", time.process_time() - cpu_start)
     stats.add("wall.tasks", time.time() - wall_start)
     stats.add("splits.processed")

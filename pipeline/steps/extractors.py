@@ -8,12 +8,13 @@ caller (the ``blocks`` stage uses its main-content text as a feature).
 
 from __future__ import annotations
 
+import functools
 import re
 
+from pipeline import _native
 from pipeline.config import ExtractSettings, Settings
 from pipeline.document import Document, visible_lines
 from pipeline.steps.base import Step
-from pipeline.steps.blocks import native
 
 
 class Extractor(Step):
@@ -66,10 +67,10 @@ FLAT_TAGS = frozenset("area base br col embed hr img input link meta param sourc
 
 def nesting_depth(html: str, stop_above: int) -> int:
     """Estimated element nesting depth of ``html`` from its tags; stops once above ``stop_above``
-    (compiled in ``_native.pyx`` where it is built: the same scan, without a match object per tag)."""
-    module = native.compiled()
+    (compiled where it is built: the same scan, without a match object per tag)."""
+    module = _native.compiled("html")
     if module is not None:
-        return module.nesting_depth(html, stop_above)
+        return _depth_scan(module).depth(html, stop_above)
     if html.count("<") <= stop_above:
         return 0  # cannot nest deeper than it has tags
     depth = deepest = 0
@@ -86,6 +87,12 @@ def nesting_depth(html: str, stop_above: int) -> int:
                 if deepest > stop_above:
                     break
     return deepest
+
+
+@functools.cache
+def _depth_scan(module):
+    """The compiled scan of ``module`` (the compiled ``html`` part) for this module's FLAT_TAGS."""
+    return module.DepthScan(FLAT_TAGS)
 
 
 # The last page's text (html, options, text): the cascade's resiliparse stage gets the same page and

@@ -16,7 +16,6 @@ from pipeline.config import ExtractSettings, LangIdSettings
 from pipeline.document import Document, visible
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
-from pipeline.steps.blocks import native
 from pipeline.steps.blocks.model import pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, parse_page
@@ -199,8 +198,6 @@ class BlocksExtractor(Extractor):
             self.line_regions = [group_regions[g] for g, _ in lines]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
-        if native.compiled() is None:
-            self.count("pure_python")  # the compiled stage is not installed here (see native.py)
         return "\n".join(line for _, line in lines)
 
     def run(self, doc: Document) -> Document:
