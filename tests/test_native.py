@@ -89,6 +89,19 @@ def test_compiled_block_stage_agrees_with_the_reference_on_bench_pages(monkeypat
     assert assert_agree(pages, monkeypatch) > 10_000
 
 
+def test_compiled_parse_finds_the_references_comment_regions_and_structure_candidates(monkeypatch):
+    """The comment regions and the main-content candidates of seeds 003 and 004 (parse.Nodes), read in the same
+    parse: the compiled target's equal the reference's on real pages and tag soup."""
+    pages = warc_pages(SAMPLE_WARC) + warc_pages(bench_file("warc", "bench-dev.warc.gz"), limit=300) + tag_soup(200)
+    got = [parse_page(html) for html in pages]
+    monkeypatch.setattr(_native, "compiled", without_compiled)
+    want = [parse_page(html) for html in pages]
+    assert got == want  # blocks (their comment_region too) and markup (its nodes too)
+    assert sum(b.comment_region for blocks, _ in want for b in blocks) > 100
+    assert sum(bool(markup.nodes.list_items) for _, markup in want) > 100
+    assert sum(markup.nodes.article != markup.nodes.middle for _, markup in want) > 50
+
+
 SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 EDGE_HTML = [
     "", "   ", "\x00\x01", "<p>no body tag</p>", "<html><head><title>t</title></head></html>",
