@@ -83,9 +83,13 @@ class ExtractSettings(_Section):
         default_factory=lambda: ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
     )
     main_content: bool = True
+    # Where reader comments go (replies, reviews; a forum's posts and a Q&A page's answers are the page's main
+    # text): `separate` writes the comments the block stage finds to the row's `comments` column, out of `text`;
+    # `drop` leaves them out; `main` keeps them in `text` (and resiliparse and trafilatura keep comment sections).
+    # A boolean is read as before this choice existed: true `main`, false `separate`.
+    comments: Literal["separate", "drop", "main"] = "separate"
     # resiliparse options for the primary extraction
     list_bullets: bool = False
-    comments: bool = False
     links: bool = False
     alt_texts: bool = False
     # Pages the loop gathers before the cascade's first stage prepares them together (the block stage
@@ -109,6 +113,13 @@ class ExtractSettings(_Section):
     # The `blocks` stage: its fitted weights (None: pipeline/steps/blocks/blocks_model.json). The
     # KenLM files of its perplexity feature are pinned (path + sha256) there, not read from the registry.
     blocks_model: str | None = None
+
+    @field_validator("comments", mode="before")
+    @classmethod
+    def _comments_from_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # the resiliparse option this setting was
+            return "main" if value else "separate"
+        return value
 
 
 class LangIdSettings(_Section):

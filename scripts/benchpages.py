@@ -80,3 +80,20 @@ def dev_items(bench: Path) -> list[dict]:
                           "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
                           "html": str(page_path(bench, folder, m)), "truth": str(truth_path(bench, folder, m))})
     return items
+
+
+def damaged_truth(truth: str) -> bool:
+    """A truth that spells words letter by letter (data-ml's europa pages in Greek: "Η Ε π ι τ ρ ο π ή ε γ κ ρ ί ν ε ι"
+    for "Η Επιτροπή εγκρίνει"): over a fifth of its tokens are single lower-case letters in runs of three or more.
+    No page can match it; the figures are given with and without such pages, and nothing is fitted to them."""
+    tokens = truth.split()
+    single = [len(t) == 1 and t.isalpha() and t.islower() for t in tokens]
+    spelled = run = 0
+    for flag in single + [False]:
+        if flag:
+            run += 1
+            continue
+        if run >= 3:
+            spelled += run
+        run = 0
+    return spelled > 0.2 * max(len(tokens), 1)

@@ -3,8 +3,9 @@
 :mod:`~pipeline.steps.blocks.parse` cuts the page into blocks, :mod:`~pipeline.steps.blocks.features`
 describes them (with the pinned KenLM model of the page's language), :mod:`~pipeline.steps.blocks.model`
 scores them and :mod:`~pipeline.steps.blocks.rules` revises the decisions by the page's structure; the kept blocks, in document order, are the page's text, one per line with the cells
-of a table row on one line (:func:`block_lines`). The stage also tells the cascade when its text
-looks incomplete (:func:`shorter_than_primary`).
+of a table row on one line (:func:`block_lines`). :mod:`~pipeline.steps.blocks.comments` tells the reader comments
+in the page's comment regions apart: out of the text, and written to the row's ``comments`` (``extract.comments``).
+The stage also tells the cascade when its text looks incomplete (:func:`shorter_than_primary`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from pipeline import models
 from pipeline.config import ExtractSettings, LangIdSettings
-from pipeline.document import Document, visible
+from pipeline.document import Document, visible, visible_lines
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
 from pipeline.steps.blocks.model import pinned_language_model
@@ -86,7 +87,8 @@ class BlocksExtractor(Extractor):
         # Also tell which lines lie in a kept repeated region (the evidence of perplexity.protect_regions;
         # a pass over the page's groups that a run without that option does not need).
         self.regions = regions
-        self.resiliparse = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
+        # its text is a feature, as the classifier was fitted on it: without comment sections whatever extract.comments
+        self.resiliparse = ResiliparseExtractor(settings.model_copy(update={"comments": "separate"}), main_content=True)
         self.lid_path = langid.model_path or models.default_lid_model_path()
         self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
         self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its result): prepare()'s window
@@ -94,6 +96,8 @@ class BlocksExtractor(Extractor):
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
         self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
+        self.comment_blocks: np.ndarray | None = None  # the last page's: per block, a comment (None: no comment model)
+        self.comments: str | None = None  # the last page's comments as written apart from its text (or None)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
@@ -113,10 +117,10 @@ class BlocksExtractor(Extractor):
 
     def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
         """The page's blocks and each block's main-content probability (prepared, or computed now); the page's
-        type is then ``page_type``."""
+        type is then ``page_type``, and which blocks are comments ``comment_blocks``."""
         entry = self._prepared.pop(id(html), None)
         result = entry[1] if entry is not None and entry[0] is html else self._classified([html])[0]
-        blocks, probs, self.primary, self.page_type = _result(result)
+        blocks, probs, self.primary, self.page_type, self.comment_blocks = _result(result)
         self.resiliparse.reuse(html, self.primary)  # the cascade's resiliparse stage takes it if the page falls to it
         return blocks, probs
 
@@ -151,8 +155,8 @@ class BlocksExtractor(Extractor):
                 results[i] = (blocks[i], np.zeros((0, len(dense_names())), dtype=np.float32), [], primary[i], markup[i])
                 return
             pin = pins[i]
-            X, hashed = (featurize(blocks[i], primary[i]) if pin is None
-                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre))
+            X, hashed = (featurize(blocks[i], primary[i], nodes=markup[i].nodes) if pin is None
+                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre, markup[i].nodes))
             results[i] = (blocks[i], X, hashed, primary[i], markup[i])
 
         for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
@@ -161,18 +165,23 @@ class BlocksExtractor(Extractor):
         return results
 
     def _classified(self, htmls: list[str]) -> list:
-        """Each page's (blocks, probabilities, resiliparse text, page type), or what its work raised (see
-        :meth:`_featurised`)."""
+        """Each page's (blocks, probabilities, resiliparse text, page type, comment blocks), or what its work
+        raised (see :meth:`_featurised`)."""
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
             model = models.block_model(self.settings.blocks_model)
             blocks, X, hashed, primary, markup = results[i]
             probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
-            page_type = None  # no page type model, or no blocks to tell the type by
+            page_type, comments, signals = None, None, None  # no blocks, or no model to tell them by
+            if blocks and (model.page_types is not None
+                           or (model.comments is not None and any(b.comment_region for b in blocks))):
+                signals = page_signals(blocks, X, primary, markup, htmls[i])
             if model.page_types is not None and blocks:
-                page_type = model.page_types.page_type(page_signals(blocks, X, primary, markup, htmls[i]))
-            results[i] = (blocks, probs, primary, page_type)
+                page_type = model.page_types.page_type(signals)
+            if model.comments is not None:
+                comments = model.comments.comments(blocks, X, signals, page_type)
+            results[i] = (blocks, probs, primary, page_type, comments)
 
         _each(scores, range(len(htmls)), results)
         return results
@@ -184,6 +193,18 @@ class BlocksExtractor(Extractor):
             self.count(f"page_type.{self.page_type}")
         decision = model.decision(self.page_type)
         keep = revise(blocks, probs, decision.threshold, decision.rules)
+        self.comments = None
+        comments = self.comment_blocks
+        if comments is not None and comments.any():
+            self.count("comments.pages")
+            self.count("comments.blocks", int(comments.sum()))
+            if self.settings.comments == "main":
+                keep = keep | comments
+            else:
+                keep = keep & ~comments
+                if self.settings.comments == "separate":
+                    written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
+                    self.comments = visible_lines(block_lines(written)) or None
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
@@ -204,13 +225,14 @@ class BlocksExtractor(Extractor):
         """The kept blocks as the page's text, with each line's probability and region membership
         (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
         code it leaves unscored) and the page's type."""
-        self.page_type = None
+        self.page_type, self.comments = None, None
         try:
             super().run(doc)
         finally:
             doc.page_type = self.page_type  # the page's, whichever stage's text is written
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
         doc.line_preformatted = self.line_preformatted
+        doc.comments = self.comments  # a later stage's text has none (Extractor.run)
         return doc
 
     def skip_to(self, reason: str) -> str | None:
