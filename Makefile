@@ -70,5 +70,10 @@ lm-tools: setup
 dist: setup
 	$(PY) scripts/make_dist.py $(if $(CONFIG),--config $(CONFIG))
 
+# docs/configuration.md from the settings models (a test fails when it is stale).
+.PHONY: docs
+docs: setup
+	$(PY) scripts/config_reference.py
+
 clean:
 	rm -rf $(OUT) build dist .pytest_cache
