@@ -1,17 +1,28 @@
-"""The documents: docs/configuration.md and the model cards are current."""
+"""The documents: README.md stays a user's page, docs/configuration.md and the model cards are current,
+links, anchors and code paths resolve."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
+import unicodedata
 
+import pytest
 import yaml
 from pydantic import BaseModel
 
 from conftest import ROOT
 
+README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 LM_MODELS = ROOT / "lm_models"
+README_LIMIT = 30_000
+# Documents other branches write (the architecture, installation, page parts, efficiency, explain):
+# the index links them before they arrive.
+PENDING = {"docs/architecture.md", "docs/install.md", "docs/page-parts.md", "docs/efficiency.md", "docs/explain.md"}
+# The top-level folders whose paths a document may name.
+TREES = ("pipeline", "scripts", "tests", "conf", "lm_models", "jobs", "docs", ".ci")
 
 
 def load_module(path):
@@ -23,6 +34,17 @@ def load_module(path):
 
 def load_script(name: str):
     return load_module(ROOT / "scripts" / f"{name}.py")
+
+
+def documents():
+    return [README, *sorted(DOCS.glob("*.md")), LM_MODELS / "README.md"]
+
+
+def test_readme_is_for_users_and_under_the_limit():
+    text = README.read_text(encoding="utf-8")
+    assert len(README.read_bytes()) < README_LIMIT
+    assert "make run" in text and "make test" in text
+    assert not re.search(r"\bcommit [0-9a-f]{7,}\b", text), "no history in the README: commit hashes go in commit messages"
 
 
 def test_configuration_reference_is_current():
@@ -48,6 +70,58 @@ def test_a_key_without_a_description_fails_the_reference():
     found = reference.Reference()
     found.section("example", _Documented)
     assert found.missing == [f"example.plain ({__name__}._Documented)"]
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = heading.strip().lower().replace("`", "")
+    kept = "".join(ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LN")
+    return kept.replace(" ", "-")
+
+
+def anchors(path) -> set[str]:
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return {slug(m.group(1)) for m in re.finditer(r"^#+\s+(.*)$", text, flags=re.M)}
+
+
+def links(path):
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return re.findall(r"\]\(([^)\s]+)\)", text)
+
+
+@pytest.mark.parametrize("document", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_and_anchors_resolve(document):
+    broken = []
+    for target in links(document):
+        if re.match(r"[a-z]+:", target):
+            continue  # https:, mailto:
+        path, _, anchor = target.partition("#")
+        resolved = (document.parent / path).resolve() if path else document
+        name = str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(resolved)
+        if name in PENDING:
+            continue
+        if not resolved.exists():
+            broken.append(target)
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+            broken.append(target)
+    assert broken == []
+
+
+PATH = re.compile(r"(?<![\w/.:-])((?:%s)/[\w./-]*[\w/])" % "|".join(re.escape(t) for t in TREES))
+
+
+def named_paths(path) -> set[str]:
+    """Paths under the project's folders that a document names in code spans or code blocks."""
+    text = path.read_text(encoding="utf-8")
+    code = re.findall(r"```.*?```", text, flags=re.S) + re.findall(r"`([^`]+)`", re.sub(r"```.*?```", "", text,
+                                                                                               flags=re.S))
+    return {m.group(1) for span in code for m in PATH.finditer(span) if not re.search(r"[<*{]", span[m.end():m.end() + 1])}
+
+
+@pytest.mark.parametrize("document", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_named_code_paths_exist(document):
+    missing = sorted(p for p in named_paths(document) if p not in PENDING and not (ROOT / p).exists())
+    assert missing == []
 
 
 def registry() -> dict:
