@@ -33,7 +33,7 @@ from pipeline.steps.perplexity import perplexity_of
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
 ORDER = 3  # default n-gram order; ORDERS overrides it per language
-# Chinese, Japanese and Korean are scored on characters (pipeline.normalize): 3 characters are
+# Chinese, Japanese and Korean are scored on characters (pipeline.steps.normalize): 3 characters are
 # little context, and order 5 measured slightly better on the web pages (zh AUC 0.745 -> 0.746).
 ORDERS: dict[str, int] = {"zh": 5, "ja": 5, "ko": 5}
 LMPLZ_MEMORY = "4G"
