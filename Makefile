@@ -70,5 +70,12 @@ lm-tools: setup
 dist: setup
 	$(PY) scripts/make_dist.py $(if $(CONFIG),--config $(CONFIG))
 
+# docs/configuration.md from the settings models; the model cards and lm_models/README.md's tables from
+# conf/models.yaml (tests/test_docs.py fails when either is stale).
+.PHONY: docs
+docs: setup
+	$(PY) scripts/config_reference.py
+	$(PY) lm_models/train.py card $(patsubst lm_models/%/card.json,%,$(wildcard lm_models/*/card.json))
+
 clean:
 	rm -rf $(OUT) build dist .pytest_cache

@@ -18,7 +18,8 @@ takes the provisional threshold.
     python lm_models/webeval.py en [--model PATH] [--write]
 
 ``--write`` stores the figures in ``<lang>/webeval.json`` next to the model, with the
-binary's sha256, for the model card and the registry.
+binary's sha256 and the share of held-out lines above the registry's threshold for this
+language (``conf/models.yaml``), for the model card, lm_models/README.md and the registry.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-from train import percentile  # the one percentile rule of the model cards (lm_models/ is the script directory)
+from train import percentile, registry_entries  # the cards' percentile rule; conf/models.yaml (lm_models/ is the script directory)
 from pipeline.steps.normalize import normalize_for_lm
 from pipeline.steps.perplexity import perplexity_of
 
@@ -197,7 +198,8 @@ def main() -> None:
     ap.add_argument("lang")
     ap.add_argument("--model", type=Path, help="binary to measure (default: the card's)")
     ap.add_argument("--bench", type=Path, default=BENCH)
-    ap.add_argument("--write", action="store_true", help="store <lang>/webeval.json")
+    ap.add_argument("--write", action="store_true",
+                    help="store <lang>/webeval.json, with the share of lines above the registry's threshold")
     ap.add_argument("--threshold", type=float,
                     help="also report the share of held-out lines above it (not stored)")
     args = ap.parse_args()
@@ -206,7 +208,8 @@ def main() -> None:
     card = json.loads((HERE / args.lang / "card.json").read_text(encoding="utf-8"))
     path = args.model or REPO / card["path"]
     model = kenlm.Model(str(path))
-    result = evaluate(model, args.lang, args.bench)
+    registered = registry_entries().get(args.lang, {}).get("threshold") if args.write else None
+    result = evaluate(model, args.lang, args.bench, registered)
     result["model_sha256"] = sha256(path)
     text = json.dumps(result, indent=2, ensure_ascii=False)
     if args.write:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline import show_config
 from pipeline.analysis import calibrate, report, sweep
 from pipeline.analysis.extensions import run_extensions
 from pipeline.corpus.extension import CorpusStages
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help=job.description, description=job.description)
     job.build_parser(run)
     run.set_defaults(handler=lambda args: run_cli(job, args))
+    show_config.add_parser(commands)
     calibrate.add_parser(commands)
     nightly.add_parser(commands, clean_warc_job)
     sweep.add_parser(commands)

