@@ -127,9 +127,8 @@ class StepLoop:
                 doc.outcome = "empty_after_filter"
         return [doc for doc, _ in docs]
 
-    def document(self, page: Page) -> Document:
-        """A page's document as it enters the steps (``warcplex explain``'s loop gives it a trace)."""
-        return Document(page)
+    # A page's document as it enters the steps: ``document(page)`` (``warcplex explain``'s loop gives it a trace).
+    document = staticmethod(Document)
 
     @staticmethod
     def _through(doc: Document, steps: list[Step]) -> tuple[Document, bool]:

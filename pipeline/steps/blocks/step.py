@@ -124,7 +124,7 @@ class BlocksExtractor(Extractor):
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
         self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
-        self.decisions: BlockDecisions | None = None  # the last page's decisions (a traced page keeps them)
+        self.decided: tuple | None = None  # the last page's BlockDecisions, as a tuple (a traced page keeps them)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
@@ -222,7 +222,7 @@ class BlocksExtractor(Extractor):
         group_probs = [float(kept_probs[group].max()) for group in groups]
         self.line_probs = [group_probs[g] for g, _ in lines]
         self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
-        self.decisions = BlockDecisions(blocks, probs, decision.threshold, keep, shown, lines, groups)
+        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups)
         self.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
@@ -238,13 +238,13 @@ class BlocksExtractor(Extractor):
         """The kept blocks as the page's text, with each line's probability and region membership
         (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
         code it leaves unscored) and the page's type."""
-        self.page_type = self.decisions = None
+        self.page_type = self.decided = None
         try:
             super().run(doc)
         finally:
             doc.page_type = self.page_type  # the page's, whichever stage's text is written
-            if doc.trace is not None:
-                doc.trace.blocks = self.decisions
+            if doc.trace is not None and self.decided is not None:
+                doc.trace.blocks = BlockDecisions(*self.decided)
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
         doc.line_preformatted = self.line_preformatted
         return doc
