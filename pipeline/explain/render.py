@@ -38,7 +38,7 @@ ol.stages{margin:.2em 0;padding-left:1.4em}ol.stages li{margin:.1em 0}
 .cols>section+section{flex-basis:55%}
 iframe{width:100%;height:82vh;border:1px solid #999;background:#fff}
 .text{max-height:82vh;overflow:auto;background:#fff;border:1px solid #999}
-.text table{width:100%;font-size:13px}.text td.n{color:#999;text-align:right}
+.text table{width:100%;font-size:13px}.text td.n{color:#999;text-align:right}.text td.t{width:50%}
 .text td.num{white-space:nowrap;text-align:right;font-variant-numeric:tabular-nums}
 .text td.why{font-size:12px;color:#444;min-width:11em}.rule{color:#555;font-variant:small-caps}
 .expl{color:#666;font-size:11px}
@@ -97,7 +97,7 @@ def block_marks(decisions: BlockDecisions, doc: Document) -> list[Mark]:
         state = filtered.get(i)
         if state:
             notes.append("the perplexity filter dropped " + ("its text" if state == "dropped" else "part of its text"))
-        marks.append(Mark(label, "\n".join(notes), state, block.excluded))
+        marks.append(Mark(label, "\n".join(notes), state, block.excluded, float(prob)))
     return marks
 
 
@@ -264,7 +264,8 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
         if decisions is not None and doc.extractor not in (None, "blocks"):
             note = (f"<p class='note'>The outlines are the block stage's decisions; the text kept is "
                     f"{_e(doc.extractor)}'s (the page fell back).</p>")
-        page_view = (f"<section><h2>The page</h2><div class='legend'>{legend} (hover a block for its probability)"
+        legend += "<span>no outline: not a text block (menus, buttons, scripts are skipped)</span>"
+        page_view = (f"<section><h2>The page</h2><div class='legend'>{legend} (the badge: the block's p(main); hover for the rest)"
                      f"</div>{note}<iframe sandbox='' referrerpolicy='no-referrer' title='the page' "
                      f"srcdoc='{_e(srcdoc)}'></iframe></section>")
         sections.append(f"<div class='cols'>{page_view}{text_view}</div>")

@@ -43,6 +43,9 @@ background-color:var(--t)!important}
 .wx-mixed{outline-style:dashed!important;background-color:transparent!important}
 .wx-excluded{outline-style:dotted!important}
 .wx-b:hover{outline-width:4px!important}
+.wx-b[data-wx-p]::before{content:attr(data-wx-p);font:bold 10px/1.3 sans-serif!important;color:#fff;
+background:var(--c);padding:0 3px;margin-right:4px;border-radius:2px;vertical-align:top;text-decoration:none;
+display:inline-block;font-style:normal}
 .wx-filtered{text-decoration:line-through!important;background-image:repeating-linear-gradient(135deg,
 rgba(215,48,39,.25) 0 3px,transparent 3px 9px)!important}
 .wx-partfiltered{text-decoration:underline wavy #d73027!important}
@@ -62,6 +65,7 @@ class Mark:
     title: str
     filtered: str | None = None
     excluded: bool = False
+    probability: float | None = None  # shown on the block, as its label's badge
 
 
 def page_document(html: str, blocks: list[Block] | None = None, marks: list[Mark] | None = None) -> str:
@@ -100,6 +104,8 @@ def _draw(element, index: int, mark: Mark) -> None:
     element.set("title", mark.title)
     element.set("data-wx-block", str(index))
     element.set("data-wx-label", mark.label)
+    if mark.probability is not None:
+        element.set("data-wx-p", f"{mark.probability:.2f}")
 
 
 def mark_blocks(root, blocks: list[Block], marks: list[Mark]) -> None:
