@@ -195,43 +195,33 @@ def wrap_runs(element, blocks: list[Block]) -> list | None:
     return spans
 
 
+def _text_before(element, text: str | None) -> None:
+    """Put ``text`` where ``element`` begins: after its previous sibling, or as its parent's text."""
+    if not text:
+        return
+    previous = element.getprevious()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    else:
+        parent = element.getparent()
+        parent.text = (parent.text or "") + text
+
+
 def _remove(element) -> None:
     """Remove ``element`` and its content, keeping the text after it."""
-    parent = element.getparent()
-    if parent is None:
-        return
-    if element.tail:
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + element.tail
-        else:
-            parent.text = (parent.text or "") + element.tail
-    parent.remove(element)
+    if element.getparent() is not None:
+        _text_before(element, element.tail)
+        element.getparent().remove(element)
 
 
 def _unwrap(element) -> None:
     """Replace ``element`` by its content."""
-    parent = element.getparent()
-    if parent is None:
+    if element.getparent() is None:
         return
-    position = parent.index(element)
-    if element.text:
-        previous = element.getprevious()
-        if previous is not None:
-            previous.tail = (previous.tail or "") + element.text
-        else:
-            parent.text = (parent.text or "") + element.text
-    children = list(element)
-    for offset, child in enumerate(children):
-        parent.insert(position + offset, child)
-    if element.tail:
-        if children:
-            children[-1].tail = (children[-1].tail or "") + element.tail
-        else:
-            element.text, element.tail = None, element.tail
-            _remove(element)
-            return
-    parent.remove(element)
+    _text_before(element, element.text)
+    for child in list(element):
+        element.addprevious(child)  # with its tail
+    _remove(element)
 
 
 def make_inert(root) -> None:
