@@ -171,6 +171,10 @@ class OutputSettings(_Section):
     sentences: str | None = None
     # Skip splits whose completion marker exists (reruns resume).
     resume: bool = True
+    # Explain this many pages of each outcome group (kept whole, fell back by reason, most text dropped, emptied,
+    # unscored language, ...) per split under OUTPUT/explain/, linked from the report (`--explain-sample N`;
+    # pipeline/explain/). 0: none, and a run records nothing for it.
+    explain_sample: int = Field(default=0, ge=0)
 
 
 class IndexSettings(_Section):

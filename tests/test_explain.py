@@ -17,13 +17,16 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from lxml import etree
 
 from conftest import BENCH, SAMPLE_WARC, bench_file, write_warc
+from test_s3 import BUCKET_IN, BUCKET_OUT, CREDENTIALS, free_port
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT, load_settings
 from pipeline.document import Document
@@ -238,6 +241,21 @@ def test_explain_refuses_another_configuration_and_bad_requests(tmp_path, capsys
     assert "not the output of `warcplex run`" in capsys.readouterr().err
 
 
+def test_run_sample_groups_and_links(tmp_path):
+    """--explain-sample in the split runner: a page of each group, each explained as the run kept it."""
+    out = run_output(tmp_path, real_warcs(), "output.explain_sample=1")
+    entries = all_explained(str(out), load_settings(None, []).s3)
+    groups = {e["group"] for e in entries}
+    per_split = Counter((e["file"].split("/")[0], e["group"]) for e in entries)
+    assert set(per_split.values()) == {1} and {"kept_whole", "mostly_dropped"} <= groups
+    linked = explained_pages(entries, 1)
+    assert sorted(e["group"] for e in linked) == sorted(groups)
+    assert any(g.startswith("fell_back:") for g in groups)
+    assert all(e["same"] for e in entries)
+    for e in entries:
+        assert (out / "explain" / e["file"]).exists()
+
+
 # --- the browser -------------------------------------------------------------------------------------------------
 
 
@@ -399,3 +417,81 @@ def test_browser_a_script_the_cleaning_missed_still_cannot_run(tmp_path, browser
     assert browser.scripts == 0
     main = [n for n in everything if attributes(n).get("data-wx-label") == "main"]
     assert main and browser.style(main[0]["nodeId"], "outline-color") == "rgb(26, 152, 80)"
+
+
+# --- with the run, and from S3 -----------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_run_explain_sample_links_from_the_report(tmp_path):
+    """`warcplex run --explain-sample 1` (real Spark): the report links a page of each outcome group, each the same
+    as the run kept it; `warcplex explain --from-output` then runs with the recorded configuration and inputs."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(SAMPLE_WARC), str(bench_file(*CC_GENUINE)),
+               "--output", str(out), "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--explain-sample", "1",
+               "--set", "spark.master=local[1]", "--set", "corpus.enabled=false"]
+    result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900,
+                            env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    assert result.returncode == 0, result.stderr[-3000:]
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["explain"]["pages"] >= 3 and "differs" not in stats["explain"] and stats["cpu"]["explain"] > 0
+    report = (out / "report.html").read_text()
+    links = re.findall(r"href='(explain/[^']+\.html)'", report)
+    assert "<h2>Explained pages</h2>" in report and "explain/index.html" in links
+    assert len(links) > 3 and all((out / link).exists() for link in links)
+    assert "kept whole" in report and "most of the text dropped by the filter" in report
+    manifest = json.loads((out / "_SUCCESS").read_text())
+    assert any(entry["path"].startswith("explain/") for entry in manifest["files"])
+    assert explain("--from-output", out, "--sample", "4", "--output", tmp_path / "ex") == 0
+    index = (tmp_path / "ex" / "index.html").read_text()
+    assert index.count("<span class='same'>same</span>") == 4
+
+
+@pytest.mark.s3
+def test_output_read_back_from_s3(tmp_path):
+    """A finished output on S3 (moto): its stamp, rows and the WARC read back over S3, each page the row's text."""
+    server = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
+    if server is None:
+        pytest.skip("moto_server is not installed (pip install 'moto[server]')")
+    warc = bench_file(*CC_GENUINE)
+    port = free_port()
+    process = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    saved = dict(os.environ)
+    try:
+        os.environ.update(CREDENTIALS)
+        import boto3
+
+        endpoint = f"http://127.0.0.1:{port}"
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        for _ in range(100):
+            try:
+                client.list_buckets()
+                break
+            except Exception:
+                time.sleep(0.3)
+        client.create_bucket(Bucket=BUCKET_IN)
+        client.create_bucket(Bucket=BUCKET_OUT)
+        client.upload_file(str(warc), BUCKET_IN, f"warc/{warc.name}")
+        source = f"s3://{BUCKET_IN}/warc/{warc.name}"
+        output = f"s3://{BUCKET_OUT}/run"
+        settings = load_settings(None, [f"s3.endpoint_url={endpoint}"])
+        prepare_output(output, settings, [source])
+        run_split(Split(source, 0, 1), settings, output)
+        rows = 0
+        for listed in client.list_objects_v2(Bucket=BUCKET_OUT, Prefix="run/data/")["Contents"]:
+            if not listed["Key"].endswith(".parquet"):
+                continue
+            body = client.get_object(Bucket=BUCKET_OUT, Key=listed["Key"])["Body"].read()
+            rows += pq.read_table(io.BytesIO(body)).num_rows
+        assert explain("--from-output", output, "--input", source, "--set", f"s3.endpoint_url={endpoint}",
+                       "--sample", rows, "--output", tmp_path / "ex") == 0
+        index = (tmp_path / "ex" / "index.html").read_text()
+        assert rows > 10 and index.count("<span class='same'>same</span>") == rows
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        process.terminate()
+        process.wait(timeout=10)
