@@ -431,6 +431,7 @@ def test_run_explain_sample_links_from_the_report(tmp_path):
     out = tmp_path / "out"
     command = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(SAMPLE_WARC), str(bench_file(*CC_GENUINE)),
                "--output", str(out), "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--explain-sample", "1",
+               "--dropped", str(tmp_path / "dropped"),
                "--set", "spark.master=local[1]", "--set", "corpus.enabled=false"]
     result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=900,
                             env={**os.environ, "PYSPARK_PYTHON": sys.executable})
@@ -447,6 +448,9 @@ def test_run_explain_sample_links_from_the_report(tmp_path):
     assert explain("--from-output", out, "--sample", "4", "--output", tmp_path / "ex") == 0
     index = (tmp_path / "ex" / "index.html").read_text()
     assert index.count("<span class='same'>same</span>") == 4
+    pages = [p.read_text() for p in pages_of(tmp_path / "ex")]
+    assert all("the same sentences and reasons as here" in p for p in pages)  # the run's --dropped output
+    assert any(re.search(r"[1-9][\d,]* sentences, <span class='same'>", p) for p in pages)
 
 
 @pytest.mark.s3

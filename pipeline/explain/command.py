@@ -16,7 +16,7 @@ from typing import Iterator
 from pipeline.config import ConfigError, S3Settings, Settings, load_settings
 from pipeline.explain.render import explanation, index_page
 from pipeline.explain.sample import entry
-from pipeline.explain.select import file_name, row_group, smallest
+from pipeline.explain.select import document_group, file_name, row_group, smallest
 from pipeline.explain.trace import TracingLoop
 from pipeline.identity import config_fingerprint, fingerprinted_settings, settings_difference
 from pipeline.reading.sources import InputError, resolve_shards
@@ -92,6 +92,25 @@ def row_texts(output: str, s3: S3Settings, record_ids: set[str]) -> dict[str, st
     return dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))
 
 
+def run_dropped(settings: Settings, record_ids: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """The run's dropped side output (``output.dropped``) of these pages: (sentence, reason) each; empty when the run
+    wrote none or it is not where the run wrote it."""
+    import pyarrow.compute as pc
+
+    if not settings.output.dropped or not record_ids:
+        return {}
+    try:
+        dataset = open_dataset(settings.output.dropped, settings.s3, "dropped sentences")
+    except ValueError:
+        return {}
+    table = dataset.to_table(columns=["warc_record_id", "sentence", "reason"],
+                             filter=pc.field("warc_record_id").isin(sorted(record_ids)))
+    found: dict[str, list[tuple[str, str]]] = {record_id: [] for record_id in record_ids}
+    for record_id, sentence, reason in zip(*(table.column(i).to_pylist() for i in range(3))):
+        found[record_id].append((sentence, reason))
+    return found
+
+
 def find_pages(specs: list[str], settings: Settings, wanted: set[str] | None = None, url: str | None = None,
                sample: int = 0, shard_names: set[str] = frozenset()) -> list[Page]:
     """The pages of ``specs`` whose record id is ``wanted``, whose URL is ``url``, or the ``sample`` with the smallest
@@ -148,16 +167,20 @@ def explain(args: argparse.Namespace) -> tuple[str, list[dict], list[str]]:
         raise ExplainError("no such page in " + ", ".join(inputs) + (
             " (no HTML response or WET record with that URL or record id)" if not args.sample else ""))
     missing = sorted((wanted or set()) - {page.record_id for page in pages})
-    texts = row_texts(args.from_output, settings.s3, {p.record_id for p in pages} & set(rows)) if rows else {}
+    in_rows = {p.record_id for p in pages} & set(rows)
+    texts = row_texts(args.from_output, settings.s3, in_rows) if rows else {}
+    dropped = run_dropped(settings, in_rows)
     target = OutputTarget(args.output, settings.s3)
     loop = TracingLoop(settings)
     entries = []
     for number, doc in enumerate(loop.run(pages)):
-        row_text = texts.get(doc.page.record_id)
-        name = row_group(rows[doc.page.record_id]) if doc.page.record_id in rows else ""
-        file = file_name(number, doc.page.url, doc.page.record_id)
-        target.write_bytes(file, explanation(doc, settings, loop.threshold, row_text).encode("utf-8"))
-        entries.append(entry(doc, name, file, row_text))
+        record_id = doc.page.record_id
+        row_text, its_dropped = texts.get(record_id), dropped.get(record_id)
+        name = row_group(rows[record_id]) if record_id in rows else document_group(doc)
+        file = file_name(number, doc.page.url, record_id)
+        page = explanation(doc, settings, loop.threshold, row_text, run_dropped=its_dropped)
+        target.write_bytes(file, page.encode("utf-8"))
+        entries.append(entry(doc, name, file, row_text, its_dropped))
     target.write_bytes("index.html", index_page(entries).encode("utf-8"))
     target.fs.delete_dir_contents(target.path("_tmp"), missing_dir_ok=True)  # write_bytes' staging, now empty
     target.fs.delete_dir(target.path("_tmp"))

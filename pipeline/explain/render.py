@@ -214,10 +214,17 @@ def _stage_line(stage: StageTry) -> str:
             f"{_e(detail)} <span class='note'>({words:,} words{_e(language)}{_e(counts)})</span></li>")
 
 
+def dropped_sentences(doc: Document) -> list[tuple[str, str]]:
+    """A page's dropped sentences as the dropped side output holds them (sentence, reason)."""
+    return [(s.text, s.reason) for s in doc.sentences if not s.kept]
+
+
 def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str], float | None],
-                row_text: str | None = None, index: str | None = "index.html") -> str:
+                row_text: str | None = None, index: str | None = "index.html",
+                run_dropped: list[tuple[str, str]] | None = None) -> str:
     """The explanation of one traced page (:class:`~pipeline.explain.trace.TracingLoop`); ``row_text``: the run's
-    row ``text`` of the page, to show whether the kept text is the same."""
+    row ``text`` of the page, and ``run_dropped``: its rows of the dropped side output (sentence, reason), to show
+    whether the kept text and the dropped sentences are the same."""
     page = doc.page
     trace = doc.trace
     decisions = trace.blocks if trace is not None else None
@@ -244,6 +251,11 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
         path.append(["the run's row", "<span class='same'>the same text as the run's row</span>" if same else
                      "<span class='differs'>DIFFERS from the run's row text</span>: the explanation did not make the "
                      "run's decisions (another configuration or model?)"])
+    if run_dropped is not None:
+        same = sorted(run_dropped) == sorted(dropped_sentences(doc))
+        path.append(["the run's dropped output", f"{len(run_dropped):,} sentences, " + (
+            "<span class='same'>the same sentences and reasons as here</span>" if same else
+            "<span class='differs'>DIFFERENT sentences or reasons from here</span>")])
     sections = [f"<table class='path'>{''.join(f'<tr><td>{k}</td><td>{v}</td></tr>' for k, v in path)}</table>"]
     text_view = ("<section><h2>The text</h2><div class='legend'><span class='s s-kept'>kept</span> "
                  "<span class='s s-dropped'>dropped</span> <span class='s s-unscored'>not scored</span> "

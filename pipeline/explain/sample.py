@@ -15,7 +15,7 @@ from pyarrow import fs as pafs
 
 from pipeline.config import S3Settings, Settings
 from pipeline.document import Document
-from pipeline.explain.render import explanation, index_page
+from pipeline.explain.render import dropped_sentences, explanation, index_page
 from pipeline.explain.select import document_group, file_name, smallest
 from pipeline.explain.trace import TracingLoop
 from pipeline.stats import Stats
@@ -25,11 +25,16 @@ from pipeline.writing.sample import sample_key
 EXPLAIN_DIR = "explain"
 
 
-def entry(doc: Document, name: str, file: str, run_text: str | None) -> dict:
-    """A line of an explanation list (:func:`~pipeline.explain.render.index_page`)."""
+def entry(doc: Document, name: str, file: str, run_text: str | None,
+          run_dropped: list[tuple[str, str]] | None = None) -> dict:
+    """A line of an explanation list (:func:`~pipeline.explain.render.index_page`); ``same``: the kept text (and the
+    dropped sentences, when given) are the run's, None when there is nothing to compare."""
+    same = None if run_text is None else doc.clean_text == run_text
+    if same and run_dropped is not None:
+        same = sorted(run_dropped) == sorted(dropped_sentences(doc))
     return {"record_id": doc.page.record_id, "url": doc.page.url, "group": name, "file": file,
             "outcome": doc.outcome, "extractor": doc.extractor, "fallback_reason": doc.fallback_reason,
-            "language": doc.language_code, "same": None if run_text is None else doc.clean_text == run_text}
+            "language": doc.language_code, "same": same}
 
 
 class RunSample:
