@@ -381,12 +381,17 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | None = 
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config {path}: top level must be a mapping of sections")
         tree = loaded or {}
+    return settings_from(tree, overrides, f"config {path}" if path else "config")
+
+
+def settings_from(tree: dict[str, Any], overrides: list[str] | None = None, source: str = "config") -> Settings:
+    """The settings of a tree of sections (a preset's, or a run's recorded configuration) with ``key=value``
+    overrides; errors name ``source``."""
     for assignment in overrides or []:
         _apply_override(tree, assignment)
     try:
         return Settings.model_validate(tree)
     except ValidationError as exc:
-        source = f"config {path}" if path else "config"
         raise ConfigError(f"{source}: {_format_validation_error(exc)}") from None
 
 

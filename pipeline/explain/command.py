@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Iterator
 
-from pipeline.config import ConfigError, S3Settings, Settings, load_settings
+from pipeline.config import ConfigError, S3Settings, Settings, load_settings, settings_from
 from pipeline.explain.render import explanation, index_page
 from pipeline.explain.sample import entry
 from pipeline.explain.select import document_group, file_name, row_group, smallest
@@ -53,24 +53,12 @@ def output_settings(output: str, overrides: list[str]) -> tuple[Settings, list[s
         for section, key in _BY_IDENTITY:
             tree.get(section, {}).pop(key, None)
         tree.get("output", {}).pop("page_columns", None)
-    tree.setdefault("s3", {}).update(s3.model_dump(exclude_unset=True))
-    settings = _settings(tree, overrides)
+    settings = settings_from(tree, overrides, f"the configuration recorded in {output}")
     if config_fingerprint(settings) != stamp.get("fingerprint"):
         difference = settings_difference(stamp.get("settings") or {}, redact(fingerprinted_settings(settings)))
         raise ExplainError(f"cannot rebuild the configuration {output} was written with ({difference}); "
                            "give the run's settings with --set")
     return settings, list(stats.get("run", {}).get("inputs") or [])
-
-
-def _settings(tree: dict, overrides: list[str]) -> Settings:
-    import tempfile
-
-    import yaml
-
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as config:
-        yaml.safe_dump(tree, config)
-        config.flush()
-        return load_settings(config.name, overrides)
 
 
 def output_rows(output: str, s3: S3Settings) -> list[dict]:
@@ -200,6 +188,12 @@ def _spread(chosen: list[tuple[str, str]], count: int) -> Iterator[str]:
                 yield ids[depth]
 
 
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of pages")
+    return int(value)
+
+
 def add_parser(commands) -> None:
     parser = commands.add_parser("explain", help="explain pages in a browser: the page with its blocks outlined, "
                                  "the text kept and dropped, the cascade's path", description=__doc__.split("\n\n")[1])
@@ -210,7 +204,8 @@ def add_parser(commands) -> None:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--url", help="the page with this WARC-Target-URI")
     which.add_argument("--record-id", help="the page with this WARC-Record-ID")
-    which.add_argument("--sample", type=int, metavar="N", help="N pages (from an output: spread over its outcomes)")
+    which.add_argument("--sample", type=_positive, metavar="N",
+                       help="N pages (from an output: spread over its outcome groups)")
     parser.add_argument("--output", required=True, help="directory for the HTML files (local or s3://)")
     parser.add_argument("--config", help="YAML preset, as `warcplex run` (not with --from-output)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override one config key")
