@@ -305,7 +305,7 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
 
 def index_page(entries: Iterable[dict], title: str = "warcplex explain") -> str:
     """The index of explained pages: each entry's ``file``, ``url``, ``group``, ``outcome``, ``extractor``,
-    ``fallback_reason``, ``language`` and ``same`` (the kept text equals the run's row; None: no row to compare)."""
+    ``fallback_reason``, ``language``, ``written`` and ``extracted`` bytes, and ``same`` (the kept text equals the run's row; None: no row to compare)."""
     rows = []
     for entry in entries:
         same = entry.get("same")
@@ -313,10 +313,11 @@ def index_page(entries: Iterable[dict], title: str = "warcplex explain") -> str:
             f"<a href='{_e(entry['file'])}'>{_e(entry.get('url') or entry.get('record_id'))}</a>",
             _e(group_title(entry["group"]) if entry.get("group") else ""), _e(entry.get("outcome", "")), _e(entry.get("extractor") or "-"),
             _e(entry.get("fallback_reason") or ""), _e(entry.get("language") or ""),
+            f"{entry['written']:,} of {entry['extracted']:,}" if entry.get("extracted") else "",
             "" if same is None else "<span class='same'>same</span>" if same else "<span class='differs'>differs</span>",
         )) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("page", "outcome group", "outcome", "text from", "fallback reason",
-                                             "language", "as the run"))
+                                             "language", "bytes written of extracted", "as the run"))
     return (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
             f"<meta http-equiv='Content-Security-Policy' content=\"{POLICY}\"><title>{_e(title)}</title>"
             f"<style>{STYLE}</style></head><body><header><h1>{_e(title)}</h1></header><main>"

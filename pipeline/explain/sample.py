@@ -34,7 +34,8 @@ def entry(doc: Document, name: str, file: str, run_text: str | None,
         same = sorted(run_dropped) == sorted(dropped_sentences(doc))
     return {"record_id": doc.page.record_id, "url": doc.page.url, "group": name, "file": file,
             "outcome": doc.outcome, "extractor": doc.extractor, "fallback_reason": doc.fallback_reason,
-            "language": doc.language_code, "same": same}
+            "language": doc.language_code, "same": same, "extracted": len(doc.text.encode("utf-8")),
+            "written": len(doc.clean_text.encode("utf-8"))}
 
 
 class RunSample:
