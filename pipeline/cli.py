@@ -1,4 +1,5 @@
-"""The ``warcplex`` command: ``run`` the cleaning job, ``nightly``, ``calibrate``, ``sweep``, ``report``, ``train-lm``.
+"""The ``warcplex`` command: ``run`` the cleaning job, ``nightly``, ``calibrate``, ``sweep``, ``report``, ``train-lm``,
+``explain``.
 
 ``run`` is the composition root: the Spark cleaning job (runtime) with the analysis after it
 (:func:`pipeline.analysis.extensions.run_extensions`).
@@ -13,6 +14,7 @@ from pipeline import show_config
 from pipeline.analysis import calibrate, report, sweep
 from pipeline.analysis.extensions import run_extensions
 from pipeline.corpus.extension import CorpusStages
+from pipeline.explain import command as explain
 from pipeline.lm import train as train_lm
 from pipeline.spark import nightly
 from pipeline.spark.job import CleanWarcJob, run_cli
@@ -35,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_parser(commands)
     nightly.add_parser(commands, clean_warc_job)
     sweep.add_parser(commands)
+    explain.add_parser(commands)
     report.add_parser(commands)
     train_lm.add_parser(commands)
     return parser

@@ -207,6 +207,10 @@ class OutputSettings(_Section):
     sentences: str | None = None
     # Skip splits whose completion marker exists (reruns resume).
     resume: bool = True
+    # Explain this many pages of each outcome group (kept whole, fell back by reason, most text dropped, emptied,
+    # unscored language, ...) per split under OUTPUT/explain/, linked from the report (`--explain-sample N`;
+    # pipeline/explain/). 0: none, and a run records nothing for it.
+    explain_sample: int = Field(default=0, ge=0)
 
 
 class IndexSettings(_Section):
@@ -428,12 +432,17 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | None = 
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config {path}: top level must be a mapping of sections")
         tree = loaded or {}
+    return settings_from(tree, overrides, f"config {path}" if path else "config")
+
+
+def settings_from(tree: dict[str, Any], overrides: list[str] | None = None, source: str = "config") -> Settings:
+    """The settings of a tree of sections (a preset's, or a run's recorded configuration) with ``key=value``
+    overrides; errors name ``source``."""
     for assignment in overrides or []:
         _apply_override(tree, assignment)
     try:
         return Settings.model_validate(tree)
     except ValidationError as exc:
-        source = f"config {path}" if path else "config"
         raise ConfigError(f"{source}: {_format_validation_error(exc)}") from None
 
 

@@ -10,10 +10,11 @@ page's text with :func:`page_text`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from pipeline.reading.warc import Page
 
@@ -45,6 +46,36 @@ class Sentence:
 
 
 @dataclass
+class StageTry:
+    """One extraction stage's try at a page, as a traced page records it (:class:`Trace`)."""
+
+    name: str
+    verdict: str  # kept | filter_overruled | filtered_too_much | empty | short | error | timeout | memory | skipped
+    reason: str | None = None  # the cascade's reason (``blocks_short_12of340``) or the error
+    text: str = ""  # the stage's text, when it gave one
+    language: Language | None = None  # ... its language
+    sentences: list[Sentence] = field(default_factory=list)  # ... and its sentences as the steps after it left them
+
+
+@dataclass
+class Trace:
+    """What the steps did to one page, kept only when ``warcplex explain`` asks (``Document.trace``; None on
+    every page of a run, where recording it would cost per page): each cascade stage tried, and the block
+    stage's decisions (:class:`~pipeline.steps.blocks.step.BlockDecisions`)."""
+
+    stages: list[StageTry] = field(default_factory=list)
+    blocks: Any = None
+
+    def tried(self, name: str, verdict: str, reason: str | None = None, doc: "Document | None" = None) -> None:
+        """Note a stage's try; with ``doc``, a copy of its text, language and sentences as they are now."""
+        if doc is None:
+            self.stages.append(StageTry(name, verdict, reason))
+        else:
+            self.stages.append(StageTry(name, verdict, reason, doc.text, doc.language,
+                                        [dataclasses.replace(s) for s in doc.sentences]))
+
+
+@dataclass
 class Document:
     """One page on its way through the steps; ``outcome`` says where it ended."""
 
@@ -63,6 +94,8 @@ class Document:
     outcome: str = "kept"  # kept | empty_extraction | empty_after_filter | <a step's drop reason> | error.<kind>
     # clean_text's last answer and what it was computed from (the loop, the counters and the row each ask)
     _clean: tuple[tuple, str] | None = field(default=None, repr=False, compare=False)
+    # What the steps did, for ``warcplex explain`` only (a class attribute: no field to fill on a run's pages)
+    trace = None  # type: Trace | None
 
     @property
     def language_code(self) -> str:

@@ -53,7 +53,7 @@ def shard_key(uri: str, root: str | None = None, relative: str | None = None) ->
 # Settings that do not change the corpus written to the output (its data and markers).
 _NOT_OUTPUT = {"spark": None, "s3": None, "carbon": None, "index": None,
                "input": {"base_url"}, "extract": {"worker_max_rss_mb"},
-               "output": {"dropped", "sentences", "resume"}}
+               "output": {"dropped", "sentences", "resume", "explain_sample"}}
 # Settings that name a file: the fingerprint takes the file's name and size, not its location.
 _FILE_SETTINGS = {("extract", "blocks_model"), ("langid", "model_path")}
 

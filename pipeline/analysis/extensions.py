@@ -12,6 +12,7 @@ from pipeline.analysis.carbon import CodecarbonMeter, carbon_report, start_codec
 from pipeline.analysis.index_stats import run_index_stats
 from pipeline.analysis.report import write_report
 from pipeline.config import Settings
+from pipeline.explain.sample import write_index
 from pipeline.spark.job import JobExtension
 
 
@@ -52,6 +53,13 @@ class IndexStats(JobExtension):
         return result
 
 
+class Explanations(JobExtension):
+    """``explain/index.html``: every page explained with the run (``--explain-sample``), when there are any."""
+
+    def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
+        write_index(output, settings)
+
+
 class Report(JobExtension):
     """``report.html`` from the run's stats."""
 
@@ -63,4 +71,4 @@ class Report(JobExtension):
 
 def run_extensions() -> list[JobExtension]:
     """What ``warcplex run`` composes after the job, in order."""
-    return [Carbon(), IndexStats(), Report()]
+    return [Carbon(), IndexStats(), Explanations(), Report()]

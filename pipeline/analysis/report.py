@@ -232,8 +232,25 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
-    """The report page for a run's stats (and an optional sweep result)."""
+def _explained_section(explained: list[dict[str, Any]]) -> str:
+    """Links to the explanations written with the run (``--explain-sample``), by outcome group."""
+    from pipeline.explain.select import group_title
+
+    groups: dict[str, list[str]] = {}
+    for entry in explained:
+        label = html.escape(entry.get("url") or entry["record_id"])
+        groups.setdefault(entry["group"], []).append(f"<a href='explain/{html.escape(entry['file'])}'>{label}</a>")
+    rows = "".join(f"<tr><td>{html.escape(group_title(name))}</td><td>{'<br>'.join(links)}</td></tr>"
+                   for name, links in groups.items())
+    return ("<h2>Explained pages</h2><p>Each page as the pipeline saw it: its blocks outlined by label, its text "
+            "kept and dropped with the rule that decided, its path through the cascade "
+            "(<a href='explain/index.html'>all of them</a>).</p>"
+            f"<table><thead><tr><th>outcome</th><th>pages</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None,
+           explained: list[dict[str, Any]] | None = None) -> str:
+    """The report page for a run's stats (and an optional sweep result, and the explanations to link)."""
     run = stats.get("run", {})
     records, outcome = stats.get("records", {}), stats.get("outcome", {})
     carbon = stats.get("carbon", {})
@@ -248,6 +265,8 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
         ["wall seconds", _fmt(run.get("wall_seconds"))],
         ["HTML pages per CPU-second", _fmt(run.get("pages_per_cpu_second"))],
     ]))
+    if explained:
+        sections.append(_explained_section(explained))
     sections.append("<h2>Perplexity per language</h2>" + _img(chart_perplexity(stats), "perplexity histogram"))
     coverage_rows = [[lang, _fmt(v["pages"]), _fmt(v["pages_kept"]), _fmt(v["sentences_scored"]),
                       _fmt(v["sentences_unscored"]), v["model"] or "none (unscored)"]
@@ -342,7 +361,11 @@ def write_report(output: str, s3: S3Settings, stats: dict[str, Any] | None = Non
             raise ValueError(f"{output}/stats.json not found (is it the output of `warcplex run`?)")
         stats = json.loads(data)
     sweep_data = target.read_bytes("sweep.json")
-    page = render(stats, json.loads(sweep_data) if sweep_data else None)
+    from pipeline.explain.sample import all_explained, explained_pages
+
+    per_group = stats.get("run", {}).get("config", {}).get("output", {}).get("explain_sample") or 3
+    explained = explained_pages(all_explained(output, s3), per_group)
+    page = render(stats, json.loads(sweep_data) if sweep_data else None, explained)
     target.write_bytes("report.html", page.encode("utf-8"))
     return target.path("report.html")
 

@@ -83,6 +83,8 @@ class WarcJob:
         parser.add_argument("--dropped", help="also write every dropped sentence with its score and reason here")
         parser.add_argument("--sentences", help="also write every sentence with its perplexity here "
                             "(for `warcplex sweep` and the real index sizes)")
+        parser.add_argument("--explain-sample", type=int, metavar="N",
+                            help="also explain N pages of each outcome group in OUTPUT/explain/ (output.explain_sample)")
         parser.add_argument("--no-resume", action="store_true", help="reprocess splits that have a completion marker")
         parser.add_argument("--overwrite", action="store_true",
                             help="replace an earlier run's output (its own files only), e.g. after a config change")
@@ -99,6 +101,8 @@ class WarcJob:
             overrides.append(f"output.sentences={args.sentences}")
         if args.no_resume:
             overrides.append("output.resume=false")
+        if getattr(args, "explain_sample", None) is not None:
+            overrides.append(f"output.explain_sample={args.explain_sample}")
         return load_settings(args.config, overrides)
 
     def process_split(self, split: Split, settings: Settings, output: str,

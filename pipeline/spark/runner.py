@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections import Counter
 
@@ -18,6 +17,7 @@ from pipeline.config import Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
 from pipeline.stats import Stats, timed
+from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import log10_bin
 from pipeline.reading.warc import Split, iter_pages
@@ -25,16 +25,13 @@ from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
                                    VisibleText, dropped_rows, page_row, sentence_rows)
 
-_FALLBACK_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`: counted by kind
-
-
 def _count_page(stats: Stats, cleaned: Document) -> None:
     lang = cleaned.language_code
     stats.add(f"outcome.{cleaned.outcome}")
     stats.add(f"lang.{lang}.pages")
     stats.add("bytes.html", len(cleaned.page.html))
     if cleaned.fallback_reason:
-        stats.add(f"fallback.{_FALLBACK_COUNTS.sub('', cleaned.fallback_reason)}")
+        stats.add(f"fallback.{fallback_kind(cleaned.fallback_reason)}")
     if cleaned.outcome != "kept":
         return
     clean_text = cleaned.clean_text
@@ -117,8 +114,15 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
                                   split.split_id, VISIBLE_SCHEMA, settings.output.compression, dataset="")
                       if visible else None)
     pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
+    explained = None
+    if settings.output.explain_sample:
+        from pipeline.explain.sample import RunSample
+
+        explained = RunSample(settings.output.explain_sample)
     for cleaned in loop.run(pages):
         _count_page(stats, cleaned)
+        if explained is not None:
+            explained.offer(cleaned)
         if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):
             with timed(stats, "cpu.write"):
                 for row in sentence_rows(cleaned):
@@ -142,6 +146,9 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             sentences_writer.commit()
         if visible_writer is not None:
             visible_writer.commit()
+    if explained is not None:
+        with timed(stats, "cpu.explain"):
+            explained.write(settings, target, split.split_id, stats)
     for step in loop.all_steps:
         stats.merge(step.stats)
     stats.add("cpu.total", time.process_time() - cpu_start)

@@ -14,6 +14,7 @@ A step after the cascade that drops the page ends it (no fallback). A WET record
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -25,6 +26,13 @@ from pipeline.steps.extractors import Extractor, WetExtractor, build_extractor
 from pipeline.steps.perplexity import REASON_PREFIX
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
+
+_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`
+
+
+def fallback_kind(reason: str) -> str:
+    """A fallback reason without its counts (``blocks_short_12of340`` -> ``blocks_short``): what stats count."""
+    return _COUNTS.sub("", reason)
 
 
 def filtered_too_much(doc: Document, settings: ExtractSettings) -> str | None:
@@ -169,6 +177,8 @@ class Cascade(Step):
             if attempt.skip_to is not None:
                 if extractor.name != attempt.skip_to:
                     extractor.count("skipped")
+                    if doc.trace is not None:
+                        doc.trace.tried(extractor.name, "skipped", f"passed over for {attempt.skip_to}")
                     continue
                 attempt.skip_to = None
             try:
@@ -178,10 +188,14 @@ class Cascade(Step):
                 extractor.count(f"error.{attempt.guard_failure}")
                 attempt.first_reason = attempt.first_reason or f"{extractor.name}_{attempt.guard_failure}"
                 guards.restart()
+                if doc.trace is not None:
+                    doc.trace.tried(extractor.name, attempt.guard_failure, f"{type(exc).__name__}: {exc}")
                 continue
             except Exception as exc:
                 extractor.count(f"error.{type(exc).__name__}")
                 attempt.first_reason = attempt.first_reason or f"{extractor.name}_error"
+                if doc.trace is not None:
+                    doc.trace.tried(extractor.name, "error", f"{type(exc).__name__}: {exc}")
                 continue
             guards.restart()  # the time limit holds per stage: the steps after it get their own
             reason = incomplete(extractor, doc, self.settings, position < last_stage)
@@ -190,6 +204,8 @@ class Cascade(Step):
                 attempt.first_reason = attempt.first_reason or f"{extractor.name}_{reason}"
                 target = extractor.skip_to(reason)
                 attempt.skip_to = target if target in [stage.name for stage in stages[position + 1:]] else None
+                if doc.trace is not None:
+                    doc.trace.tried(extractor.name, reason.split("_")[0], reason, doc)
                 continue
             doc.fallback_reason = attempt.first_reason
             attempt.position = position
@@ -201,6 +217,9 @@ class Cascade(Step):
         rejects the stage's text, the page going on from the next stage (:meth:`_go_on`)."""
         extractor = attempt.stages[attempt.position]
         reason = self.fallback(doc, self.settings) if attempt.position < len(attempt.stages) - 1 else None
+        if doc.trace is not None:  # the stage's sentences as the filter left them, before an overruling undoes it
+            doc.trace.tried(extractor.name, ("filter_overruled" if extractor.overrules_filter else "filtered_too_much")
+                            if reason else "kept", reason, doc)
         if reason and extractor.overrules_filter:
             return self.overrule_filter(extractor, doc, attempt.first_reason or f"{extractor.name}_kept_{reason}")
         if reason:

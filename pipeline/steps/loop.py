@@ -115,7 +115,7 @@ class StepLoop:
         ``error.timeout``/``error.memory``.
         """
         cut = self.cascade_at
-        docs = [self._through(Document(page), self.steps[:cut]) for page in pages]
+        docs = [self._through(self.document(page), self.steps[:cut]) for page in pages]
         if cut < len(self.steps):
             cascade = self.steps[cut]
             reached = [doc for doc, going in docs if going]
@@ -126,6 +126,9 @@ class StepLoop:
             if through and not doc.clean_text.strip():
                 doc.outcome = "empty_after_filter"
         return [doc for doc, _ in docs]
+
+    # A page's document as it enters the steps: ``document(page)`` (``warcplex explain``'s loop gives it a trace).
+    document = staticmethod(Document)
 
     @staticmethod
     def _through(doc: Document, steps: list[Step]) -> tuple[Document, bool]:

@@ -27,7 +27,8 @@ from pipeline.reading.sources import glob_root
 STAMP = "_warcplex.json"
 # Everything a run writes at the top of its output.
 OWN_ENTRIES = frozenset({DATASET_DIR, "_markers", "_tmp", "_ids", SUCCESS, STAMP, "stats.json", "summary.txt",
-                         "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR})
+                         "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR,
+                         "explain"})
 
 
 class OutputError(ValueError):

@@ -9,6 +9,8 @@ looks incomplete (:func:`shorter_than_primary`).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from pipeline import models
@@ -76,6 +78,33 @@ def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str
     return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
 
 
+MAIN, BOILERPLATE = "main", "boilerplate"  # the labels of the stage's decisions (BlockDecisions.labels)
+
+
+class BlockDecisions(NamedTuple):
+    """The stage's decisions on one page, as ``warcplex explain`` draws them (``Document.trace``): every block,
+    its main-content probability, the threshold of the page's type, whether the stage kept it (after the
+    structure rules) and showed it (its text is visible), and the lines of the text (:func:`group_lines`) with
+    the groups of kept blocks (:func:`line_groups`) they come from."""
+
+    blocks: list[Block]
+    probs: np.ndarray
+    threshold: float
+    keep: np.ndarray
+    shown: np.ndarray
+    lines: list[tuple[int, str]]
+    groups: list[list[int]]
+
+    def labels(self) -> list[str]:
+        """Each block's label as the stage decided it."""
+        return [MAIN if kept else BOILERPLATE for kept in self.keep]
+
+    def line_blocks(self) -> list[list[int]]:
+        """For each line of the stage's text, the indices (into ``blocks``) of the blocks it comes from."""
+        kept = np.flatnonzero(self.shown)
+        return [[int(kept[i]) for i in self.groups[g]] for g, _ in self.lines]
+
+
 class BlocksExtractor(Extractor):
     """Cascade stage ``blocks``: the kept blocks of the page (:func:`block_lines`)."""
 
@@ -95,6 +124,7 @@ class BlocksExtractor(Extractor):
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
         self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
+        self.decided: tuple | None = None  # the last page's BlockDecisions, as a tuple (a traced page keeps them)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
@@ -192,6 +222,7 @@ class BlocksExtractor(Extractor):
         group_probs = [float(kept_probs[group].max()) for group in groups]
         self.line_probs = [group_probs[g] for g, _ in lines]
         self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
+        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups)
         self.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
@@ -207,11 +238,13 @@ class BlocksExtractor(Extractor):
         """The kept blocks as the page's text, with each line's probability and region membership
         (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
         code it leaves unscored) and the page's type."""
-        self.page_type = None
+        self.page_type = self.decided = None
         try:
             super().run(doc)
         finally:
             doc.page_type = self.page_type  # the page's, whichever stage's text is written
+            if doc.trace is not None and self.decided is not None:
+                doc.trace.blocks = BlockDecisions(*self.decided)
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
         doc.line_preformatted = self.line_preformatted
         return doc
