@@ -820,7 +820,8 @@ def _chunks(it: Iterable[str], size: int = 2000) -> Iterator[list[str]]:
         yield buf
 
 
-def is_heldout(line: str) -> bool:
+def is_heldout_line(line: str) -> bool:
+    """The corpus split: one normalised line in HELDOUT_MODULUS (by its sha256) is held out of the training text."""
     return int(hashlib.sha256(line.encode("utf-8")).hexdigest(), 16) % HELDOUT_MODULUS == 0
 
 
@@ -865,8 +866,8 @@ def build(lang: str, jobs: int) -> dict:
                   f"sents={total:8d} new={new:8d}", file=sys.stderr)
     # Deterministic split and order: independent of source order and of set iteration.
     lines.sort()
-    held = [s for s in lines if is_heldout(s)]
-    train = [s for s in lines if not is_heldout(s)]
+    held = [s for s in lines if is_heldout_line(s)]
+    train = [s for s in lines if not is_heldout_line(s)]
     random.Random(SEED).shuffle(train)
     (out_dir / "train.txt").write_text("".join(s + "\n" for s in train), encoding="utf-8")
     (out_dir / "heldout.txt").write_text("".join(s + "\n" for s in held), encoding="utf-8")

@@ -27,13 +27,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from webeval import BENCH, bench_pages, page_lines, roc_auc  # lm_models/ is the script directory
+from webeval import BENCH, bench_pages, page_lines, roc_auc  # lm_models/ is the script directory (webeval puts scripts/ on sys.path)
+from benchpages import is_heldout
 
 from pipeline.config import PROJECT_ROOT as ROOT
 from pipeline.lm.train import TrainOptions, train_lm
 from pipeline.models import kenlm_model
 from pipeline.registry import load_registry
-from pipeline.steps.blocks.model import is_heldout
 
 
 def token_log10(model, norm: str) -> list[float]:

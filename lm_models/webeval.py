@@ -1,8 +1,8 @@
 """Measure a KenLM model on modern web pages: the bench truth texts it never saw.
 
 For one language this reads the full-text pages of ``../shared/bench`` (``data/``,
-``data-wcxb/`` and ``data-ml/``) in that language and splits them with the block
-classifier's rule: a page is *held out* when ``md5(page_id) % 10 >= 7``. On each page,
+``data-wcxb/`` and ``data-ml/``) in that language and splits them with the bench's one
+rule (``scripts/benchpages.py``): a page is *held out* when ``md5(page_id) % 10 >= 7``. On each page,
 
 * **main lines** are the non-empty lines of the human truth;
 * **boilerplate lines** are the lines of the page's all-text (resiliparse
@@ -24,9 +24,9 @@ binary's sha256, for the model card and the registry.
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,17 +38,12 @@ from train import percentile  # the one percentile rule of the model cards (lm_m
 from pipeline.steps.normalize import normalize_for_lm
 from pipeline.steps.perplexity import perplexity_of
 
-BENCH = REPO.parent / "shared" / "bench"
-SETS = ("data", "data-wcxb", "data-ml")
-HELDOUT_RULE = "int(md5(page_id).hexdigest(), 16) % 10 >= 7"
+sys.path.insert(0, str(REPO / "scripts"))  # the bench pages, their held-out split
+from benchpages import BENCH, HELDOUT_RULE, SETS, is_heldout, manifest, page_bytes, page_path, truth_path  # noqa: E402
+
 PERCENTILES = (50, 75, 90, 95, 99)
 # the registry's `percentiles` keys (the ones `warcplex calibrate` writes)
 REGISTRY_PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
-
-
-def is_heldout(page_id: str) -> bool:
-    """The block classifier's split: these pages are never trained or tuned on."""
-    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
 
 
 @dataclass(frozen=True)
@@ -62,18 +57,14 @@ class Page:
 
 def bench_pages(lang: str, bench: Path = BENCH) -> Iterator[Page]:
     """Every real (not synthetic) full-text page of ``lang`` in the bench sets."""
-    for name in SETS:
-        manifest = bench / name / "manifest.jsonl"
-        if not manifest.exists():
+    for _, folder, _ in SETS:
+        if not (bench / folder / "manifest.jsonl").exists():
             continue
-        for line in manifest.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+        for row in manifest(bench, folder):
             if (row.get("lang") != lang or row.get("truth_type") != "fulltext"
                     or row.get("synthetic")):
                 continue
-            base = bench / name / row["dataset"]
-            yield Page(row["id"], base / "pages" / f"{row['id']}.html.gz",
-                       base / "truth" / f"{row['id']}.txt")
+            yield Page(row["id"], page_path(bench, folder, row), truth_path(bench, folder, row))
 
 
 def all_text(html_bytes: bytes) -> str:
@@ -91,7 +82,7 @@ def page_lines(page: Page) -> tuple[list[str], list[str]]:
     truth = page.truth.read_text(encoding="utf-8", errors="replace")
     main = [n for n in (normalize_for_lm(ln) for ln in truth.splitlines()) if n]
     haystack = " " + " ".join(main) + " "
-    html = gzip.decompress(page.html.read_bytes())
+    html = page_bytes(page.html)
     boiler = []
     for ln in all_text(html).splitlines():
         n = normalize_for_lm(ln)
