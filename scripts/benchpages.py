@@ -80,3 +80,26 @@ def dev_items(bench: Path) -> list[dict]:
                           "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
                           "html": str(page_path(bench, folder, m)), "truth": str(truth_path(bench, folder, m))})
     return items
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python scripts/benchpages.py ids FOLDER [--heldout]``: the ids of a dev set's pages on one side of the split
+    (default the dev side), one a line, for ``warcplex calibrate --ids``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("ids",))
+    parser.add_argument("folder", help="data, data-wcxb or data-ml")
+    parser.add_argument("--heldout", action="store_true", help="the held-out side instead of the dev side")
+    parser.add_argument("--bench", type=Path, default=BENCH)
+    args = parser.parse_args(argv)
+    if not (args.bench / args.folder / "manifest.jsonl").is_file():
+        parser.exit(2, f"benchpages: error: {args.bench / args.folder}/manifest.jsonl not found (need ../shared/bench)\n")
+    for row in manifest(args.bench, args.folder):
+        if is_heldout(row["id"]) == args.heldout:
+            print(row["id"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
