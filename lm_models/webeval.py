@@ -15,7 +15,7 @@ above every main line; 0.5: no separation). On the other (dev) pages it computes
 per-sentence perplexity percentiles of the truth, from which ``train.py registry``
 takes the provisional threshold.
 
-    python lm_models/webeval.py en [--model PATH] [--write]
+    PYTHONPATH=scripts python lm_models/webeval.py en [--model PATH] [--write]
 
 ``--write`` stores the figures in ``<lang>/webeval.json`` next to the model, with the
 binary's sha256, for the model card and the registry.
@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +37,7 @@ from train import percentile  # the one percentile rule of the model cards (lm_m
 from pipeline.steps.normalize import normalize_for_lm
 from pipeline.steps.perplexity import perplexity_of
 
-sys.path.insert(0, str(REPO / "scripts"))  # the bench pages, their held-out split
-from benchpages import BENCH, HELDOUT_RULE, SETS, is_heldout, manifest, page_bytes, page_path, truth_path  # noqa: E402
+from benchpages import BENCH, HELDOUT_RULE, SETS, is_heldout, manifest, page_bytes, page_path, truth_path  # scripts/
 
 PERCENTILES = (50, 75, 90, 95, 99)
 # the registry's `percentiles` keys (the ones `warcplex calibrate` writes)

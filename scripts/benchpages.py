@@ -7,9 +7,11 @@ English pages of seven types) and ``data-ml`` (non-English pages). Each has a ``
 
 :func:`is_heldout` is the one split of every set: the pages it holds out are never fitted or tuned on, and are the
 pages figures are reported on. The package never reads the bench: this module lives with the tools
-(``scripts/train_blocks.py``, ``calibrate_languages.py``, ``bench_quality.py``, ``scripts/studies/``,
-``lm_models/webeval.py``, ``lm_models/selftrain_auc.py``) and the tests. Scripts in ``scripts/`` import it by name;
-the studies and ``lm_models/`` put ``scripts/`` on ``sys.path`` first.
+(``scripts/train_blocks.py``, ``calibrate_languages.py``, ``bench_quality.py``, ``bench_corpus.py``,
+``scripts/studies/``, ``lm_models/webeval.py``, ``lm_models/selftrain_auc.py``) and the tests. The tools in
+``scripts/`` import it by name (their own directory is on the path); the studies and the ``lm_models/`` tools run
+with ``scripts/`` on the path, ``PYTHONPATH=scripts python scripts/studies/filter_study.py`` (the tests: pytest's
+``pythonpath``).
 """
 
 from __future__ import annotations

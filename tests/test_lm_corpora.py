@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import json
 import struct
-import sys
 import zlib
 from pathlib import Path
 
@@ -17,9 +16,8 @@ import pytest
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "lm_models"))  # the builder's modules import each other by name
-import corpora  # noqa: E402
-import readers  # noqa: E402
+import corpora  # lm_models/ (pytest's pythonpath): the builder's modules import each other by name
+import readers
 
 LANGUAGES = "en de fr es it ru zh ja pt nl pl cs tr id vi sv hu el ko uk ro da fi".split()
 

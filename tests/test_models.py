@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 
 import pytest
 import yaml
@@ -72,8 +71,7 @@ def test_registry_covers_fifteen_languages(registry):
 
 def test_training_lines_are_the_scorer_normalisation():
     """lm_models/corpora.py turns prose into training lines exactly as the scorer normalises sentences."""
-    sys.path.insert(0, str(PROJECT_ROOT / "lm_models"))  # the builder's modules import each other by name
-    import corpora
+    import corpora  # lm_models/ (pytest's pythonpath)
     paragraph = ("On 4 July 1976 the town's “Old Bridge” — rebuilt twice — reopened. "
                  "Café owners, e.g. Ms. Dupont, served 1,250 visitors!")
     training_lines = corpora._segment_chunk(("en", [paragraph]))

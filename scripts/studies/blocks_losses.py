@@ -24,14 +24,13 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   default pipeline in process (:class:`~pipeline.steps.loop.StepLoop`: the cascade and the filter),
   scored with the bench's snippet F; ``--model`` picks the block model.
 
-usage: scripts/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
-                                [--warc FILE ...]
+usage: PYTHONPATH=scripts python scripts/studies/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
+                                                                  [--warc FILE ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
@@ -43,9 +42,8 @@ from pipeline.steps.blocks.model import BlockModel
 from pipeline.steps.blocks.rules import revise
 from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the bench pages and the fit's parses
-import train_blocks  # noqa: E402 (the cached parses and labels of the fit)
-from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path  # noqa: E402
+import train_blocks  # scripts/ (run with PYTHONPATH=scripts): the cached parses and labels of the fit
+from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure HTML charset decoding on every page of ../shared/bench (data, data-wcxb, data-ml).
 
-    python scripts/check_decoding.py [--bench DIR] [--show ID ...]
+    PYTHONPATH=scripts python scripts/studies/check_decoding.py [--bench DIR] [--show ID ...]
 
 For each page the *strict decodes* are the payload decoded without a single error in UTF-8,
 in its ``<meta>`` charset and in each candidate detector's guess (BOM stripped, NULs dropped
@@ -31,8 +31,7 @@ from pathlib import Path
 
 from pipeline.reading import decode as charset
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the bench pages
-from benchpages import BENCH, SETS, manifest, page_bytes, page_path, truth_path  # noqa: E402
+from benchpages import BENCH, SETS, manifest, page_bytes, page_path, truth_path  # scripts/: run with PYTHONPATH=scripts
 
 SAMPLE = charset.DETECT_BYTES
 

@@ -12,8 +12,8 @@ pages, plus the corpus view: boilerplate tokens removed and main-content tokens 
 main when its sentence's word trigrams are mostly in the truth, as ``warcplex calibrate`` labels).
 The scored pages are cached (``--cache``); the rules run on the cache.
 
-usage: scripts/filter_study.py [--bench ../shared/bench] [--data data] [--cache build/filter_study.v2.pkl]
-                               [--grid 1000,2000,...] [--rules 0 1 ...]
+usage: PYTHONPATH=scripts python scripts/studies/filter_study.py [--bench ../shared/bench] [--data data] [--cache build/filter_study.v2.pkl]
+                                                                 [--grid 1000,2000,...] [--rules 0 1 ...]
 """
 
 from __future__ import annotations
@@ -36,8 +36,7 @@ from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import Unit, perplexity, rule_mask
 from pipeline.steps.sentences import SentenceSplitter
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the bench pages
-from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, truth_path  # noqa: E402
+from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, truth_path  # scripts/: run with PYTHONPATH=scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 

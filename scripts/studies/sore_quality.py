@@ -11,8 +11,8 @@ and on the 707 snippet pages (never tuned on). Prints ROUGE-5 F1, bag-of-words P
 (bench score.py), the share of lines removed with the reasons, and SORE's pages per CPU-second
 (embedding and decisions; extraction excluded, and the first page's model load excluded).
 
-usage: scripts/sore_quality.py [--bench ../shared/bench] [--work out/sore-quality] [--ml-every N] [--ml-max N]
-                               [--snippets-every N] [--shards N]
+usage: PYTHONPATH=scripts python scripts/studies/sore_quality.py [--bench ../shared/bench] [--work out/sore-quality] [--ml-every N] [--ml-max N]
+                                                                 [--snippets-every N] [--shards N]
        (embed in parallel first: add --shard 0 and --shard 1 to two runs with --shards 2, then run without --shard)
 """
 
@@ -36,8 +36,7 @@ from pipeline.reading.warc import Page
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.sore import SoreScorer, SoreSettings, page_metadata
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the bench pages
-from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path  # noqa: E402
+from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path  # scripts/: run with PYTHONPATH=scripts
 
 EXTRACTIONS = {"default cascade": None, "all text": ["conservative"]}
 GRID = {
