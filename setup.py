@@ -40,11 +40,14 @@ class BuildPyWithShippedFiles(build_py):
 
 
 class SdistWithShippedFiles(sdist):
-    """sdist, plus :func:`shipped_files` (a wheel built from the sdist carries them too)."""
+    """sdist, plus :func:`shipped_files` (a wheel built from the sdist carries them too) and the Cython sources
+    (a build from the sdist compiles them)."""
 
-    def add_defaults(self) -> None:
-        super().add_defaults()
-        self.filelist.extend(shipped_files())
+    def make_release_tree(self, base_dir, files) -> None:
+        root = Path(__file__).resolve().parent
+        cython = [p.relative_to(root).as_posix()
+                  for pattern in ("*.pyx", "*.pxd") for p in root.glob(f"pipeline/**/{pattern}")]
+        super().make_release_tree(base_dir, sorted({*files, *shipped_files(), *cython}))
 
 
 # lxml ships the headers of the libxml2 it links; the module calls that libxml2 through lxml's etree module.
