@@ -1,8 +1,8 @@
 """Measure a KenLM model on modern web pages: the bench truth texts it never saw.
 
 For one language this reads the full-text pages of ``../shared/bench`` (``data/``,
-``data-wcxb/`` and ``data-ml/``) in that language and splits them with the block
-classifier's rule: a page is *held out* when ``md5(page_id) % 10 >= 7``. On each page,
+``data-wcxb/`` and ``data-ml/``) in that language and splits them with the bench's one
+rule (``scripts/benchpages.py``): a page is *held out* when ``md5(page_id) % 10 >= 7``. On each page,
 
 * **main lines** are the non-empty lines of the human truth;
 * **boilerplate lines** are the lines of the page's all-text (resiliparse
@@ -15,7 +15,7 @@ above every main line; 0.5: no separation). On the other (dev) pages it computes
 per-sentence perplexity percentiles of the truth, from which ``train.py registry``
 takes the provisional threshold.
 
-    python lm_models/webeval.py en [--model PATH] [--write]
+    PYTHONPATH=scripts python lm_models/webeval.py en [--model PATH] [--write]
 
 ``--write`` stores the figures in ``<lang>/webeval.json`` next to the model, with the
 binary's sha256 and the share of held-out lines above the registry's threshold for this
@@ -25,7 +25,6 @@ language (``conf/models.yaml``), for the model card, lm_models/README.md and the
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 from collections.abc import Iterator
@@ -39,17 +38,11 @@ from train import percentile, registry_entries  # the cards' percentile rule; co
 from pipeline.steps.normalize import normalize_for_lm
 from pipeline.steps.perplexity import perplexity_of
 
-BENCH = REPO.parent / "shared" / "bench"
-SETS = ("data", "data-wcxb", "data-ml")
-HELDOUT_RULE = "int(md5(page_id).hexdigest(), 16) % 10 >= 7"
+from benchpages import BENCH, HELDOUT_RULE, SETS, is_heldout, manifest, page_bytes, page_path, truth_path  # scripts/
+
 PERCENTILES = (50, 75, 90, 95, 99)
 # the registry's `percentiles` keys (the ones `warcplex calibrate` writes)
 REGISTRY_PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
-
-
-def is_heldout(page_id: str) -> bool:
-    """The block classifier's split: these pages are never trained or tuned on."""
-    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
 
 
 @dataclass(frozen=True)
@@ -63,18 +56,14 @@ class Page:
 
 def bench_pages(lang: str, bench: Path = BENCH) -> Iterator[Page]:
     """Every real (not synthetic) full-text page of ``lang`` in the bench sets."""
-    for name in SETS:
-        manifest = bench / name / "manifest.jsonl"
-        if not manifest.exists():
+    for _, folder, _ in SETS:
+        if not (bench / folder / "manifest.jsonl").exists():
             continue
-        for line in manifest.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+        for row in manifest(bench, folder):
             if (row.get("lang") != lang or row.get("truth_type") != "fulltext"
                     or row.get("synthetic")):
                 continue
-            base = bench / name / row["dataset"]
-            yield Page(row["id"], base / "pages" / f"{row['id']}.html.gz",
-                       base / "truth" / f"{row['id']}.txt")
+            yield Page(row["id"], page_path(bench, folder, row), truth_path(bench, folder, row))
 
 
 def all_text(html_bytes: bytes) -> str:
@@ -92,7 +81,7 @@ def page_lines(page: Page) -> tuple[list[str], list[str]]:
     truth = page.truth.read_text(encoding="utf-8", errors="replace")
     main = [n for n in (normalize_for_lm(ln) for ln in truth.splitlines()) if n]
     haystack = " " + " ".join(main) + " "
-    html = gzip.decompress(page.html.read_bytes())
+    html = page_bytes(page.html)
     boiler = []
     for ln in all_text(html).splitlines():
         n = normalize_for_lm(ln)

@@ -1,7 +1,7 @@
 """Pipeline configuration: embedded defaults, YAML presets from conf/, and ``--set`` overrides.
 
 Every option has a default here, so the job runs with no config file at all. A preset
-(``conf/local.yaml`` ...) overrides some of them, and ``--set section.key=value`` overrides
+(``conf/local.yaml``, or by name: ``local``) overrides some of them, and ``--set section.key=value`` overrides
 any single key; values are parsed as YAML (``--set perplexity.enabled=false``).
 Validation errors name the key and the problem in one line.
 """
@@ -15,7 +15,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Where conf/ and lm_models/ are (the presets, the model registry and the models it names): the checkout beside the
+# package, or in an installed wheel the copies setup.py puts inside the package (pipeline/shipped/).
+_SHIPPED = Path(__file__).resolve().parent / "shipped"
+PROJECT_ROOT = _SHIPPED if _SHIPPED.is_dir() else Path(__file__).resolve().parent.parent
 
 
 class ConfigError(ValueError):
@@ -422,11 +425,12 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | None = 
     """Build the settings from defaults, an optional YAML preset and ``key=value`` overrides."""
     tree: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
+        path = preset_path(path)
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+            shipped = ", ".join(sorted(p.stem for p in (PROJECT_ROOT / "conf").glob("*.yaml") if p.stem != "models"))
+            raise ConfigError(f"cannot read config {path}: {exc.strerror} (shipped presets: {shipped})") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"config {path} is not valid YAML: {exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
@@ -444,6 +448,18 @@ def settings_from(tree: dict[str, Any], overrides: list[str] | None = None, sour
         return Settings.model_validate(tree)
     except ValidationError as exc:
         raise ConfigError(f"{source}: {_format_validation_error(exc)}") from None
+
+
+def preset_path(path: str | Path) -> Path:
+    """A preset's file: ``path`` when it is one, else the shipped preset of that name (``local``: conf/local.yaml),
+    else ``path`` as a project-relative path (``conf/local.yaml`` from any directory)."""
+    given = Path(path)
+    if given.is_file():
+        return given
+    if given.suffix == "" and len(given.parts) == 1 and (PROJECT_ROOT / "conf" / f"{given}.yaml").is_file():
+        return PROJECT_ROOT / "conf" / f"{given}.yaml"
+    resolved = resolve_path(given)
+    return resolved if resolved.is_file() else given
 
 
 def resolve_path(path: str | Path) -> Path:

@@ -3,7 +3,7 @@
 
 The full-text dev pages of the three bench sets are used: ../shared/bench/data (2006-2019
 English benchmarks), data-wcxb (modern English pages of seven types) and data-ml (non-English
-pages). Every set splits by a hash of the page id (:func:`pipeline.steps.blocks.model.is_heldout`): 70%
+pages). Every set splits by a hash of the page id (:func:`benchpages.is_heldout`): 70%
 train, 30% held out (never seen by the fit, the threshold or the fallback rule). Each set weighs
 the same, and inside a set each dataset, page type or language weighs the square root of its
 page count; a page's blocks share its weight by the square root of their word counts (ROUGE is a
@@ -41,9 +41,7 @@ import argparse
 import copy
 import gzip
 import hashlib
-import importlib.util
 import json
-import functools
 import pickle
 from collections import defaultdict
 from dataclasses import replace
@@ -59,17 +57,17 @@ from pipeline.registry import load_registry
 from pipeline.steps.blocks import native
 from pipeline.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
-from pipeline.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
+from pipeline.steps.blocks.model import MODEL_PATH, BlockModel
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
 from pipeline.steps.blocks.parse import parse_page
 from pipeline.steps.blocks.rules import RuleSettings, revise
 from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 from pipeline.steps.extractors import ResiliparseExtractor
 
+from benchpages import BENCH, dev_items, is_heldout, scorer
+
 ROOT = Path(__file__).resolve().parent.parent
 THRESHOLDS = [round(t, 2) for t in np.arange(0.25, 0.71, 0.05)]
-# The three dev sets: (name, folder under the bench, how pages are grouped for weighting).
-SETS = (("data", "data", "dataset"), ("wcxb", "data-wcxb", "page_type"), ("ml", "data-ml", "lang"))
 
 
 def lm_pins() -> dict[str, dict]:
@@ -112,15 +110,6 @@ PINS = lm_pins()
 DROP: list[str] = []  # --drop (set before the pool forks)
 
 
-@functools.lru_cache(maxsize=None)
-def _scorer(bench: Path):
-    """The bench's score.py as a module."""
-    spec = importlib.util.spec_from_file_location("bench_score", bench / "score.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def featurised(page: dict, centres: dict[str, float], bench: Path, without_primary: bool = False) -> dict:
     """The page's features and labels; a block perplexity only under a model of ``centres`` (the pinned
     ones); ``without_primary``: as if resiliparse's main-content text were empty (an ablation)."""
@@ -138,10 +127,10 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
     out["signals"] = page_signals(blocks, out["X"], page["primary"], page["markup"], html)
     if page["set"] == "snippets":  # no block labels: the set is never fitted on
         return out
-    tokens = _scorer(bench).tokenize(page["truth"])
+    tokens = scorer(bench).tokenize(page["truth"])
     joined = f" {' '.join(tokens)} "
     trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
-    out["y"] = [label(_scorer(bench).tokenize(b.text), joined, trigrams) for b in blocks]
+    out["y"] = [label(scorer(bench).tokenize(b.text), joined, trigrams) for b in blocks]
     return out
 
 
@@ -158,26 +147,6 @@ def page_weights(pages: list[dict]) -> np.ndarray:
     for (name, _), members in groups.items():
         weights[members] = np.sqrt(len(members)) / per_set[name] / len(members) / len(per_set)
     return weights * len(pages)
-
-
-def dev_items(bench: Path) -> list[dict]:
-    """Every full-text dev page of the three sets, with its set, weighting group and page type; and the pages of
-    the snippet set (``snippets``: trafilatura's eval in bench data, truth as ``with``/``without`` snippets), which
-    are never fitted on: their dev pages judge the page types' decisions (:func:`fit_page_types`)."""
-    items = []
-    for name, folder, group in SETS:
-        for line in open(bench / folder / "manifest.jsonl"):
-            m = json.loads(line)
-            kind = m.get("truth_type", "fulltext")
-            if kind not in ("fulltext", "snippets"):
-                continue
-            ds = bench / folder / m["dataset"]
-            items.append({"id": m["id"], "set": name if kind == "fulltext" else "snippets", "dataset": m["dataset"],
-                          "group": m.get(group) or "und", "lang": m.get("lang") or "und",
-                          "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
-                          "html": str(ds / "pages" / f"{m['id']}.html.gz"),
-                          "truth": str(ds / "truth" / f"{m['id']}.{'txt' if kind == 'fulltext' else 'json'}")})
-    return items
 
 
 def raw_pages(bench: Path, cache: Path | None, workers: int) -> list[dict]:
@@ -404,7 +373,7 @@ def lm_centres(raw: list[dict], languages: list[str]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--bench", type=Path, default=BENCH)
     parser.add_argument("--heldout-ids", type=Path, default=MODEL_PATH.parent / "blocks_heldout_ids.txt")
     parser.add_argument("--model", type=Path, default=MODEL_PATH)
     parser.add_argument("--C", type=float, default=0.5, help="inverse L2 regularisation strength")
@@ -449,7 +418,7 @@ def main() -> None:
     unknown_features = sorted(set(DROP) - set(dense_names()))
     if unknown_features:
         parser.error(f"--drop: no dense feature {','.join(unknown_features)}")
-    bench_score = _scorer(args.bench)
+    bench_score = scorer(args.bench)
 
     if args.lm_languages is None:
         # read from the JSON, not loaded: a shipped model of an older feature set still names its languages

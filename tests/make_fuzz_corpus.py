@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate a corpus of damaged WARC files from the real WARCs in ../shared/bench/warc/.
+"""Generate a corpus of damaged WARC files from real WARCs (by default the ones shipped in tests/data/).
 
-    python tests/make_fuzz_corpus.py OUT_DIR [--count 240] [--seed 7] [--seeds DIR]
+    python tests/make_fuzz_corpus.py OUT_DIR [--count 240] [--seed 7] [--seeds DIR ...]
 
 Deterministic for a given ``--seed``. Each file takes a few real records (one gzip member
 per record, as Common Crawl writes them) and damages them in one way: truncated gzip
@@ -30,7 +30,9 @@ from pathlib import Path
 import brotli
 from fastwarc.stream_io import ZstdWriter
 
-DEFAULT_SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "warc"
+# The real crawls shipped with the tests (tests/data/README.md): Common Crawl's, ClueWeb09's, wget's.
+DATA = Path(__file__).resolve().parent / "data"
+DEFAULT_SEEDS = (DATA / "cc-genuine", DATA / "other-real")
 BIG_PAGE_BYTES = 50 * 1024 * 1024
 NESTING_DEPTH = 100_000
 
@@ -77,10 +79,11 @@ def parse_record(raw: bytes) -> Record | None:
     return Record(lines[0], headers, rest[:length])
 
 
-def load_records(seed_dir: Path, per_file: int = 60) -> list[Record]:
-    """Records of the seed WARCs, one per gzip member (the first ``per_file`` of each file)."""
+def load_records(seed_dirs: tuple[Path, ...] | list[Path], per_file: int = 60) -> list[Record]:
+    """Records of the seed WARCs (``*.warc.gz`` in each directory and below), one per gzip member (the first
+    ``per_file`` of each file)."""
     records = []
-    files = sorted(seed_dir.glob("*/*.warc.gz")) + sorted(seed_dir.glob("*.warc.gz"))
+    files = [path for seed_dir in seed_dirs for path in sorted(Path(seed_dir).rglob("*.warc.gz"))]
     for path in files:
         if path.name.endswith((".wat.gz", ".wet.gz")):
             continue
@@ -101,7 +104,7 @@ def load_records(seed_dir: Path, per_file: int = 60) -> list[Record]:
                 records.append(record)
                 taken += 1
     if not records:
-        raise SystemExit(f"make_fuzz_corpus: error: no WARC records found under {seed_dir}")
+        raise SystemExit(f"make_fuzz_corpus: error: no WARC records found under {', '.join(map(str, seed_dirs))}")
     return records
 
 
@@ -387,12 +390,12 @@ KINDS = ["intact", "truncated_member", "truncated_file", "garbage_between", "wro
          "lying_charset", "uncompressed_damaged", "empty", "not_warc", "warc_in_record"]
 
 
-def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DEFAULT_SEEDS,
+def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dirs: tuple[Path, ...] = DEFAULT_SEEDS,
              big_page: bool = True, encoded: int = 10) -> list[dict]:
     """Write ``count`` damaged files (plus the big page and ``encoded`` files of coded payloads)
     and ``manifest.json``; return the manifest."""
     rng = random.Random(seed)
-    corpus = Corpus(load_records(seed_dir), rng)
+    corpus = Corpus(load_records(seed_dirs), rng)
     out_dir.mkdir(parents=True, exist_ok=True)
     plan = [KINDS[i % len(KINDS)] for i in range(count)]
     if big_page:
@@ -415,12 +418,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--count", type=int, default=240, help="damaged files besides the 50 MB page")
     parser.add_argument("--seed", type=int, default=7, help="RNG seed (the corpus is deterministic)")
-    parser.add_argument("--seeds", type=Path, default=DEFAULT_SEEDS, help="directory of real WARCs")
+    parser.add_argument("--seeds", type=Path, nargs="+", default=list(DEFAULT_SEEDS),
+                        help="directories of real WARCs (default: tests/data/cc-genuine and other-real)")
     parser.add_argument("--no-big-page", action="store_true", help="leave out the 50 MB page")
     parser.add_argument("--encoded", type=int, default=10, help="files of HTTP-coded and charset-trap payloads")
     args = parser.parse_args(argv)
-    if not args.seeds.is_dir():
-        print(f"make_fuzz_corpus: error: seed directory {args.seeds} not found", file=sys.stderr)
+    missing = [str(d) for d in args.seeds if not d.is_dir()]
+    if missing:
+        print(f"make_fuzz_corpus: error: seed directory {', '.join(missing)} not found", file=sys.stderr)
         return 2
     manifest = generate(args.out_dir, args.count, args.seed, args.seeds, not args.no_big_page, args.encoded)
     total = sum(m["bytes"] for m in manifest)

@@ -7,7 +7,7 @@ import functools
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_WARC, bench_file
+from conftest import REAL_WARCS, SAMPLE_WARC, bench_file
 
 from pipeline.config import load_settings
 from pipeline.models import block_model
@@ -258,8 +258,7 @@ def real_page_texts() -> tuple[str, ...]:
     """The visible text (resiliparse, no main-content selection) of every HTML page of the real WARCs."""
     from resiliparse.extract.html2text import extract_plain_text
 
-    return tuple(extract_plain_text(html) for name in ("cc-genuine", "other-real")
-                 for path in sorted(bench_file("warc", name).glob("*.warc*")) for html in warc_pages(path))
+    return tuple(extract_plain_text(html) for path in REAL_WARCS for html in warc_pages(path))
 
 
 def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_character_and_real_pages():

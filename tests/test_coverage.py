@@ -6,7 +6,7 @@ import os
 
 import yaml
 
-from conftest import ROOT, bench_file
+from conftest import ROOT, real_warc
 from pipeline.analysis.report import render
 from pipeline.config import load_settings
 from pipeline.reading.warc import Split
@@ -17,7 +17,7 @@ from pipeline.stats import Stats
 
 
 def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
-    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     # A registry with the English model only: the shard's Chinese and Russian pages go unscored.
     shipped = yaml.safe_load((ROOT / "conf" / "models.yaml").read_text(encoding="utf-8"))["models"]
     english = {**shipped["en"], "path": str(ROOT / shipped["en"]["path"])}
@@ -64,7 +64,7 @@ def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
 def test_the_pyplexity_preset_filters_all_text_and_reports_what_it_removed_per_language(tmp_path):
     """conf/pyplexity.yaml: all visible text (the conservative stage, alone) judged by the filter; stats,
     summary and report say per language how many sentences and LM tokens it removed."""
-    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     settings = load_settings(ROOT / "conf" / "pyplexity.yaml", ["index.enabled=false"])
     assert settings.extract.cascade == ["conservative"]
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))

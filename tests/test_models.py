@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 
 import pytest
 import yaml
@@ -73,10 +71,7 @@ def test_registry_covers_fifteen_languages(registry):
 
 def test_training_lines_are_the_scorer_normalisation():
     """lm_models/corpora.py turns prose into training lines exactly as the scorer normalises sentences."""
-    spec = importlib.util.spec_from_file_location("lm_corpora", PROJECT_ROOT / "lm_models" / "corpora.py")
-    corpora = importlib.util.module_from_spec(spec)
-    sys.modules["lm_corpora"] = corpora  # its dataclasses look their module up
-    spec.loader.exec_module(corpora)
+    import corpora  # lm_models/ (pytest's pythonpath)
     paragraph = ("On 4 July 1976 the town's “Old Bridge” — rebuilt twice — reopened. "
                  "Café owners, e.g. Ms. Dupont, served 1,250 visitors!")
     training_lines = corpora._segment_chunk(("en", [paragraph]))

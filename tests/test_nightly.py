@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import bench_file
+from conftest import real_warc
 from pipeline.config import PROJECT_ROOT
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -66,7 +66,7 @@ def wait_gone(pgid: int, timeout_s: float = 60) -> None:
 
 @pytest.fixture
 def manifest(tmp_path) -> Path:
-    paths = [bench_file("warc", *parts) for parts in WARCS]
+    paths = [real_warc(*parts) for parts in WARCS]
     listing = tmp_path / "warc.paths"
     listing.write_text("".join(f"{p}\n" for p in paths))
     return listing

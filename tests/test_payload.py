@@ -19,7 +19,7 @@ import pytest
 
 import make_fuzz_corpus
 from make_fuzz_corpus import chunked, deflate_raw, zstd
-from conftest import bench_file
+from conftest import bench_file, real_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
 from pipeline.reading.decode import decode_html, utf16_without_bom
@@ -203,7 +203,7 @@ def test_wget_chunked_bodies_lose_their_chunk_sizes(tmp_path):
     """dolma's wget WARC keeps chunked bodies: the sizes no longer land inside words."""
     texts = {}
     for name in ("dolma-tests_data_warc_sample-0000.warc.gz", "dolma-tests_data_warc_sample-0001.warc.gz"):
-        path = bench_file("warc", "other-real", name)
+        path = real_warc("other-real", name)
         out = tmp_path / name
         stats = run_split(Split(str(path), 0, 1), load_settings(None, ["perplexity.enabled=false"]), str(out))
         assert stats["payload"]["dechunked"] >= 2 and "payload" not in stats.get("skip", {})

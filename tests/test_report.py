@@ -14,17 +14,17 @@ from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT, IndexSettings, PerplexitySettings, S3Settings
 from pipeline.analysis.index_stats import _analyzer, compare_raw_clean, load_scored_pages
 from pipeline.analysis.sweep import sweep
-from conftest import bench_file
+from conftest import real_warc
 
 pytestmark = [pytest.mark.spark]
 
-WARC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+WARC = ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 
 
 @pytest.fixture(scope="module")
 def run_output(tmp_path_factory) -> tuple[Path, dict]:
     """`warcplex run` in local[1] Spark on a real Common Crawl WARC, with the sentence side output."""
-    warc = bench_file(*WARC)
+    warc = real_warc(*WARC)
     if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
         pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
     if shutil.which("java") is None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from conftest import BENCH, ROOT
+from conftest import ROOT
 from pipeline.cli import main as cli_main
 from pipeline.config import InputSettings, S3Settings
 from pipeline.writing.output import DATASET_DIR
@@ -36,10 +36,8 @@ def need_spark_and_models() -> None:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory) -> tuple[Path, list[dict]]:
-    if not (BENCH / "warc").is_dir():
-        pytest.skip("../shared/bench/warc is needed as fuzz seeds")
     out = tmp_path_factory.mktemp("fuzz")
-    return out, make_fuzz_corpus.generate(out, count=224, seed=7, seed_dir=BENCH / "warc")
+    return out, make_fuzz_corpus.generate(out, count=224, seed=7)  # seeded by the real WARCs in tests/data
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import bench_file
+from conftest import real_warc
 from pipeline.config import PROJECT_ROOT, InputSettings, S3Settings, load_settings
 from pipeline.corpus.builder import CorpusBuilder
 from pipeline.reading.sources import RetriesExhausted, open_stream, resolve_inputs
@@ -150,7 +150,7 @@ def s3_server():
     server = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
     if server is None:
         pytest.skip("moto_server is not installed (pip install 'moto[server]')")
-    warcs = [bench_file("warc", *parts) for parts in WARCS]
+    warcs = [real_warc(*parts) for parts in WARCS]
     port = free_port()
     process = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

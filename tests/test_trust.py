@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import bench_file
+from conftest import real_warc
 from pipeline.config import PROJECT_ROOT, S3Settings, load_settings
 from pipeline.identity import config_fingerprint, shard_key
 from pipeline.writing.outdir import OutputError, prepare_output
@@ -83,7 +83,7 @@ def crawl(tmp_path) -> Path:
     root = tmp_path / "crawl"
     root.mkdir()
     for parts in (SMALL, LARGER):
-        shutil.copy(bench_file("warc", *parts), root / parts[1])
+        shutil.copy(real_warc(*parts), root / parts[1])
     return root
 
 

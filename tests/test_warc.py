@@ -11,7 +11,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.warcwriter import WARCWriter
 
-from conftest import SAMPLE_WARC, WARC_DIR, bench_file, write_warc
+from conftest import DATA, REAL_WARCS, SAMPLE_WARC, bench_file, real_warc, write_warc
 from pipeline.config import InputSettings, S3Settings
 from pipeline.stats import Stats
 from pipeline.reading.warc import Split, _is_member_start, iter_pages, plan_splits
@@ -188,14 +188,11 @@ def test_bench_dev_pages_match_its_index(bench_dev_whole):
     assert not stats.file_errors
 
 
-# --- every real WARC in the bench ---------------------------------------------------------
+# --- every real WARC in tests/data ---------------------------------------------------------
 
-REAL_WARCS = sorted(p.relative_to(WARC_DIR).as_posix() for p in WARC_DIR.glob("*/*.gz")) if WARC_DIR.exists() else []
-
-
-@pytest.mark.parametrize("name", REAL_WARCS or ["(bench absent)"])
+@pytest.mark.parametrize("name", [p.relative_to(DATA).as_posix() for p in REAL_WARCS])
 def test_reads_every_real_warc_like_warcio_does(name):
-    path = bench_file("warc", *name.split("/"))
+    path = DATA / name
     pages, stats = read_split(Split(str(path), 0, 1))
     types = warcio_counts(path)
     assert not stats.file_errors
@@ -243,8 +240,8 @@ def write_nested_warc(path: Path, inner: list[Path], pages_between: int = 6) -> 
 def test_splits_never_start_inside_a_warc_stored_in_a_record(tmp_path):
     """A gzipped WARC as a record's payload shows its gzip members verbatim in the outer file
     (deflate stores incompressible data): no split may start there and read phantom records."""
-    small = bench_file("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")  # within one 64 KiB stored block
-    large = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    small = real_warc("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")  # within one 64 KiB stored block
+    large = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     path = tmp_path / "nested.warc.gz"
     write_nested_warc(path, [small, large, small])
     outer = path.read_bytes()

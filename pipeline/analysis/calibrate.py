@@ -185,7 +185,7 @@ class _Worker:
         language = self.langid.identify(text or (truth if isinstance(truth, str) else " ".join(truth["with"]))).code
         models = load_registry(self.registry)
         model = kenlm_model(models[language].path) if language in models else None
-        label = _labeller_for(truth)
+        label = sentence_labeller(truth)
         sentences = []
         for paragraph, para in enumerate(self.splitter.split(text, language)):
             for sentence in para:
@@ -198,7 +198,7 @@ class _Worker:
         return PageSentences(page_id, language, truth, sentences, [label(s.text) for s in sentences], self.rule)
 
 
-def _labeller_for(truth: str | dict):
+def sentence_labeller(truth: str | dict):
     """A function labelling a piece of the page main (True), boilerplate (False) or unknown (None)."""
     if isinstance(truth, dict):
         return lambda sentence: snippet_label(sentence, truth)

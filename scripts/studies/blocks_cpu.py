@@ -8,7 +8,7 @@ stage calls: the parse, resiliparse's main-content pass (with its depth guard), 
 KenLM scoring of the blocks, the features, the two-stage inference, the page type's signals and the
 structure rules; ``other`` is the rest of ``extract``. ``--profile`` prints cProfile's top functions by own time instead.
 
-usage: scripts/blocks_cpu.py [--warc ../shared/bench/warc/bench-dev.warc.gz] [--pages 600] [--warmup 20] [--profile]
+usage: python scripts/studies/blocks_cpu.py [--warc ../shared/bench/warc/bench-dev.warc.gz] [--pages 600] [--warmup 20] [--profile]
 """
 
 from __future__ import annotations

@@ -24,15 +24,13 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   default pipeline in process (:class:`~pipeline.steps.loop.StepLoop`: the cascade and the filter),
   scored with the bench's snippet F; ``--model`` picks the block model.
 
-usage: scripts/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
-                                [--warc FILE ...]
+usage: PYTHONPATH=scripts python scripts/studies/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
+                                                                  [--warc FILE ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
@@ -40,15 +38,14 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.steps.blocks.features import CELLS, HEADINGS, LIST_ITEMS, word_count
-from pipeline.steps.blocks.model import BlockModel, is_heldout
+from pipeline.steps.blocks.model import BlockModel
 from pipeline.steps.blocks.rules import revise
 from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 
+import train_blocks  # scripts/ (run with PYTHONPATH=scripts): the cached parses and labels of the fit
+from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path
+
 ROOT = Path(__file__).resolve().parents[2]
-# scripts/train_blocks.py as a module: the cached parses, labels and scorer of the fit.
-_SPEC = importlib.util.spec_from_file_location("train_blocks", ROOT / "scripts" / "train_blocks.py")
-train_blocks = sys.modules["train_blocks"] = importlib.util.module_from_spec(_SPEC)  # named: Pool pickles its functions
-_SPEC.loader.exec_module(train_blocks)
 
 
 def _title_like(b) -> bool:
@@ -124,7 +121,7 @@ def report_losses(pages: list[dict]) -> None:
 
 
 def report_heldout(pages: list[dict], model: BlockModel, bench: Path) -> None:
-    score = train_blocks._scorer(bench).score_pair
+    score = scorer(bench).score_pair
     cells = defaultdict(lambda: defaultdict(list))
     for p in pages:
         if p["X"] is None:
@@ -178,7 +175,7 @@ EVIDENCE_BINS = {"kept/resiliparse words": [0, 0.1, 0.3, 0.6, 1, 1.5, 2.5, 5, np
 
 
 def report_evidence(pages: list[dict], model: BlockModel, bench: Path) -> None:
-    score = train_blocks._scorer(bench).score_pair
+    score = scorer(bench).score_pair
     signals, f_blocks, f_primary = defaultdict(list), [], []
     sweep = defaultdict(lambda: defaultdict(list))
     for p in pages:
@@ -210,26 +207,23 @@ def report_evidence(pages: list[dict], model: BlockModel, bench: Path) -> None:
 
 
 def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None:
-    import gzip
     import json
 
     from pipeline.config import load_settings
     from pipeline.reading.warc import Page
     from pipeline.steps.loop import StepLoop
 
-    score = train_blocks._scorer(bench).score_snippets
+    score = scorer(bench).score_snippets
     overrides = [f"extract.blocks_model={model_path}"] if model_path else []
     loop = StepLoop(load_settings(None, overrides))
     results = []
-    for line in open(bench / "data" / "manifest.jsonl"):
-        m = json.loads(line)
+    for m in manifest(bench, "data"):
         if m.get("truth_type") != "snippets" or is_heldout(m["id"]) != heldout:
             continue
-        folder = bench / "data" / m["dataset"]
-        html = gzip.decompress((folder / "pages" / f"{m['id']}.html.gz").read_bytes())
+        html = page_bytes(page_path(bench, "data", m))
         doc = loop.process(Page(f"<urn:{m['id']}>", m.get("url") or "http://x/", "", html, None))
         text = doc.text if doc.outcome == "kept" else ""
-        results.append(score(text, json.loads((folder / "truth" / f"{m['id']}.json").read_text(encoding="utf-8"))))
+        results.append(score(text, json.loads(truth_path(bench, "data", m).read_text(encoding="utf-8"))))
     print(f"{'held-out' if heldout else 'dev'} snippet pages ({len(results)}), default pipeline in process: " + ", ".join(
         f"{k} {np.mean([r[k] for r in results]):.3f}" for k in ("snippet_f", "with_recall", "without_rate")))
 
@@ -238,7 +232,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", choices=("losses", "heldout", "warc", "evidence", "snippets"), default="losses")
     parser.add_argument("--warc", type=Path, nargs="*", default=[], help="WARC files of the warc report")
-    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--bench", type=Path, default=BENCH)
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "blocks_raw.pkl")
     parser.add_argument("--model", type=Path, help="blocks_model.json (default: the packaged one)")
     parser.add_argument("--workers", type=int, default=2)

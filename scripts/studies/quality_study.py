@@ -24,18 +24,17 @@ The reports then re-decide on the cache:
 - ``glued``: per set, the words the written text runs together (:func:`glued_words`: ``amyxzhangPosted``,
   where the truth has "amyxzhang" and "Posted"), with examples.
 
-Dev pages only (not :func:`~pipeline.steps.blocks.model.is_heldout`) unless ``--heldout``: choose on
+Dev pages only (not :func:`benchpages.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
 
-usage: scripts/quality_study.py [--report filter|cascade|whitespace|glued] [--grid 2,0.9,0.8,...] [--regions 0,1]
-                               [--factors inf,3,...] [--heldout]
+usage: PYTHONPATH=scripts python scripts/studies/quality_study.py [--report filter|cascade|whitespace|glued] [--grid 2,0.9,0.8,...] [--regions 0,1]
+                                                                 [--factors inf,3,...] [--heldout]
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import pickle
 import re
 import sys
@@ -49,14 +48,10 @@ import numpy as np
 from pipeline.config import load_settings
 from pipeline.document import Sentence, cut_dropped
 from pipeline.reading.warc import Page
-from pipeline.steps.blocks.model import is_heldout
+
+from benchpages import BENCH, SETS, dev_items, is_heldout, scorer  # scripts/: run with PYTHONPATH=scripts
 
 ROOT = Path(__file__).resolve().parents[2]
-# scripts/train_blocks.py as a module: the fit's sets and pages, the bench's scorer.
-_SPEC = importlib.util.spec_from_file_location("train_blocks", ROOT / "scripts" / "train_blocks.py")
-train_blocks = sys.modules["train_blocks"] = importlib.util.module_from_spec(_SPEC)  # named: Pool pickles its functions
-_SPEC.loader.exec_module(train_blocks)
-SETS, scorer, dev_items = train_blocks.SETS, train_blocks._scorer, train_blocks.dev_items
 # schema.org types declared in JSON-LD ("@type": "Product") or microdata (itemtype=".../Product").
 _SCHEMA_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"(?:https?://schema\.org/)?([A-Za-z]+)"|'
                           r'itemtype\s*=\s*["\']?https?://schema\.org/([A-Za-z]+)', re.I)
@@ -289,7 +284,7 @@ def replace_settings(settings, protect: float, regions: bool, factor: float):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", choices=("filter", "cascade", "whitespace", "glued"), default="filter")
-    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--bench", type=Path, default=BENCH)
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "quality_study.pkl")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--grid", default="2,0.95,0.9,0.8,0.7,0.6", type=lambda v: [float(x) for x in v.split(",")])

@@ -1,0 +1,107 @@
+"""The bench pages, their fixed held-out split and the bench's scorer, for the tools and studies that read them.
+
+The bench (``../shared/bench``, beside the checkout; ``--bench`` elsewhere) holds three dev sets of pages with the
+main text people marked: ``data`` (the 2006-2019 English benchmarks, and the snippet set), ``data-wcxb`` (modern
+English pages of seven types) and ``data-ml`` (non-English pages). Each has a ``manifest.jsonl`` and, per dataset,
+``pages/<id>.html.gz`` and ``truth/<id>.txt`` (full text) or ``truth/<id>.json`` (``with``/``without`` snippets).
+
+:func:`is_heldout` is the one split of every set: the pages it holds out are never fitted or tuned on, and are the
+pages figures are reported on. The package never reads the bench: this module lives with the tools
+(``scripts/train_blocks.py``, ``calibrate_languages.py``, ``bench_quality.py``, ``bench_corpus.py``,
+``scripts/studies/``, ``lm_models/webeval.py``, ``lm_models/selftrain_auc.py``) and the tests. The tools in
+``scripts/`` import it by name (their own directory is on the path); the studies and the ``lm_models/`` tools run
+with ``scripts/`` on the path, ``PYTHONPATH=scripts python scripts/studies/filter_study.py`` (the tests: pytest's
+``pythonpath``).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT.parent / "shared" / "bench"
+# The three dev sets: (name, folder under the bench, the manifest key pages are grouped by when weighted).
+SETS = (("data", "data", "dataset"), ("wcxb", "data-wcxb", "page_type"), ("ml", "data-ml", "lang"))
+HELDOUT_RULE = "int(md5(page_id).hexdigest(), 16) % 10 >= 7"
+
+
+def is_heldout(page_id: str) -> bool:
+    """The fixed held-out part of every bench dev set (about 30%, :data:`HELDOUT_RULE`): never fitted or tuned on."""
+    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
+
+
+@functools.lru_cache(maxsize=None)
+def scorer(bench: Path = BENCH):
+    """The bench's own ``score.py`` as a module (``tokenize``, ``score_pair``, ``score_snippets``): figures are only
+    comparable when computed by it."""
+    spec = importlib.util.spec_from_file_location("bench_score", Path(bench) / "score.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def manifest(bench: Path, folder: str) -> list[dict]:
+    """The rows of a dev set's ``manifest.jsonl`` (``folder``: ``data``, ``data-wcxb`` or ``data-ml``)."""
+    with open(Path(bench) / folder / "manifest.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def page_path(bench: Path, folder: str, row: dict) -> Path:
+    """The gzipped HTML of a manifest row's page."""
+    return Path(bench) / folder / row["dataset"] / "pages" / f"{row['id']}.html.gz"
+
+
+def truth_path(bench: Path, folder: str, row: dict) -> Path:
+    """A manifest row's truth: ``.json`` snippets for the snippet set's pages, ``.txt`` full text otherwise."""
+    suffix = "json" if row.get("truth_type") == "snippets" else "txt"
+    return Path(bench) / folder / row["dataset"] / "truth" / f"{row['id']}.{suffix}"
+
+
+def page_bytes(path: Path) -> bytes:
+    """A page's HTML bytes as crawled (the bench stores them gzipped)."""
+    return gzip.decompress(Path(path).read_bytes())
+
+
+def dev_items(bench: Path) -> list[dict]:
+    """Every full-text dev page of the three sets, with its set, weighting group and page type; and the pages of
+    the snippet set (``snippets``: trafilatura's eval in bench data, truth as ``with``/``without`` snippets), which
+    are never fitted on (``scripts/train_blocks.py`` judges its page types' decisions on their dev pages)."""
+    items = []
+    for name, folder, group in SETS:
+        for m in manifest(bench, folder):
+            kind = m.get("truth_type", "fulltext")
+            if kind not in ("fulltext", "snippets"):
+                continue
+            items.append({"id": m["id"], "set": name if kind == "fulltext" else "snippets", "dataset": m["dataset"],
+                          "group": m.get(group) or "und", "lang": m.get("lang") or "und",
+                          "page_type": m.get("page_type") or "-", "url": m.get("url") or "http://x/",
+                          "html": str(page_path(bench, folder, m)), "truth": str(truth_path(bench, folder, m))})
+    return items
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python scripts/benchpages.py ids FOLDER [--heldout]``: the ids of a dev set's pages on one side of the split
+    (default the dev side), one a line, for ``warcplex calibrate --ids``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("ids",))
+    parser.add_argument("folder", help="data, data-wcxb or data-ml")
+    parser.add_argument("--heldout", action="store_true", help="the held-out side instead of the dev side")
+    parser.add_argument("--bench", type=Path, default=BENCH)
+    args = parser.parse_args(argv)
+    if not (args.bench / args.folder / "manifest.jsonl").is_file():
+        parser.exit(2, f"benchpages: error: {args.bench / args.folder}/manifest.jsonl not found (need ../shared/bench)\n")
+    for row in manifest(args.bench, args.folder):
+        if is_heldout(row["id"]) == args.heldout:
+            print(row["id"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
