@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 from lxml import etree
 
-from conftest import BENCH, SAMPLE_WARC, bench_file, write_warc
+from conftest import SAMPLE_WARC, bench_file, real_warc, write_warc
 from test_s3 import BUCKET_IN, BUCKET_OUT, CREDENTIALS, free_port
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT, load_settings
@@ -40,11 +40,11 @@ from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
 from pipeline.writing.outdir import prepare_output
 
-CC_GENUINE = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
-OTHER_REAL = [("warc", "other-real", name) for name in ("dolma-tests_data_warc_sample-0000.warc.gz",
+CC_GENUINE = ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+OTHER_REAL = [("other-real", name) for name in ("dolma-tests_data_warc_sample-0000.warc.gz",
                                                         "dolma-tests_data_warc_sample-0001.warc.gz",
                                                         "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz")]
-WET = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wet.gz")
+WET = ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wet.gz")
 # A real modern page with 65 scripts, whose text the filter cuts a few lines from (WCXB dev, not held out).
 REAL_PAGE = "wcxb-dev-0050"
 # What a script leaves behind if it runs, in every way a page can run one.
@@ -148,7 +148,7 @@ def test_verdicts_decide_as_the_filter_does(rule):
     aside, which are shown as the neighbours' decision), on every line of the sample and the real WARCs."""
     settings = load_settings(None, [f"perplexity.rule={rule}", "extract.cascade=[blocks,resiliparse]"])
     loop = TracingLoop(settings)
-    paths = [SAMPLE_WARC] + ([BENCH.joinpath(*CC_GENUINE)] if BENCH.joinpath(*CC_GENUINE).exists() else [])
+    paths = [SAMPLE_WARC, real_warc(*CC_GENUINE)]
     checked = neighbours = 0
     for path in paths:
         pages = list(iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()))
@@ -173,7 +173,7 @@ def test_verdicts_decide_as_the_filter_does(rule):
 
 
 def real_warcs() -> list[Path]:
-    return [bench_file(*CC_GENUINE)] + [bench_file(*parts) for parts in OTHER_REAL]
+    return [real_warc(*CC_GENUINE)] + [real_warc(*parts) for parts in OTHER_REAL]
 
 
 def test_real_warcs_every_page_explained(tmp_path):
@@ -190,7 +190,7 @@ def test_real_warcs_every_page_explained(tmp_path):
 
 
 def test_wet_record_has_text_and_path_only(tmp_path):
-    assert explain("--input", bench_file(*WET), "--sample", "5", "--output", tmp_path / "ex") == 0
+    assert explain("--input", real_warc(*WET), "--sample", "5", "--output", tmp_path / "ex") == 0
     files = pages_of(tmp_path / "ex")
     assert files
     for file in files:
@@ -429,7 +429,7 @@ def test_run_explain_sample_links_from_the_report(tmp_path):
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(SAMPLE_WARC), str(bench_file(*CC_GENUINE)),
+    command = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(SAMPLE_WARC), str(real_warc(*CC_GENUINE)),
                "--output", str(out), "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--explain-sample", "1",
                "--dropped", str(tmp_path / "dropped"),
                "--set", "spark.master=local[1]", "--set", "corpus.enabled=false"]
@@ -459,7 +459,7 @@ def test_output_read_back_from_s3(tmp_path):
     server = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
     if server is None:
         pytest.skip("moto_server is not installed (pip install 'moto[server]')")
-    warc = bench_file(*CC_GENUINE)
+    warc = real_warc(*CC_GENUINE)
     port = free_port()
     process = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
