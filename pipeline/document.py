@@ -1,6 +1,6 @@
-"""The one document type every step reads and writes, and the one sentence type.
+"""The page a reader yields, the one document type every step reads and writes, and the one sentence type.
 
-A :class:`Document` starts as a WARC page (:class:`~pipeline.reading.warc.Page`) and is
+A :class:`Document` starts as a :class:`Page` (what a reader of ``pipeline.reading`` made of one record) and is
 filled in by the steps: decoded HTML, extracted text, language, scored sentences. The page
 text that is written is the extracted text with the dropped sentences cut out as spans of
 it (:func:`cut_dropped`): spacing, line breaks and code are kept and nothing is rejoined.
@@ -16,9 +16,22 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from pipeline import _native
-from pipeline.reading.warc import Page
 
 UNKNOWN_LANGUAGE = "und"
+
+
+@dataclass
+class Page:
+    """One record of an input file as its reader made it: the payload undecoded, what ``kind`` of page it is (the
+    ``records.<kind>`` it is counted under) and the extractor of its text (None: the ``extract.cascade`` stages)."""
+
+    record_id: str
+    url: str
+    warc_date: str
+    html: bytes
+    http_charset: str | None
+    kind: str = "html"
+    extractor: str | None = None
 
 
 @dataclass(frozen=True)

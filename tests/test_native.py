@@ -15,7 +15,8 @@ from pipeline import _native
 from pipeline.config import load_settings
 from pipeline.models import block_model
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.stats import Stats
 from pipeline.steps.blocks import parse
 from pipeline.steps.blocks.features import context_features, featurize, word_count
@@ -35,7 +36,7 @@ def warc_pages(path, limit: int | None = None) -> list[str]:
     """Decoded HTML of the response pages of a WARC (as the pipeline reads them)."""
     settings = load_settings(None, [])
     pages = []
-    for page in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()):
+    for page in read_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()):
         if page.kind == "html":
             pages.append(decode_html(page.html, page.http_charset))
         if limit and len(pages) >= limit:

@@ -20,7 +20,8 @@ from pipeline.spark import workers
 from pipeline.stats import Stats, timed
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import log10_bin
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
                                    VisibleText, dropped_rows, page_row, sentence_rows)
@@ -116,7 +117,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     visible_writer = (SplitWriter(OutputTarget(f"{settings.output.sentences.rstrip('/')}/{VISIBLE_DIR}", settings.s3),
                                   split.split_id, VISIBLE_SCHEMA, settings.output.compression, dataset="")
                       if visible else None)
-    pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
+    pages = read_pages(split, settings.input, settings.s3, stats, skip_ids)
     for cleaned in loop.run(pages):
         _count_page(stats, cleaned)
         if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):

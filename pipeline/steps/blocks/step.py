@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline import models
-from pipeline.config import ExtractSettings, LangIdSettings
+from pipeline.config import ExtractSettings, LangIdSettings, Settings
 from pipeline.document import Document, visible
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
@@ -94,6 +94,10 @@ class BlocksExtractor(Extractor):
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
         self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, first: bool = False) -> "BlocksExtractor":
+        return cls(settings.extract, settings.langid, regions=settings.perplexity.protect_regions)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
