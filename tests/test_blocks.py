@@ -13,7 +13,7 @@ from conftest import bench_file
 
 from pipeline.config import load_settings
 from pipeline.document import visible, visible_lines
-from pipeline.models import block_model
+from pipeline.steps.blocks.model import block_model
 from pipeline.reading.decode import decode_html
 from pipeline.document import Page
 from pipeline.steps.blocks import features

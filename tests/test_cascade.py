@@ -105,7 +105,7 @@ def test_time_guard_counts_a_page_no_stage_finishes_as_error_timeout():
 
 
 def test_block_output_much_shorter_than_resiliparse_falls_back_with_its_evidence(tmp_path):
-    from pipeline.models import block_model
+    from pipeline.steps.blocks.model import block_model
     from pipeline.steps.blocks.model import MODEL_PATH
 
     settings = ["perplexity.enabled=false", "extract.cascade=[blocks, resiliparse]"]

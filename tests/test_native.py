@@ -13,7 +13,7 @@ from conftest import SAMPLE_WARC, bench_file
 
 from pipeline import _native
 from pipeline.config import load_settings
-from pipeline.models import block_model
+from pipeline.steps.blocks.model import block_model
 from pipeline.reading.decode import decode_html
 from pipeline.reading.reader import read_pages
 from pipeline.reading.shards import Split

@@ -18,7 +18,8 @@ from pipeline.reading.reader import read_pages
 from pipeline.reading.shards import Split
 from pipeline.spark import cds
 from pipeline.spark.runner import run_split
-from pipeline.spark.session import BATCH_JAVA_OPTIONS, LOCAL_BATCH_CONF, local_batch_conf, require_java
+from pipeline.spark.cds import BATCH_JAVA_OPTIONS, require_java
+from pipeline.spark.session import LOCAL_BATCH_CONF, local_batch_conf
 from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import PerplexityFilter, Unit

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.config import Settings
+from pipeline.corpus.accounting import summary_lines
 from pipeline.spark.job import JobExtension
 
 
@@ -30,3 +31,6 @@ class CorpusStages(JobExtension):
         if self.result is not None:
             stats["corpus"] = self.result
             self.result = None
+
+    def summary_lines(self, stats: dict[str, Any]) -> list[str]:
+        return summary_lines(stats.get("corpus"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import pyarrow as pa
 
@@ -71,6 +72,9 @@ class CorpusStage:
 
     part, home, setting = "corpus stage", "pipeline.corpus", "corpus.stages"
     name = "stage"
+
+    def __init__(self, settings: Any = None) -> None:
+        self.settings = settings  # its section of the corpus settings, if it has one
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "CorpusStage | None":
@@ -151,9 +155,7 @@ class RepeatedLines(CorpusStage):
     """
 
     name = "repeated_lines"
-
-    def __init__(self, settings: RepeatedLinesSettings) -> None:
-        self.settings = settings
+    settings: RepeatedLinesSettings
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "RepeatedLines | None":
@@ -224,9 +226,7 @@ class NearDedup(CorpusStage):
     """
 
     name = "near_dedup"
-
-    def __init__(self, settings: DedupSettings) -> None:
-        self.settings = settings
+    settings: DedupSettings
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "NearDedup | None":
@@ -298,7 +298,7 @@ class Quality(CorpusStage):
     name = "quality"
 
     def __init__(self, settings: QualitySettings) -> None:
-        self.settings = settings
+        super().__init__(settings)
         self.blocklist = read_blocklist(settings.url_blocklist)
 
     @classmethod

@@ -19,7 +19,6 @@ import warnings
 from typing import Any, Sequence
 
 from pipeline.config import ConfigError, Settings, load_settings
-from pipeline.corpus.accounting import summary_lines as corpus_summary_lines
 from pipeline.reading.sources import InputError, resolve_shards
 from pipeline.reading.reader import ShardReadError, pages_line, pages_read, plan_splits
 from pipeline.reading.shards import Shard, Split
@@ -29,9 +28,10 @@ from pipeline.registry import load_registry
 from pipeline.spark.dedup import duplicate_skip_sets
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
-from pipeline.spark.session import OneLineParser, UsageError, model_files, spark_context, under_spark_submit
+from pipeline.spark.session import model_files, spark_context, under_spark_submit
 from pipeline.stats import Stats, index_summary_lines
 from pipeline.steps.loop import build_steps
+from pipeline.usage import OneLineParser, UsageError
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.writing.output import OutputTarget
 
@@ -61,6 +61,10 @@ class JobExtension:
 
     def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
         """After stats.json is written: write :attr:`files`."""
+
+    def summary_lines(self, stats: dict[str, Any]) -> list[str]:
+        """Its lines of the run's summary (summary.txt), from the stats it added."""
+        return []
 
 
 class WarcJob:
@@ -136,10 +140,6 @@ class WarcJob:
     def run(self, args: argparse.Namespace, shards: list[Shard] | None = None) -> dict[str, Any]:
         """Run the job over ``args.input`` (or the already resolved ``shards``); return the merged stats."""
         settings = self.settings_from_args(args)
-        if settings.perplexity.unknown_language == "self-train":  # two passes around this method
-            from pipeline.lm.selftrain import run_self_trained
-
-            return run_self_trained(self, args, settings, shards)
         if shards is None:
             shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         refuse_wat(shards)
@@ -216,6 +216,10 @@ class WarcJob:
         tree["coverage"] = language_coverage(tree, settings)
         return tree
 
+    def summary(self, stats: dict[str, Any]) -> str:
+        """The run's summary (:func:`summary_text`), with its extensions' lines."""
+        return summary_text(stats, self.extensions)
+
     def main(self, argv: list[str] | None = None) -> int:
         parser = self.build_parser()
         args = parser.parse_args(argv)
@@ -271,7 +275,7 @@ def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     except (UsageError, *USER_ERRORS) as exc:
         print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    print(summary_text(stats))
+    print(job.summary(stats))
     nothing = no_pages_message(stats)
     if nothing:
         metadata_only = set(stats.get("skip", {}).get("not_response", {})) <= {"metadata", "warcinfo"}
@@ -341,8 +345,9 @@ def native_summary_lines(native: dict[str, dict[str, int]], splits: int) -> list
             for cause, parts in sorted(native.items()) for part, count in sorted(parts.items())]
 
 
-def summary_text(stats: dict[str, Any]) -> str:
-    """The short human summary printed at the end of a run and saved as summary.txt."""
+def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ()) -> str:
+    """The short human summary printed at the end of a run and saved as summary.txt (with the lines of the job's
+    ``extensions``)."""
     run = stats["run"]
     records = stats.get("records", {})
     outcome = stats.get("outcome", {})
@@ -382,7 +387,8 @@ def summary_text(stats: dict[str, Any]) -> str:
                      f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
     lines += native_summary_lines(stats.get("native", {}), run["splits"])
     lines += index_summary_lines(stats.get("index", {}))
-    lines += corpus_summary_lines(stats.get("corpus"))
+    for extension in extensions:
+        lines += extension.summary_lines(stats)
     failed = run.get("splits_failed", 0)
     if failed:
         lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "
@@ -416,5 +422,5 @@ class CleanWarcJob(WarcJob):
         return ["summary.txt", *super().files()]
 
     def write_files(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
-        OutputTarget(output, settings.s3).write_bytes("summary.txt", (summary_text(stats) + "\n").encode("utf-8"))
+        OutputTarget(output, settings.s3).write_bytes("summary.txt", (self.summary(stats) + "\n").encode("utf-8"))
         super().write_files(output, stats, settings)

@@ -27,8 +27,8 @@ from pipeline.reading.shards import Shard
 from pipeline.reading.sources import resolve_shards
 from pipeline.redact import redact_text
 from pipeline.spark.job import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, USER_ERRORS, CleanWarcJob, exit_status,
-                                setup_logging, summary_text)
-from pipeline.spark.session import UsageError
+                                setup_logging)
+from pipeline.usage import UsageError
 from pipeline.writing.output import OutputTarget
 
 log = logging.getLogger("warcplex.nightly")
@@ -124,6 +124,6 @@ def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = Clea
                       str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             job_args.overwrite = False  # the next attempt keeps what this one finished
             continue
-        print(summary_text(stats))
+        print(job.summary(stats))
         return exit_status(stats)
     return EXIT_FAILED

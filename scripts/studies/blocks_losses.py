@@ -150,7 +150,7 @@ def report_warc(paths: list[Path]) -> None:
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     from pipeline.config import load_settings
-    from pipeline.models import block_model
+    from pipeline.steps.blocks.model import block_model
     from pipeline.reading.decode import decode_html
     from pipeline.steps.blocks.step import BlocksExtractor
 

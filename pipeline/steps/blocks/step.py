@@ -16,7 +16,7 @@ from pipeline.config import ExtractSettings, LangIdSettings, Settings
 from pipeline.document import Document, visible
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
-from pipeline.steps.blocks.model import pinned_language_model
+from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, parse_page
 from pipeline.steps.blocks.rules import in_kept_region, revise
@@ -142,7 +142,7 @@ class BlocksExtractor(Extractor):
             primary[i] = self.resiliparse.plain_text(htmls[i])
 
         def language(i: int) -> None:
-            model = models.block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
+            model = block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
             pins[i] = model.language_models.get(page_language(blocks[i], self.lid_path))
             self.count(f"lm.{'page_language' if pins[i] else 'none'}")
 
@@ -170,7 +170,7 @@ class BlocksExtractor(Extractor):
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
-            model = models.block_model(self.settings.blocks_model)
+            model = block_model(self.settings.blocks_model)
             blocks, X, hashed, primary, markup = results[i]
             probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
             page_type = None  # no page type model, or no blocks to tell the type by
@@ -183,7 +183,7 @@ class BlocksExtractor(Extractor):
 
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
-        model = models.block_model(self.settings.blocks_model)
+        model = block_model(self.settings.blocks_model)
         if self.page_type is not None:
             self.count(f"page_type.{self.page_type}")
         decision = model.decision(self.page_type)
@@ -223,7 +223,7 @@ class BlocksExtractor(Extractor):
 
     def incomplete(self, text: str) -> str | None:
         """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
-        return shorter_than_primary(text, self.primary, models.block_model(self.settings.blocks_model).fallback_min_share)
+        return shorter_than_primary(text, self.primary, block_model(self.settings.blocks_model).fallback_min_share)
 
 
 def _each(phase, pages, results: list) -> None:
