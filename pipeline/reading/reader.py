@@ -63,8 +63,11 @@ class Reader:
 
     def record_ids(self, split: Split) -> list[str] | None:
         """The distinct record ids of ``split``'s pages in file order (the duplicate check across splits); None when
-        the shard cannot be read."""
-        raise NotImplementedError
+        the shard cannot be read. By default its pages are read for them; a reader that can list them cheaper does."""
+        try:
+            return list(dict.fromkeys(page.record_id for page in self.read_file(split, Stats())))
+        except ShardReadError:
+            return None
 
     def pages(self, split: Split, stats: Stats, skip_ids: frozenset[str] = frozenset()) -> Iterator[Page]:
         """:meth:`read_file`, each page counted as ``records.<kind>``."""
@@ -117,7 +120,7 @@ def pages_read(records: dict[str, Any]) -> int:
 def pages_line(records: dict[str, Any]) -> str:
     """The pages read, for summary.txt: the fallback reader's always, the others' where there are any
     (``HTML pages: 120 + WET text records: 3``)."""
-    return " + ".join(f"{reader.pages_are}: {records.get(reader.page_kind, 0):g}" for reader in reversed(readers())
+    return " + ".join(f"{reader.pages_are}: {records.get(reader.page_kind, 0)}" for reader in reversed(readers())
                       if reader.fallback or records.get(reader.page_kind))
 
 
