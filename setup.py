@@ -1,15 +1,19 @@
-"""The compiled block stage (pipeline/steps/blocks/_native.pyx), built by `pip install` with the system C compiler,
-and the presets and models a wheel carries.
+"""The compiled package ``pipeline/_native/`` (one extension module per ``*.pyx``), built by ``pip install``, and the
+presets and models a wheel carries.
 
-Everything else is declared in pyproject.toml. The extension is optional: where it cannot be compiled
-the install goes on without it, and pipeline.steps.blocks.native falls back to the pure-Python
-reference, counted as stage.blocks.pure_python.
+Everything else is declared in pyproject.toml. This file stays for what a declaration cannot say:
 
-conf/ and lm_models/ stay at the top of the source tree; a wheel (and an sdist) also carries conf/*.yaml and the
-KenLM binaries lm_models/*/*.bin, built into the package as pipeline/shipped/, where an installed warcplex finds them
-(pipeline.config.PROJECT_ROOT). An editable install reads them from the checkout instead.
+- the modules compile against the libxml2 headers that lxml ships (``lxml.get_include()``, known only once lxml is
+  installed in the build environment), and they carry the package's one ``VERSION``, read here from
+  ``pipeline/_native/__init__.py`` into ``version.pxi`` (rewritten only when it changes, so that a new version
+  rebuilds them). Each module is optional: where one cannot be compiled the install goes on without it, and its
+  Python reference runs instead, counted and said (``pipeline._native``);
+- conf/ and lm_models/ stay at the top of the source tree; a wheel (and an sdist) also carries conf/*.yaml and the
+  KenLM binaries lm_models/*/*.bin, built into the package as pipeline/shipped/, where an installed warcplex finds
+  them (pipeline.config.PROJECT_ROOT). An editable install reads them from the checkout instead.
 """
 
+import re
 from pathlib import Path
 
 import lxml
@@ -50,9 +54,21 @@ class SdistWithShippedFiles(sdist):
         super().make_release_tree(base_dir, sorted({*files, *shipped_files(), *cython}))
 
 
-# lxml ships the headers of the libxml2 it links; the module calls that libxml2 through lxml's etree module.
-setup(ext_modules=cythonize([Extension("pipeline.steps.blocks._native", ["pipeline/steps/blocks/_native.pyx"],
-                                       include_dirs=lxml.get_include(), extra_compile_args=["-O2"],
-                                       optional=True)],
+NATIVE = Path("pipeline") / "_native"
+
+
+def version_include() -> None:
+    """``version.pxi`` from the facade's VERSION (the one place it is written)."""
+    version = re.search(r"^VERSION = (\d+)$", (NATIVE / "__init__.py").read_text(encoding="utf-8"), re.M).group(1)
+    include = NATIVE / "version.pxi"
+    text = f"# Written by setup.py from VERSION in __init__.py: do not edit.\nVERSION = {version}\n"
+    if not include.exists() or include.read_text(encoding="utf-8") != text:
+        include.write_text(text, encoding="utf-8")
+
+
+version_include()
+setup(ext_modules=cythonize([Extension(f"pipeline._native.{source.stem}", [str(source)],
+                                       include_dirs=lxml.get_include(), extra_compile_args=["-O2"], optional=True)
+                             for source in sorted(NATIVE.glob("*.pyx"))],
                             compiler_directives={"language_level": "3"}),
       cmdclass={"build_py": BuildPyWithShippedFiles, "sdist": SdistWithShippedFiles})

@@ -91,12 +91,13 @@ def sources_for(lang: str, catalogue: Path = CATALOGUE) -> list[Source]:
 
 
 def _segment_chunk(args: tuple[str, list[str]]) -> list[str]:
-    from sentencex import segment
+    from pipeline.steps.sentences import sentence_splitter
 
     lang, paras = args
+    segment = sentence_splitter(lang)
     out = []
     for para in paras:
-        for sent in segment(lang, para):
+        for sent in segment(para):
             sent = sent.strip()
             if not sent:
                 continue

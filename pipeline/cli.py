@@ -16,14 +16,16 @@ from pipeline.analysis.extensions import run_extensions
 from pipeline.corpus.extension import CorpusStages
 from pipeline.explain import command as explain
 from pipeline.lm import train as train_lm
+from pipeline.lm.selftrain import SelfTrainingJob
 from pipeline.spark import nightly
 from pipeline.spark.job import CleanWarcJob, run_cli
-from pipeline.spark.session import OneLineParser
+from pipeline.usage import OneLineParser
 
 
 def clean_warc_job() -> CleanWarcJob:
-    """The cleaning job, its corpus stages, and the run-level analysis composed after it."""
-    return CleanWarcJob([CorpusStages(), *run_extensions()])
+    """The cleaning job (two passes around a model training where the settings say ``self-train``), its corpus stages,
+    and the run-level analysis composed after it."""
+    return SelfTrainingJob([CorpusStages(), *run_extensions()])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import resolve_path
+from pipeline.spark_files import shipped_copy
 
 _CACHE: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
@@ -31,23 +32,9 @@ def default_lid_model_path() -> str:
     return str(Path(spec.origin).parent / "data" / "lid.176.ftz")
 
 
-def _shipped_copy(name: str) -> str | None:
-    """The copy of ``name`` that Spark shipped to this executor, if any."""
-    try:
-        from pyspark.files import SparkFiles
-    except ImportError:
-        return None
-    root = getattr(SparkFiles, "_root_directory", None)
-    if getattr(SparkFiles, "_is_running_on_worker", False) and root:
-        candidate = os.path.join(root, name)
-        if os.path.exists(candidate):
-            return candidate
-    return None
-
-
 def locate(path: str) -> str:
     """Resolve a model path: Spark's shipped copy first, then the path itself."""
-    shipped = _shipped_copy(os.path.basename(path))
+    shipped = shipped_copy(os.path.basename(path))
     if shipped is not None:
         return shipped
     local = resolve_path(path)
@@ -98,15 +85,6 @@ def kenlm_model(path: str):
 def fasttext_model(path: str):
     """The fastText model at ``path``, loaded once per process."""
     return cached("fasttext", path, _load_fasttext)
-
-
-def block_model(path: str | None = None):
-    """The block classifier's weights at ``path`` (None: the packaged ``blocks_model.json``), loaded once per process."""
-    from pipeline.steps.blocks.model import BlockModel
-
-    if path is None:
-        return cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
-    return cached("blocks", path, BlockModel.load)
 
 
 def _bundled_use_weights() -> str:

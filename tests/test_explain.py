@@ -34,7 +34,8 @@ from pipeline.explain import verdicts as verdicts_module
 from pipeline.explain.sample import all_explained, explained_pages
 from pipeline.explain.select import document_group
 from pipeline.explain.trace import TracingLoop
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
@@ -133,7 +134,7 @@ def test_a_run_traces_nothing(tmp_path):
     """The trace is the explain loop's alone: a run's documents have none, and a split without --explain-sample
     writes no explanation."""
     settings = load_settings(None, [])
-    pages = list(iter_pages(Split(str(SAMPLE_WARC), 0, 1), settings.input, settings.s3, Stats()))[:3]
+    pages = list(read_pages(Split(str(SAMPLE_WARC), 0, 1), settings.input, settings.s3, Stats()))[:3]
     assert all(doc.trace is None for doc in StepLoop(settings).run(pages))
     assert Document.trace is None and "trace" not in Document.__dataclass_fields__
     prepare_output(str(tmp_path / "out"), settings, [str(SAMPLE_WARC)])
@@ -151,7 +152,7 @@ def test_verdicts_decide_as_the_filter_does(rule):
     paths = [SAMPLE_WARC, real_warc(*CC_GENUINE)]
     checked = neighbours = 0
     for path in paths:
-        pages = list(iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()))
+        pages = list(read_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()))
         for doc in loop.run(pages):
             threshold = loop.threshold(doc.language_code)
             if threshold is None or not doc.sentences:

@@ -6,7 +6,8 @@ punctuation normalise alike. The stages run it on the Python workers (``mapInArr
 :func:`with_normalized`): exact dedup hashes the normalised text, repeated lines counts
 normalised lines, near dedup shingles the normalised words. As Java regexes in Spark SQL it was
 most of exact dedup's JVM time (about 4 CPU-seconds on 3,200 pages); as Python regexes 0.21 ms a
-document, and compiled (``_native.Normalizer``, fed this module's :func:`character_kind`) 0.04 ms.
+document, and compiled (``Normalizer`` of the compiled ``text`` part, fed this module's :func:`character_kind`)
+0.04 ms.
 """
 
 from __future__ import annotations
@@ -19,11 +20,8 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from pipeline.corpus.signals import is_mark, words
-
-
-def _digit(category: str) -> bool:
-    return category == "Nd"
+from pipeline import _native
+from pipeline.corpus.characters import character_kind, character_kinds, is_digit, is_mark, words
 
 
 def _bmp_class(predicate) -> str:
@@ -45,7 +43,7 @@ def _bmp_class(predicate) -> str:
 @lru_cache(maxsize=1)
 def _patterns() -> tuple[re.Pattern, re.Pattern]:
     """(decimal digits, punctuation and symbols) of the BMP, built once per process from ``unicodedata``."""
-    return re.compile(_bmp_class(_digit)), re.compile(_bmp_class(is_mark) + "+")
+    return re.compile(_bmp_class(is_digit)), re.compile(_bmp_class(is_mark) + "+")
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -54,12 +52,12 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 def _astral(match: re.Match) -> str:
     char = match.group()
     category = unicodedata.category(char)
-    return "0" if _digit(category) else " " if is_mark(category) else char
+    return "0" if is_digit(category) else " " if is_mark(category) else char
 
 
 def _reference_lines(text: str) -> list[str]:
     """:func:`normalized_lines` with regular expressions: the reference the compiled :func:`_compiled`
-    agrees with (``tests/test_blocks_native.py``), and what runs without it."""
+    agrees with (``tests/test_native.py``), and what runs without it."""
     digits, marks = _patterns()
     # Lower-casing and the replacements never cross or create a line break, so the whole text is done
     # at once; a mark becomes a space alone or in a run alike, since spaces are collapsed after.
@@ -70,29 +68,11 @@ def _reference_lines(text: str) -> list[str]:
     return [" ".join(words(line)) for line in replaced.split("\n")]
 
 
-# What each character is to the compiled normaliser (_native.Normalizer): part of a word, a decimal digit
-# (becomes 0), or a gap between words (punctuation, symbols and white space, as words() splits).
-WORD, DIGIT, GAP = 0, 1, 2
-
-
-def character_kind(char: str) -> int:
-    """WORD, DIGIT or GAP: the kind of one (lower-cased) character."""
-    category = unicodedata.category(char)
-    return DIGIT if _digit(category) else GAP if is_mark(category) or not words(char) else WORD
-
-
-@lru_cache(maxsize=1)
-def character_kinds() -> bytes:
-    """:func:`character_kind` of every character of the Basic Multilingual Plane, by code point."""
-    return bytes(character_kind(chr(code)) for code in range(0x10000))
-
-
 @lru_cache(maxsize=1)
 def _compiled():
-    """The compiled normaliser (``_native.Normalizer``, about 5 times faster), or None without the module."""
-    from pipeline.steps.blocks import native
-
-    module = native.compiled()
+    """The compiled normaliser (``Normalizer`` of the compiled ``text`` part, about 5 times faster), or None without
+    it."""
+    module = _native.compiled("text")
     return None if module is None else module.Normalizer(character_kinds(), character_kind)
 
 

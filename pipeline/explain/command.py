@@ -14,16 +14,17 @@ import sys
 from typing import Iterator
 
 from pipeline.config import ConfigError, S3Settings, Settings, load_settings, settings_from
+from pipeline.document import Page
 from pipeline.explain.render import explanation, index_page
 from pipeline.explain.sample import entry
 from pipeline.explain.select import document_group, file_name, row_group, smallest
 from pipeline.explain.trace import TracingLoop
-from pipeline.identity import config_fingerprint, fingerprinted_settings, settings_difference
 from pipeline.reading.sources import InputError, resolve_shards
-from pipeline.reading.warc import Page, ShardReadError, Split, iter_pages
+from pipeline.reading.reader import ShardReadError, read_pages
+from pipeline.reading.shards import Split
 from pipeline.redact import redact, redact_text
 from pipeline.stats import Stats
-from pipeline.writing.outdir import STAMP
+from pipeline.writing.outdir import STAMP, config_fingerprint, fingerprinted_settings, settings_difference
 from pipeline.writing.output import DATASET_DIR, OutputTarget
 from pipeline.writing.sample import open_dataset, sample_key
 
@@ -108,7 +109,7 @@ def find_pages(specs: list[str], settings: Settings, wanted: set[str] | None = N
     found: list[tuple[bytes, Page]] = []
     left = set(wanted or ())
     for split in splits:
-        for page in iter_pages(split, settings.input, settings.s3, Stats()):
+        for page in read_pages(split, settings.input, settings.s3, Stats()):
             if wanted is not None and page.record_id in left:
                 found.append((b"", page))
                 left.discard(page.record_id)

@@ -263,7 +263,7 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
                  "</div><div class='text'>"
                  + text_table(doc.text, doc.sentences, judged, threshold, settings.perplexity.short_tokens,
                               doc.line_probs) + "</div></section>")
-    if page.kind == "html" and doc.html:
+    if page.extractor is None and doc.html:  # a page the cascade extracts from its HTML
         marks = block_marks(decisions, doc) if decisions is not None else None
         srcdoc = page_document(doc.html, decisions.blocks if decisions else None, marks)
         labels = sorted({m.label for m in marks or []}, key=lambda l: (l not in KNOWN_LABELS, l))
@@ -282,7 +282,7 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
                      f"srcdoc='{_e(srcdoc)}'></iframe></section>")
         sections.append(f"<div class='cols'>{page_view}{text_view}</div>")
     else:
-        sections.append(f"<p class='note'>A {'WET record' if page.kind == 'wet' else 'page without HTML'}: "
+        sections.append(f"<p class='note'>A {'page without HTML' if page.extractor is None else _e(page.kind.upper()) + ' record'}: "
                         f"no page to show, only its text.</p>" + text_view)
     for stage in (trace.stages if trace is not None else []):
         if stage.text and stage.name != doc.extractor:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from pipeline.config import Settings
-from pipeline.document import Document, Trace
-from pipeline.reading.warc import Page
+from pipeline.document import Document, Page, Trace
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import PerplexityFilter
 

@@ -21,7 +21,7 @@ import urllib.request
 from typing import Callable
 
 from pipeline.config import S3Settings
-from pipeline.identity import Shard, shard_key
+from pipeline.reading.shards import Shard, shard_key
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def resolve_inputs(specs: list[str], s3: S3Settings, base_url: str | None = None
 
 
 def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None) -> list[Shard]:
-    """Expand specs into shards with their keys (see :mod:`pipeline.identity`), de-duplicated by location and key."""
+    """Expand specs into shards with their keys (see :mod:`pipeline.reading.shards`), de-duplicated by location and key."""
     shards: list[Shard] = []
     for spec in specs:
         if is_manifest(spec):

@@ -19,17 +19,19 @@ import warnings
 from typing import Any, Sequence
 
 from pipeline.config import ConfigError, Settings, load_settings
-from pipeline.corpus.accounting import summary_lines as corpus_summary_lines
-from pipeline.identity import Shard
 from pipeline.reading.sources import InputError, resolve_shards
-from pipeline.reading.warc import ShardReadError, Split, is_wat, plan_splits
+from pipeline.reading.reader import ShardReadError, pages_line, pages_read, plan_splits
+from pipeline.reading.shards import Shard, Split
+from pipeline.reading.warc import is_wat
 from pipeline.redact import install_log_redaction, redact, redact_text
 from pipeline.registry import load_registry
 from pipeline.spark.dedup import duplicate_skip_sets
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
-from pipeline.spark.session import OneLineParser, UsageError, model_files, spark_context, under_spark_submit
+from pipeline.spark.session import model_files, spark_context, under_spark_submit
 from pipeline.stats import Stats, index_summary_lines
+from pipeline.steps.loop import build_steps
+from pipeline.usage import OneLineParser, UsageError
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.writing.output import OutputTarget
 
@@ -45,6 +47,9 @@ class JobExtension:
 
     files: tuple[str, ...] = ()  # the files :meth:`write` writes into the output
 
+    def check(self, settings: Settings) -> None:
+        """Before anything is written: raise ConfigError for settings it could not run with."""
+
     def start(self, settings: Settings) -> None:
         """Before the Spark job starts."""
 
@@ -56,6 +61,10 @@ class JobExtension:
 
     def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
         """After stats.json is written: write :attr:`files`."""
+
+    def summary_lines(self, stats: dict[str, Any]) -> list[str]:
+        """Its lines of the run's summary (summary.txt), from the stats it added."""
+        return []
 
 
 class WarcJob:
@@ -105,6 +114,9 @@ class WarcJob:
             overrides.append(f"output.explain_sample={args.explain_sample}")
         return load_settings(args.config, overrides)
 
+    def check(self, settings: Settings) -> None:
+        """Before Spark starts: raise ConfigError for settings the tasks could not run with (the parts they name)."""
+
     def process_split(self, split: Split, settings: Settings, output: str,
                       skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
         """The work of one Spark task: return the split's stats dict (``skip_ids``: duplicate record ids)."""
@@ -132,13 +144,12 @@ class WarcJob:
     def run(self, args: argparse.Namespace, shards: list[Shard] | None = None) -> dict[str, Any]:
         """Run the job over ``args.input`` (or the already resolved ``shards``); return the merged stats."""
         settings = self.settings_from_args(args)
-        if settings.perplexity.unknown_language == "self-train":  # two passes around this method
-            from pipeline.lm.selftrain import run_self_trained
-
-            return run_self_trained(self, args, settings, shards)
         if shards is None:
             shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         refuse_wat(shards)
+        self.check(settings)
+        for extension in self.extensions:
+            extension.check(settings)
         files = model_files(settings)
         prepare_output(args.output, settings, args.input, overwrite=getattr(args, "overwrite", False))
         OutputTarget(args.output, settings.s3).retract_success()
@@ -154,11 +165,10 @@ class WarcJob:
                     sc.addFile(path)
             parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
                 not under_spark_submit() else sc.defaultParallelism
-            splits = [split for shard in shards
-                      for split in plan_splits(shard.uri, settings.input, parallelism, shard.key)]
+            splits = plan_splits(shards, settings.input, settings.s3, parallelism)
             output = args.output
             skip_sets = (duplicate_skip_sets(sc, splits, OutputTarget(output, settings.s3).finished_split_ids(),
-                                             output, settings.s3)
+                                             output, settings.input, settings.s3)
                          if settings.input.dedup_record_ids else {})
             job = self
             pages = sc.accumulator(0)
@@ -166,7 +176,7 @@ class WarcJob:
             def task(split: Split) -> dict[str, Any]:
                 result = job.run_task(split, settings, output, skip_sets.get(split.split_id, frozenset()))
                 if not result.get("splits", {}).get("resumed"):
-                    pages.add(result.get("records", {}).get("html", 0))
+                    pages.add(pages_read(result.get("records", {})))
                 return result
 
             with Progress(sc, len(splits), pages):
@@ -193,7 +203,7 @@ class WarcJob:
         for result in results:
             merged.merge(Stats.from_dict(result))
         tree = merged.to_dict()
-        pages = tree.get("records", {}).get("html", 0) + tree.get("records", {}).get("wet", 0)
+        pages = pages_read(tree.get("records", {}))
         cpu = tree.get("cpu", {}).get("total", 0.0)
         tree["run"] = {
             "inputs": inputs,
@@ -209,6 +219,10 @@ class WarcJob:
         tree["run"] = redact(tree["run"])  # the config's secrets and credentials in input or output URLs
         tree["coverage"] = language_coverage(tree, settings)
         return tree
+
+    def summary(self, stats: dict[str, Any]) -> str:
+        """The run's summary (:func:`summary_text`), with its extensions' lines."""
+        return summary_text(stats, self.extensions)
 
     def main(self, argv: list[str] | None = None) -> int:
         parser = self.build_parser()
@@ -231,7 +245,7 @@ def refuse_wat(shards: list[Shard]) -> None:
 def no_pages_message(stats: dict[str, Any]) -> str | None:
     """What to say when the input held no HTML response and no WET record, else None."""
     records = stats.get("records", {})
-    if records.get("html", 0) or records.get("wet", 0):
+    if pages_read(records):
         return None
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     kinds = ", ".join(f"{k.removeprefix('skip.')} {v:g}" for k, v in sorted(skipped.items())) or "none"
@@ -265,7 +279,7 @@ def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     except (UsageError, *USER_ERRORS) as exc:
         print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    print(summary_text(stats))
+    print(job.summary(stats))
     nothing = no_pages_message(stats)
     if nothing:
         metadata_only = set(stats.get("skip", {}).get("not_response", {})) <= {"metadata", "warcinfo"}
@@ -328,8 +342,16 @@ def _filter_line(languages: dict[str, dict[str, Any]]) -> str | None:
         f"{100 * v.get('tokens_filtered', 0) / max(v.get('tokens_scored', 0), 1):.1f}% of tokens" for lang, v in rows)
 
 
-def summary_text(stats: dict[str, Any]) -> str:
-    """The short human summary printed at the end of a run and saved as summary.txt."""
+def native_summary_lines(native: dict[str, dict[str, int]], splits: int) -> list[str]:
+    """The compiled parts that did not run (``native.<missing|stale>.<part>``: splits that ran its Python reference)."""
+    return [f"  compiled code: the {part} part was {cause} in {count} of {splits} split(s), which ran its Python "
+            "reference (the same output, slower; `pip install -e .` builds it, `make dist` ships it)"
+            for cause, parts in sorted(native.items()) for part, count in sorted(parts.items())]
+
+
+def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ()) -> str:
+    """The short human summary printed at the end of a run and saved as summary.txt (with the lines of the job's
+    ``extensions``)."""
     run = stats["run"]
     records = stats.get("records", {})
     outcome = stats.get("outcome", {})
@@ -339,12 +361,11 @@ def summary_text(stats: dict[str, Any]) -> str:
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     outcomes = Stats.from_dict({"outcome": outcome}).counts
     languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
-    wet = f" + WET text records: {records['wet']}" if records.get("wet") else ""
     coverage = stats.get("coverage", {})
     lines = [
         f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
         f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
-        f"  HTML pages: {records.get('html', 0)}{wet}; "
+        f"  {pages_line(records)}; "
         + ", ".join(f"{k.removeprefix('outcome.')} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])),
         f"  skipped records: {sum(skipped.values())} "
         + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
@@ -368,8 +389,10 @@ def summary_text(stats: dict[str, Any]) -> str:
             else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
                      f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+    lines += native_summary_lines(stats.get("native", {}), run["splits"])
     lines += index_summary_lines(stats.get("index", {}))
-    lines += corpus_summary_lines(stats.get("corpus"))
+    for extension in extensions:
+        lines += extension.summary_lines(stats)
     failed = run.get("splits_failed", 0)
     if failed:
         lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "
@@ -392,6 +415,9 @@ class CleanWarcJob(WarcJob):
     name = "clean_warc"
     description = "Clean WARC shards into a Parquet text corpus (perplexity-filtered sentences)."
 
+    def check(self, settings: Settings) -> None:
+        build_steps(settings)  # every step and extractor it names, with its options
+
     def process_split(self, split: Split, settings: Settings, output: str,
                       skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
         return run_split(split, settings, output, settings.output.dropped, skip_ids)
@@ -400,5 +426,5 @@ class CleanWarcJob(WarcJob):
         return ["summary.txt", *super().files()]
 
     def write_files(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
-        OutputTarget(output, settings.s3).write_bytes("summary.txt", (summary_text(stats) + "\n").encode("utf-8"))
+        OutputTarget(output, settings.s3).write_bytes("summary.txt", (self.summary(stats) + "\n").encode("utf-8"))
         super().write_files(output, stats, settings)

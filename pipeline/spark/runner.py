@@ -12,7 +12,7 @@ import os
 import time
 from collections import Counter
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.config import Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
@@ -20,7 +20,8 @@ from pipeline.stats import Stats, timed
 from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import log10_bin
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
                                    VisibleText, dropped_rows, page_row, sentence_rows)
@@ -113,7 +114,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     visible_writer = (SplitWriter(OutputTarget(f"{settings.output.sentences.rstrip('/')}/{VISIBLE_DIR}", settings.s3),
                                   split.split_id, VISIBLE_SCHEMA, settings.output.compression, dataset="")
                       if visible else None)
-    pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
+    pages = read_pages(split, settings.input, settings.s3, stats, skip_ids)
     explained = None
     if settings.output.explain_sample:
         from pipeline.explain.sample import RunSample
@@ -151,6 +152,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             explained.write(settings, target, split.split_id, stats)
     for step in loop.all_steps:
         stats.merge(step.stats)
+    for part, cause in _native.unavailable().items():
+        stats.add(f"native.{cause}.{part}")  # this split ran that part's Python reference
     stats.add("cpu.total", time.process_time() - cpu_start)
     stats.add("wall.tasks", time.time() - wall_start)
     stats.add("splits.processed")

@@ -147,7 +147,7 @@ def report_warc(paths: list[Path]) -> None:
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     from pipeline.config import load_settings
-    from pipeline.models import block_model
+    from pipeline.steps.blocks.model import block_model
     from pipeline.reading.decode import decode_html
     from pipeline.steps.blocks.step import BlocksExtractor
 
@@ -210,7 +210,7 @@ def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None
     import json
 
     from pipeline.config import load_settings
-    from pipeline.reading.warc import Page
+    from pipeline.document import Page
     from pipeline.steps.loop import StepLoop
 
     score = scorer(bench).score_snippets

@@ -46,8 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.config import load_settings
-from pipeline.document import Sentence, cut_dropped
-from pipeline.reading.warc import Page
+from pipeline.document import Page, Sentence, cut_dropped
 
 from benchpages import BENCH, SETS, dev_items, is_heldout, scorer  # scripts/: run with PYTHONPATH=scripts
 

@@ -2,7 +2,7 @@
 tree ensemble combining the dense features with the regression's score, and a second ensemble
 that revises each block's probability in the light of its neighbours'. The weights
 (``blocks_model.json``) are fitted by ``scripts/train_blocks.py`` on the bench dev pages outside
-their held-out split (``scripts/benchpages.py``); :func:`pipeline.models.block_model` loads them once per worker. The KenLM files
+their held-out split (``scripts/benchpages.py``); :func:`block_model` loads them once per worker. The KenLM files
 of the perplexity feature are pinned there (:class:`LanguageModelPin`), never read from the registry.
 """
 
@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import models
-from pipeline.steps.blocks import native
+from pipeline import _native, models
 from pipeline.steps.blocks.features import HASH_DIM, context_features, dense_names
 from pipeline.steps.blocks.page_type import PageTypeModel, TypedDecision
 from pipeline.steps.blocks.rules import RuleSettings
@@ -98,7 +97,7 @@ class BlockModel:
 
     def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """The logistic regression's log-odds per block."""
-        module = native.compiled()
+        module = _native.compiled("trees")
         if module is not None and X.dtype == np.float32:  # featurize's matrix (float32 sums throughout)
             out = X @ self.dense
             module.add_hashed(out, hashed, self.hashed)
@@ -118,3 +117,10 @@ class BlockModel:
         if self.context_trees is None:
             return prob
         return _sigmoid(self.context_trees.raw(context_features(prob, X)))
+
+
+def block_model(path: str | None = None) -> BlockModel:
+    """The block classifier's weights at ``path`` (None: the packaged ``blocks_model.json``), loaded once per process."""
+    if path is None:
+        return models.cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
+    return models.cached("blocks", path, BlockModel.load)

@@ -14,12 +14,11 @@ from typing import NamedTuple
 import numpy as np
 
 from pipeline import models
-from pipeline.config import ExtractSettings, LangIdSettings
+from pipeline.config import ExtractSettings, LangIdSettings, Settings
 from pipeline.document import Document, visible
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
-from pipeline.steps.blocks import native
-from pipeline.steps.blocks.model import pinned_language_model
+from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, parse_page
 from pipeline.steps.blocks.rules import in_kept_region, revise
@@ -126,6 +125,10 @@ class BlocksExtractor(Extractor):
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
         self.decided: tuple | None = None  # the last page's BlockDecisions, as a tuple (a traced page keeps them)
 
+    @classmethod
+    def from_settings(cls, settings: Settings, first: bool = False) -> "BlocksExtractor":
+        return cls(settings.extract, settings.langid, regions=settings.perplexity.protect_regions)
+
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
 
@@ -169,7 +172,7 @@ class BlocksExtractor(Extractor):
             primary[i] = self.resiliparse.plain_text(htmls[i])
 
         def language(i: int) -> None:
-            model = models.block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
+            model = block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
             pins[i] = model.language_models.get(page_language(blocks[i], self.lid_path))
             self.count(f"lm.{'page_language' if pins[i] else 'none'}")
 
@@ -197,7 +200,7 @@ class BlocksExtractor(Extractor):
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
-            model = models.block_model(self.settings.blocks_model)
+            model = block_model(self.settings.blocks_model)
             blocks, X, hashed, primary, markup = results[i]
             probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
             page_type = None  # no page type model, or no blocks to tell the type by
@@ -210,7 +213,7 @@ class BlocksExtractor(Extractor):
 
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
-        model = models.block_model(self.settings.blocks_model)
+        model = block_model(self.settings.blocks_model)
         if self.page_type is not None:
             self.count(f"page_type.{self.page_type}")
         decision = model.decision(self.page_type)
@@ -230,8 +233,6 @@ class BlocksExtractor(Extractor):
             self.line_regions = [group_regions[g] for g, _ in lines]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
-        if native.compiled() is None:
-            self.count("pure_python")  # the compiled stage is not installed here (see native.py)
         return "\n".join(line for _, line in lines)
 
     def run(self, doc: Document) -> Document:
@@ -255,7 +256,7 @@ class BlocksExtractor(Extractor):
 
     def incomplete(self, text: str) -> str | None:
         """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
-        return shorter_than_primary(text, self.primary, models.block_model(self.settings.blocks_model).fallback_min_share)
+        return shorter_than_primary(text, self.primary, block_model(self.settings.blocks_model).fallback_min_share)
 
 
 def _each(phase, pages, results: list) -> None:
