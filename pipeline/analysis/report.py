@@ -11,6 +11,7 @@ import base64
 import html
 import io
 import json
+import math
 import sys
 from typing import Any
 
@@ -63,42 +64,148 @@ def run_thresholds(stats: dict[str, Any]) -> dict[str, float]:
     return result
 
 
-def _histograms(stats: dict[str, Any]) -> dict[str, dict[str, dict[int, int]]]:
-    hist: dict[str, dict[str, dict[int, int]]] = {}
-    for lang, sides in stats.get("ppl_hist", {}).items():
-        for side, bins in sides.items():
-            hist.setdefault(lang, {}).setdefault(side, {}).update({int(k): int(v) for k, v in bins.items()})
-    return hist
+def _units(stats: dict[str, Any]) -> dict[str, dict[str, dict[tuple[int, int], int]]]:
+    """``stats.units``: per language and side (kept, dropped), units counted by (length bin, perplexity bin)."""
+    cells: dict[str, dict[str, dict[tuple[int, int], int]]] = {}
+    for lang, sides in stats.get("units", {}).items():
+        for side, by_length in sides.items():
+            counts = cells.setdefault(lang, {}).setdefault(side, {})
+            for length, by_ppl in by_length.items():
+                for ppl, count in by_ppl.items():
+                    counts[(int(length), int(ppl))] = int(count)
+    return cells
+
+
+# How each side of ``stats.units`` is drawn: colour, and a hatch for the units the rule kept above the
+# threshold or dropped below it (hollow markers in the scatter).
+SIDES = {"kept": ("#2a9d8f", None), "kept_above": ("#2a9d8f", "//"), "dropped": ("#e76f51", None),
+         "dropped_below": ("#e76f51", "\\\\")}
+
+
+def _bin_edges(k: int) -> tuple[float, float]:
+    """The values a :func:`~pipeline.steps.perplexity.log10_bin` bin covers (10 bins a decade)."""
+    return 10 ** (k / 10), 10 ** ((k + 1) / 10)
+
+
+def _rule_settings(stats: dict[str, Any]) -> PerplexitySettings | None:
+    config = stats.get("run", {}).get("config", {}).get("perplexity")
+    try:
+        return PerplexitySettings(**config) if config else None
+    except ValueError:
+        return None
 
 
 def chart_perplexity(stats: dict[str, Any]) -> str | None:
-    """Stacked kept/dropped sentence counts per log10 perplexity bin, one panel per language."""
-    hist = _histograms(stats)
-    if not hist:
+    """Per language, the units the rule judged (lines under ``unit: line``) by their own perplexity: kept under
+    the threshold, kept above it, dropped above it and dropped below it (the length scale, the window, the
+    neighbours and protection decide those), stacked; the threshold drawn where it applies in full."""
+    cells = _units(stats)
+    if not cells:
         return None
-    languages = sorted(hist, key=lambda l: -sum(sum(s.values()) for s in hist[l].values()))[:MAX_LANGUAGES]
+    languages = sorted(cells, key=lambda l: -sum(sum(side.values()) for side in cells[l].values()))[:MAX_LANGUAGES]
     thresholds = run_thresholds(stats)
+    settings = _rule_settings(stats)
+    unit = settings.unit if settings else "unit"
     height = 2.3 * len(languages)
     fig, axes = _pyplot().subplots(len(languages), 1, figsize=(8, height), squeeze=False)
     for ax, lang in zip(axes[:, 0], languages):
-        bins = sorted(set(hist[lang].get("kept", {})) | set(hist[lang].get("dropped", {})))
-        lefts = [10 ** (b / 10) for b in bins]
-        widths = [10 ** ((b + 1) / 10) - 10 ** (b / 10) for b in bins]
-        kept = [hist[lang].get("kept", {}).get(b, 0) for b in bins]
-        dropped = [hist[lang].get("dropped", {}).get(b, 0) for b in bins]
-        ax.bar(lefts, kept, width=widths, align="edge", color="#2a9d8f", label="kept")
-        ax.bar(lefts, dropped, width=widths, align="edge", bottom=kept, color="#e76f51", label="dropped")
+        threshold = thresholds.get(lang, float("inf"))
+        parts: dict[str, dict[int, int]] = {}
+        for side, counts in cells[lang].items():
+            part = parts.setdefault(side, {})
+            for (_, ppl), count in counts.items():
+                part[ppl] = part.get(ppl, 0) + count
+        bins = sorted({b for part in parts.values() for b in part})
+        lefts = [_bin_edges(b)[0] for b in bins]
+        widths = [_bin_edges(b)[1] - _bin_edges(b)[0] for b in bins]
+        bottom = [0] * len(bins)
+        for side, (color, hatch) in SIDES.items():
+            heights = [parts.get(side, {}).get(b, 0) for b in bins]
+            if any(heights):
+                total = sum(heights)
+                ax.bar(lefts, heights, width=widths, align="edge", bottom=bottom, color="white" if hatch else color,
+                       hatch=hatch, edgecolor=color if hatch else None, label=f"{side.replace('_', ' ')} ({total:,})")
+                bottom = [a + b for a, b in zip(bottom, heights)]
         if lang in thresholds:
-            ax.axvline(thresholds[lang], color="black", linestyle="--", label=f"threshold {thresholds[lang]:g}")
+            ax.axvline(threshold, color="black", linestyle="--", label=f"threshold {threshold:,.0f}")
         ax.set_xscale("log")
-        ax.set_title(f"{lang}: sentence perplexity", fontsize=10)
-        ax.set_ylabel("sentences")
-        ax.legend(fontsize=8, loc="upper right")
+        ax.set_title(f"{lang}: {unit}s by their own perplexity (kept above / dropped below the threshold "
+                     "marked)", fontsize=10)
+        ax.set_ylabel(f"{unit}s")
+        ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("perplexity (log scale)")
     # Fixed margins (in inches) instead of tight_layout and a tight crop: the driver draws the
     # panels once, not three times.
     fig.subplots_adjust(left=0.09, right=0.98, top=1 - 0.3 / height, bottom=0.5 / height, hspace=0.45)
     return _png(fig, tight=False)
+
+
+def chart_effective_threshold(stats: dict[str, Any]) -> str | None:
+    """Per language, every judged unit by its length (LM tokens + 1) and its own perplexity, kept and dropped,
+    under the threshold each length faces (``length`` and ``context`` scale it by ``(n + 1) / short_tokens``
+    below ``short_tokens``), with the protected lines' bar."""
+    cells = _units(stats)
+    settings = _rule_settings(stats)
+    if not cells or settings is None:
+        return None
+    thresholds = run_thresholds(stats)
+    languages = [l for l in sorted(cells, key=lambda l: -sum(sum(s.values()) for s in cells[l].values()))
+                 if l in thresholds][:3]
+    if not languages:
+        return None
+    scaled = settings.rule in ("length", "context")
+    fig, axes = _pyplot().subplots(1, len(languages), figsize=(8, 4.2), squeeze=False)
+    for ax, lang in zip(axes[0], languages):
+        threshold = thresholds[lang]
+        for side, (color, hatch) in SIDES.items():
+            counts = cells[lang].get(side, {})
+            if not counts:
+                continue
+            xs = [10 ** ((length + 0.5) / 10) for length, _ in counts]
+            ys = [10 ** ((ppl + 0.5) / 10) for _, ppl in counts]
+            sizes = [6 + 6 * count ** 0.5 for count in counts.values()]
+            ax.scatter(xs, ys, s=sizes, marker="o" if side.startswith("kept") else "X",
+                       facecolors="none" if hatch else color, edgecolors=color, alpha=0.7, linewidths=1.0,
+                       label=f"{side.replace('_', ' ')} ({sum(counts.values()):,})")
+        longest = max(10 ** ((length + 1) / 10) for side in cells[lang].values() for length, _ in side) * 1.2
+        xs = [10 ** (k / 20) for k in range(0, int(20 * math.log10(max(longest, 2))) + 2)]
+        ys = [threshold * min(1.0, x / settings.short_tokens) if scaled else threshold for x in xs]
+        ax.plot(xs, ys, color="black", linestyle="--", label=f"threshold by length ({threshold:,.0f} at "
+                f"{settings.short_tokens}+ tokens)" if scaled else f"threshold {threshold:,.0f}")
+        if math.isfinite(settings.protect_factor):
+            ax.axhline(threshold * settings.protect_factor, color="#6c757d", linestyle=":",
+                       label=f"protected lines' bar (x{settings.protect_factor:g})")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{lang}: {settings.unit}/{settings.rule}", fontsize=9)
+        ax.set_xlabel("LM tokens + 1 (log)", fontsize=8)
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    axes[0, 0].set_ylabel("own perplexity (log)", fontsize=8)
+    return _png(fig)
+
+
+def _rule_table(stats: dict[str, Any]) -> str:
+    """Per language: the units judged, those kept above the threshold and dropped below it, and what dropped them."""
+    rules = stats.get("rule", {})
+    cells = _units(stats)
+    whys = sorted({why for v in rules.values() for why in v.get("dropped", {})})
+    rows = []
+    for lang in sorted(rules, key=lambda l: -sum(sum(s.values()) for s in cells.get(l, {}).values())):
+        v = rules[lang]
+        judged = sum(sum(side.values()) for side in cells.get(lang, {}).values())
+        rows.append([lang, _fmt(judged), _fmt(v.get("kept_above", 0)), _fmt(v.get("dropped_below", 0)),
+                     *[_fmt(v.get("dropped", {}).get(why, 0)) for why in whys]])
+    if not rows:
+        return ""
+    settings = _rule_settings(stats)
+    unit = settings.unit if settings else "unit"
+    return ("<p>Units dropped by each part of the rule: over the threshold itself (the rule's name), over their "
+            "length-scaled share of it (<code>length</code>), under it but between two dropped neighbours "
+            "(<code>neighbours</code>), a line the block stage was sure of over the protected bar "
+            "(<code>protected</code>). Each dropped sentence's reason names the same, with the threshold "
+            "that applied.</p>"
+            + _table(["language", f"{unit}s judged", "kept above threshold", "dropped below threshold",
+                      *[f"dropped: {why}" for why in whys]], rows))
 
 
 def chart_language_share(stats: dict[str, Any]) -> str | None:
@@ -248,7 +355,10 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
         ["wall seconds", _fmt(run.get("wall_seconds"))],
         ["HTML pages per CPU-second", _fmt(run.get("pages_per_cpu_second"))],
     ]))
-    sections.append("<h2>Perplexity per language</h2>" + _img(chart_perplexity(stats), "perplexity histogram"))
+    sections.append("<h2>What the perplexity rule did, per language</h2>"
+                    + _img(chart_perplexity(stats), "perplexity histogram")
+                    + _img(chart_effective_threshold(stats), "effective threshold by unit length")
+                    + _rule_table(stats))
     coverage_rows = [[lang, _fmt(v["pages"]), _fmt(v["pages_kept"]), _fmt(v["sentences_scored"]),
                       _fmt(v["sentences_unscored"]), v["model"] or "none (unscored)"]
                      for lang, v in sorted(stats.get("coverage", {}).items(), key=lambda kv: -kv[1]["pages"])]

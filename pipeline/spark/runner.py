@@ -14,12 +14,12 @@ import time
 from collections import Counter
 
 from pipeline import models
-from pipeline.config import Settings
+from pipeline.config import PerplexitySettings, Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
 from pipeline.stats import Stats, timed
 from pipeline.steps.loop import StepLoop
-from pipeline.steps.perplexity import log10_bin
+from pipeline.steps.perplexity import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
 from pipeline.reading.warc import Split, iter_pages
 from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
@@ -28,7 +28,7 @@ from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA,
 _FALLBACK_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`: counted by kind
 
 
-def _count_page(stats: Stats, cleaned: Document) -> None:
+def _count_page(stats: Stats, cleaned: Document, settings: PerplexitySettings) -> None:
     lang = cleaned.language_code
     stats.add(f"outcome.{cleaned.outcome}")
     stats.add(f"lang.{lang}.pages")
@@ -53,6 +53,42 @@ def _count_page(stats: Stats, cleaned: Document) -> None:
     stats.add("sentences.total", n_sent)
     stats.add("sentences.kept", n_kept)
     _count_sentences(stats, lang, cleaned.sentences)
+    _count_units(stats, lang, cleaned, settings)
+
+
+def _count_units(stats: Stats, lang: str, cleaned: Document, settings: PerplexitySettings) -> None:
+    """What the filter's rule did to a kept page, unit by unit (lines under ``perplexity.unit: line``): each
+    scored unit's own perplexity (its sentences pooled) and LM tokens as a 2-D histogram,
+    ``units.<lang>.<side>.<length bin>.<perplexity bin>`` (:func:`log10_bin` of tokens + 1 and of the
+    perplexity), the side ``kept``, ``kept_above`` (kept with a perplexity above the threshold), ``dropped``
+    or ``dropped_below`` (dropped below it: protection, the length scale, the window and the neighbours
+    decided those; their totals also as ``rule.<lang>.kept_above``, ``dropped_below``), and the units dropped by each part of the rule (``rule.<lang>.dropped.<why>``,
+    :class:`~pipeline.steps.perplexity.Verdict`)."""
+    threshold = cleaned.threshold
+    if threshold is None:
+        return
+    units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
+             for s in cleaned.sentences]
+    groups = lines_of(units) if settings.unit == "line" else [[i] for i in range(len(units))]
+    events: Counter[str] = Counter()
+    for group in groups:
+        own = pooled([units[i] for i in group])
+        if own.perplexity is None:
+            continue
+        reason = cleaned.sentences[group[0]].reason
+        kept = not (reason or "").startswith(REASON_PREFIX)
+        side = "kept" if kept else "dropped"
+        if kept and own.perplexity > threshold:
+            side = "kept_above"
+        elif not kept and own.perplexity <= threshold:
+            side = "dropped_below"
+        events[f"units.{lang}.{side}.{log10_bin(own.n_tokens + 1)}.{log10_bin(own.perplexity)}"] += 1
+        if side != "kept" and side != "dropped":
+            events[f"rule.{lang}.{side}"] += 1
+        if not kept:  # perplexity:<unit>/<why>@<threshold>
+            events[f"rule.{lang}.dropped.{reason[len(REASON_PREFIX):].partition('/')[2].partition('@')[0]}"] += 1
+    for key, value in events.items():
+        stats.add(key, value)
 
 
 def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None:
@@ -118,7 +154,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
                       if visible else None)
     pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
     for cleaned in loop.run(pages):
-        _count_page(stats, cleaned)
+        _count_page(stats, cleaned, settings.perplexity)
         if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):
             with timed(stats, "cpu.write"):
                 for row in sentence_rows(cleaned):
