@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow.dataset as ds
 
 # Stats sections and keys that measure time, memory or the process, not the output.
-TIMING_SECTIONS = ("cpu", "wall", "rss", "model_loads", "carbon", "workers")
+TIMING_SECTIONS = ("cpu", "cpu_start_up", "job_cpu", "wall", "rss", "model_loads", "carbon", "workers")
 TIMING_RUN_KEYS = ("wall_seconds", "pages_per_second", "pages_per_cpu_second", "output", "inputs", "config",
                    "files")
 TIMING_INDEX_KEYS = ("driver_cpu_seconds", "source")

@@ -141,6 +141,12 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     chain = [link["step"] for link in stats["index"]["chain"]]
     assert chain == ["visible", "main_content", "filtered", *[f"corpus.{name}" for name in corpus["order"]]]
     assert stats["index"]["chain"][-1]["documents"] == corpus["documents_out"]
+    # The whole job's CPU: the driver JVM apart from the executor JVM, which a probe task read on the worker
+    job = stats["job_cpu"]
+    assert not job["local"] and job["executors_probed"] >= 1
+    assert "probe" in job["method"]["executor_jvms"] and job["parts"]["executor_jvms"] > job["executor_tasks"] > 0
+    assert all(job["parts"][part] > 0 for part in ("driver_jvm", "python_driver", "python_workers"))
+    assert stats["carbon"]["cpu_seconds"] == job["total"]
     # The tasks ran in an executor the worker launched for this application ...
     app = wait_for(lambda: [a for a in json_ui(master_ui)["completedapps"] if a["name"] == "warcplex"],
                    "the application in the master's list")[0]

@@ -339,8 +339,23 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
-    """The report page for a run's stats (and an optional sweep result)."""
+CHARTS = {"perplexity": chart_perplexity, "effective_threshold": chart_effective_threshold,
+          "language_share": chart_language_share, "sizes": chart_sizes, "cpu": chart_cpu}
+
+
+def draw_charts(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> dict[str, str | None]:
+    """Every chart of the report (base64 PNG, None: no data), drawn once: :func:`render` takes them ready, so
+    that ``warcplex run`` draws them before it reads the driver's CPU for the whole job's figure."""
+    charts = {name: chart(stats) for name, chart in CHARTS.items()}
+    charts["sweep"] = chart_sweep(sweep) if sweep else None
+    return charts
+
+
+def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None,
+           charts: dict[str, str | None] | None = None) -> str:
+    """The report page for a run's stats (and an optional sweep result), with the ``charts`` already drawn
+    (:func:`draw_charts`; drawn here when None)."""
+    charts = charts if charts is not None else draw_charts(stats, sweep)
     run = stats.get("run", {})
     records, outcome = stats.get("records", {}), stats.get("outcome", {})
     carbon = stats.get("carbon", {})
@@ -356,8 +371,8 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
         ["HTML pages per CPU-second", _fmt(run.get("pages_per_cpu_second"))],
     ]))
     sections.append("<h2>What the perplexity rule did, per language</h2>"
-                    + _img(chart_perplexity(stats), "perplexity histogram")
-                    + _img(chart_effective_threshold(stats), "effective threshold by unit length")
+                    + _img(charts["perplexity"], "perplexity histogram")
+                    + _img(charts["effective_threshold"], "effective threshold by unit length")
                     + _rule_table(stats))
     coverage_rows = [[lang, _fmt(v["pages"]), _fmt(v["pages_kept"]), _fmt(v["sentences_scored"]),
                       _fmt(v["sentences_unscored"]), v["model"] or "none (unscored)"]
@@ -369,7 +384,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
                    for lang, v in sorted(languages.items(), key=lambda kv: -kv[1].get("sentences_scored", 0))
                    if v.get("sentences_scored")]
     sections.append("<h2>Kept, dropped and unscored sentences per language</h2>"
-                    + _img(chart_language_share(stats), "kept/dropped/unscored share")
+                    + _img(charts["language_share"], "kept/dropped/unscored share")
                     + (_table(["language", "pages", "pages kept", "sentences scored", "sentences unscored", "model"],
                               coverage_rows) if coverage_rows else "")
                     + ("<p>What the perplexity filter removed of the text it scored (its cost in main-content "
@@ -390,7 +405,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
                           f"speed-up {q['speedup']:.2f}x" if q.get("speedup") else "-"])
     index_note = (f"<p class='none'>Index statistics: {html.escape(str(index.get('skipped')))}</p>"
                   if index.get("skipped") else "")
-    sections.append("<h2>Size before and after</h2>" + _img(chart_sizes(stats), "sizes")
+    sections.append("<h2>Size before and after</h2>" + _img(charts["sizes"], "sizes")
                     + _table(["", "raw", "cleaned", "cleaned / raw"], size_rows) + index_note + _chain_section(index))
     corpus_rows = report_table(stats.get("corpus"))
     if corpus_rows:
@@ -402,7 +417,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
     if sweep:
         sweep_rows = [[r["threshold"], _fmt(r["sentences_kept"]), _fmt(r["bytes_text"]), _fmt(r["postings"]),
                        _fmt(r["index_bytes"]), f"{100 * r['index_share']:.1f}%"] for r in sweep.get("rows", [])]
-        sections.append(f"<h2>Threshold sweep ({sweep.get('pages')} pages)</h2>" + _img(chart_sweep(sweep), "sweep")
+        sections.append(f"<h2>Threshold sweep ({sweep.get('pages')} pages)</h2>" + _img(charts["sweep"], "sweep")
                         + _table(["threshold", "sentences kept", "text bytes", "postings", "index bytes",
                                   "index % of raw"], sweep_rows))
     stage_rows = [[k, _fmt(v["cpu_seconds"]), _fmt(v["kg_co2"] * 1000, 5)]
@@ -414,7 +429,19 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
     if carbon.get("codecarbon_measured"):
         for key, value in carbon["codecarbon_measured"].items():
             co2_rows.append([f"codecarbon: {key}", _fmt(value, 6)])
-    sections.append("<h2>CPU time and CO2 per stage</h2>" + _img(chart_cpu(stats), "cpu per stage")
+    part_rows = [[name.replace("_", " "), _fmt(v["cpu_seconds"]), _fmt(v["kg_co2"] * 1000, 5)]
+                 for name, v in carbon.get("per_part", {}).items()]
+    job = stats.get("job_cpu") or {}
+    if part_rows:
+        part_rows.append(["whole job", _fmt(job.get("total")), _fmt(carbon.get("kg_co2", 0) * 1000, 5)])
+        part_rows.append(["of which Spark task metrics (executor task threads)", _fmt(job.get("executor_tasks")), ""])
+        part_rows.append(["of which start-up (before the first page)", _fmt(job.get("start_up", {}).get("total")), ""])
+    how = "".join(f"<li>{html.escape(k.replace('_', ' '))}: {html.escape(v)}</li>"
+                  for k, v in job.get("method", {}).items())
+    sections.append("<h2>CPU time and CO2 of the whole job</h2>"
+                    + (_table(["process", "CPU s", "g CO2"], part_rows) + f"<ul>{how}</ul>" if part_rows else "")
+                    + "<h3>Per stage (the Python workers' time in each step)</h3>"
+                    + _img(charts["cpu"], "cpu per stage")
                     + _table(["stage", "CPU s", "g CO2"], stage_rows) + _table(["", ""], co2_rows))
     snapshot = carbon.get("snapshot")
     if snapshot:
@@ -422,8 +449,11 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
                  + " pages; below 10,000 measured pages the rate is not stable.</p>") if snapshot.get("rough") else ""
         sections.append("<h2>Extrapolation to one Common Crawl snapshot</h2>" + rough + _table(["", ""], [
             ["pages", _fmt(snapshot["pages"])],
-            ["pages per CPU-second (measured)", _fmt(snapshot["pages_per_cpu_second"])],
+            ["pages per CPU-second of the whole job (measured)", _fmt(snapshot["pages_per_cpu_second"])],
             ["core-hours", _fmt(snapshot["core_hours"], 0)],
+            ["of the measured CPU, fixed start-up", f"{_fmt(snapshot.get('start_up_cpu_seconds'))} s "
+             f"({100 * (snapshot.get('start_up_share') or 0):.0f}%)"],
+            ["core-hours without the start-up", _fmt(snapshot.get("core_hours_without_start_up"), 0)],
             [f"dollars (at ${carbon.get('dollars_per_core_hour')}/core-hour)", _fmt(snapshot["dollars"], 0)],
             ["kWh", _fmt(snapshot["kwh"], 0)],
             ["kg CO2", _fmt(snapshot["kg_co2"], 0)],
@@ -443,16 +473,23 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
             f"</head><body><h1>{title}</h1>{''.join(sections)}</body></html>\n")
 
 
-def write_report(output: str, s3: S3Settings, stats: dict[str, Any] | None = None) -> str:
-    """Render ``report.html`` into ``output`` from its stats.json (or ``stats``) and sweep.json."""
+def read_sweep(output: str, s3: S3Settings) -> dict[str, Any] | None:
+    """``sweep.json`` of an output, if ``warcplex sweep`` wrote one."""
+    data = OutputTarget(output, s3).read_bytes("sweep.json")
+    return json.loads(data) if data else None
+
+
+def write_report(output: str, s3: S3Settings, stats: dict[str, Any] | None = None,
+                 charts: dict[str, str | None] | None = None) -> str:
+    """Render ``report.html`` into ``output`` from its stats.json (or ``stats``) and sweep.json (``charts``:
+    drawn already, :func:`draw_charts`)."""
     target = OutputTarget(output, s3)
     if stats is None:
         data = target.read_bytes("stats.json")
         if data is None:
             raise ValueError(f"{output}/stats.json not found (is it the output of `warcplex run`?)")
         stats = json.loads(data)
-    sweep_data = target.read_bytes("sweep.json")
-    page = render(stats, json.loads(sweep_data) if sweep_data else None)
+    page = render(stats, read_sweep(output, s3), charts)
     target.write_bytes("report.html", page.encode("utf-8"))
     return target.path("report.html")
 

@@ -25,6 +25,7 @@ from pipeline.reading.sources import InputError, resolve_shards
 from pipeline.reading.warc import ShardReadError, Split, is_wat, plan_splits
 from pipeline.redact import install_log_redaction, redact, redact_text
 from pipeline.registry import load_registry
+from pipeline.spark.cpu import JobCpu
 from pipeline.spark.dedup import duplicate_skip_sets
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
@@ -142,6 +143,7 @@ class WarcJob:
         for extension in self.extensions:
             extension.start(settings)
         sc = spark_context(settings)
+        cpu = JobCpu(sc)
         try:
             # Files already shipped with spark-submit --files are found by name on executors.
             shipped = {os.path.basename(f) for f in sc.getConf().get("spark.files", "").split(",") if f}
@@ -169,10 +171,14 @@ class WarcJob:
                 results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
             for extension in self.extensions:
                 extension.with_spark(sc, settings, output)
+            cpu.read_spark(sc, sc.defaultParallelism)
         finally:
             sc.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
+        this_run = [Stats.from_dict(r).counts for r in results if not r.get("splits", {}).get("resumed")]
+        stats["job_cpu"] = cpu.section(sum(c["cpu_start_up.python_workers"] + c["cpu_start_up.model_loads"]
+                                           for c in this_run), sum(c["cpu.total"] for c in this_run))
         for extension in self.extensions:
             extension.add_stats(stats, settings)
         stats["run"]["files"] = ["stats.json", *self.files()]
@@ -358,12 +364,23 @@ def summary_text(stats: dict[str, Any]) -> str:
     if carbon:
         lines.append(f"  CPU {carbon['cpu_hours'] * 3600:.1f} s, est. {carbon['kg_co2'] * 1000:.4f} g CO2 "
                      f"(eq. 9, C_e {carbon['grid_intensity_kg_per_kwh']} kg/kWh)")
+    job = stats.get("job_cpu")
+    if job:
+        parts = job["parts"]
+        shown = ", ".join(f"{name.replace('_', ' ')} {parts[name]:.1f}" for name in
+                          ("driver_jvm", "executor_jvms", "python_driver", "python_workers")
+                          if parts.get(name) is not None)
+        lines.append(f"  whole job's CPU {job['total']:.1f} s: {shown} (Spark task metrics "
+                     f"{job['executor_tasks']:.1f}); start-up {job['start_up']['total']:.1f} s")
     snapshot = carbon.get("snapshot")
     if snapshot:
         rough = f"rough, extrapolated from only {snapshot['measured_pages']:,} pages" if snapshot.get("rough") \
             else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
+        fixed = (f"; {100 * snapshot['start_up_share']:.0f}% of the measured CPU is start-up, without it "
+                 f"{snapshot['core_hours_without_start_up']:,.0f} core-hours"
+                 if snapshot.get("start_up_share") and snapshot.get("core_hours_without_start_up") is not None else "")
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
-                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2{fixed}")
     lines += index_summary_lines(stats.get("index", {}))
     lines += corpus_summary_lines(stats.get("corpus"))
     failed = run.get("splits_failed", 0)

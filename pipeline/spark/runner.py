@@ -17,6 +17,7 @@ from pipeline import models
 from pipeline.config import PerplexitySettings, Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
+from pipeline.spark.cpu import worker_start_up
 from pipeline.stats import Stats, timed
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
@@ -138,9 +139,12 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
         if done is not None:
             done.setdefault("splits", {})["resumed"] = 1
             return done
-    wall_start, cpu_start = time.time(), time.process_time()
-    loads_before = models.LOADS.copy()
     stats = Stats()
+    start_up = worker_start_up()
+    if start_up:
+        stats.add("cpu_start_up.python_workers", start_up)
+    wall_start, cpu_start = time.time(), time.process_time()
+    loads_before, load_seconds_before = models.LOADS.copy(), sum(models.LOAD_SECONDS.values())
     loop = StepLoop(settings)
     pages_writer = SplitWriter(target, split.split_id, PAGE_SCHEMA, settings.output.compression)
     dropped_writer = (SplitWriter(OutputTarget(dropped, settings.s3), split.split_id, DROPPED_SCHEMA,
@@ -185,6 +189,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     stats.add("splits.processed")
     for name, count in (models.LOADS - loads_before).items():
         stats.add(f"model_loads.pid{os.getpid()}.{name.replace('.', '_')}", count)
+    if sum(models.LOAD_SECONDS.values()) > load_seconds_before:  # loading the models is start-up too
+        stats.add("cpu_start_up.model_loads", sum(models.LOAD_SECONDS.values()) - load_seconds_before)
     _check_worker_memory(stats, settings.extract.worker_max_rss_mb)
     result = stats.to_dict()
     target.write_marker(split.split_id, result)
