@@ -36,20 +36,21 @@ class Carbon(JobExtension):
 
 
 class IndexStats(JobExtension):
-    """``stats.index``: real tantivy index statistics of the sampled pages along the chain, or why skipped."""
+    """``stats.index``: real tantivy indexes of the run's index sample along the chain, with the search side
+    (query CPU, CO2 per million queries, break-even), or why it was skipped."""
 
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
-        stats["index"] = self.index_stats(settings, stats.get("run", {}).get("output"))
+        stats["index"] = self.index_stats(settings, stats)
 
     @staticmethod
-    def index_stats(settings: Settings, output: str | None = None) -> dict[str, Any]:
+    def index_stats(settings: Settings, stats: dict[str, Any]) -> dict[str, Any]:
         if not settings.index.enabled:
             return {"skipped": "index.enabled is false"}
-        if not settings.output.sentences:
-            return {"skipped": "no sentence scores written (run with --sentences DIR or output.sentences)"}
+        output = stats.get("run", {}).get("output")
         started = time.process_time()
         try:
-            result = run_index_stats(settings.output.sentences, settings.s3, settings.index, output)
+            result = run_index_stats(output, settings.s3, settings.index, settings.carbon, stats,
+                                     settings.extract.cascade)
         except ValueError as exc:
             return {"skipped": str(exc)}
         result["driver_cpu_seconds"] = round(time.process_time() - started, 3)

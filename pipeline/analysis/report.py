@@ -267,18 +267,45 @@ def chart_sizes(stats: dict[str, Any]) -> str | None:
 
 
 def _chain_section(index: dict[str, Any]) -> str:
-    """The index-size chain: the same sampled pages from all visible text to the last corpus stage."""
+    """The search side (seed 002, Tables 4-5, from this run): the same sampled pages indexed at every link from
+    all visible text to the last corpus stage, with query CPU, CO2 per million queries and break-even."""
     chain = index.get("chain", [])
     if not chain:
         return ""
-    rows = [[link["step"], _fmt(link["documents"]), *[_fmt(link[key]) for key in ("bytes_text", "tokens", "postings",
-                                                                                  "index_bytes")],
-             f"{100 * link['share_of_first']['index_bytes']:.1f}%" if link["share_of_first"]["index_bytes"] else "-"]
+    first = chain[0]["step"]
+
+    def g(kg):
+        return "-" if kg is None else f"{kg * 1000:.4g}"
+
+    rows = [[link["step"], _fmt(link["documents"]), _fmt(link["bytes_text"]), _fmt(link["postings"]),
+             _fmt(link["index_bytes"]),
+             f"{100 * link['share_of_first']['index_bytes']:.1f}%" if link["share_of_first"]["index_bytes"] else "-",
+             f"{link['query_cpu_seconds'] * 1e6:,.1f}", f"{link['query_speedup']:.2f}x" if link.get("query_speedup") else "-",
+             g(link["kg_co2_per_million_queries"]), g(link["kg_co2_build"]), g(link.get("kg_co2_cleaning")),
+             "-" if link["step"] == first else _fmt(link.get("breakeven_queries")) if link.get("breakeven_queries")
+             is not None else "never"]
             for link in chain]
+    sample, queries = index.get("sample", {}), index.get("queries", {})
+    drawn = (f"{index['pages']:,} of the {sample.get('of_pages', 0):,} pages that reached the filter, the smallest "
+             f"SHA-1 of their record ids; {sample.get('splits', 1)} split(s) kept at most "
+             f"{sample.get('per_split', 0):,} candidates each; "
+             + ("the same pages as one hash order over the run" if sample.get("exact", True)
+                else "a per-split sample (a split that kept its most may have held more of the smallest keys)"))
+    whole = index.get("breakeven_whole_job")
+    whole_note = (f"<p>Counting the whole job's CPU for these pages instead ({whole['kg_co2_cleaning'] * 1000:.4g} g), "
+                  f"{whole['step']} pays it back after "
+                  + (f"{whole['queries']:,} queries" if whole["queries"] is not None else "no number of queries")
+                  + ".</p>") if whole else ""
     missing = "".join(f"<p class='none'>Not in the chain: {html.escape(m)}</p>" for m in index.get("chain_missing", []))
-    return (f"<h3>Index-size chain ({index['pages']} sampled pages, tantivy)</h3>"
-            + _table(["step", "documents", "text bytes", "tokens", "postings", "index bytes",
-                      f"index % of {chain[0]['step']}"], rows) + missing)
+    return (f"<h3>Search side: index size, query time and CO2 per link (seed 002, Tables 4-5)</h3>"
+            f"<p>Pages: {html.escape(drawn)}. Queries ({queries.get('count', 0)}): {html.escape(queries.get('how', ''))}; "
+            f"e.g. <code>{html.escape(' | '.join(queries.get('examples', [])[:3]))}</code>. CO2 by eq. 9; "
+            f"cleaning is the CPU the run spent bringing these pages from all visible text to the link; "
+            f"break-even: the queries after which answering from the link instead of {html.escape(first)} has "
+            f"saved its cleaning and the difference in index builds.</p>"
+            + _table(["link", "documents", "text bytes", "postings", "index bytes", f"index % of {first}",
+                      "CPU per query (us)", "query speed-up", "g CO2 per 1M queries", "g CO2 index build",
+                      "g CO2 cleaning", "break-even (queries)"], rows) + whole_note + missing)
 
 
 def chart_cpu(stats: dict[str, Any]) -> str | None:
@@ -400,7 +427,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None,
             size_rows.append([f"{key} ({index['pages']} sampled pages)", _fmt(index["raw"][key]),
                               _fmt(index["clean"][key]), f"{100 * ratio:.1f}%" if ratio is not None else "-"])
         q = index["queries"]
-        size_rows.append([f"query latency, ms ({len(q['terms'])} terms x {q['repeats']})",
+        size_rows.append([f"CPU ms per query ({q['count']} queries x {q['repeats']})",
                           _fmt(q["raw_ms_per_query"], 3), _fmt(q["clean_ms_per_query"], 3),
                           f"speed-up {q['speedup']:.2f}x" if q.get("speedup") else "-"])
     index_note = (f"<p class='none'>Index statistics: {html.escape(str(index.get('skipped')))}</p>"

@@ -15,8 +15,10 @@ workers outside those tasks (start-up, imports, the corpus stages' Python functi
 - ``python_driver``: this process (``getrusage``, itself and the children it reaped), read last.
 
 ``start_up`` is the part spent before the first page: the Python driver and the driver JVM until the
-SparkContext is up, and each Python worker until its first split starts (``cpu_start_up`` of the
-split tasks). What runs after the probe (stopping Spark, drawing the report) is not counted.
+SparkContext is up, and each Python worker until its first split starts and its models' loading
+(``cpu_start_up`` of the split tasks). ``corpus`` is what the whole job spent during the corpus stages
+(the same reading taken after the split tasks and at the end). What runs after the last reading
+(stopping Spark, writing the files) is not counted.
 Without ``/proc`` (not Linux) the process parts are missing and ``method`` says so.
 """
 
@@ -124,10 +126,19 @@ class JobCpu:
         self.start_up = {"python_driver": python_driver_cpu(),
                          "driver_jvm": process_cpu(self.jvm_pid) if self.readable else None}
         self.spark: dict[str, Any] = {}
+        self.pages_done: dict[str, Any] = {}
 
     def read_spark(self, sc, parallelism: int) -> None:
         """After the last Spark job, before the context stops: the JVMs, the task metrics and, by a probe task
         on each executor, the executors' JVM and Python processes."""
+        self.spark = self._read(sc, parallelism)
+
+    def read_pages_done(self, sc, parallelism: int) -> None:
+        """The same reading after the split tasks, before the corpus stages: the difference to the last reading
+        is what the corpus stages cost (``corpus`` in :meth:`section`)."""
+        self.pages_done = self._read(sc, parallelism)
+
+    def _read(self, sc, parallelism: int) -> dict[str, Any]:
         tasks = task_metrics_cpu(sc)
         jvm = process_cpu(self.jvm_pid) if self.readable else None
         probes: dict[tuple, dict[str, Any]] = {}
@@ -142,13 +153,14 @@ class JobCpu:
             probes = {}
         local = [p for p in probes.values() if p["host"] == self.host and p["jvm_pid"] == self.jvm_pid]
         remote = [p for p in probes.values() if p not in local]
-        self.spark = {
+        return {
             "executor_tasks": tasks,
             "executors_probed": len(probes),
             "local": bool(local) or self.jvm_pid is None,
             "driver_jvm": None if jvm is None else max(0.0, jvm - (tasks if local else 0.0)),
             "executor_jvms": tasks if local or not remote else sum(p["jvm"] for p in remote),
             "python_workers": sum(p["python_workers"] for p in probes.values()) if probes else None,
+            "python_driver": python_driver_cpu(),
         }
 
     def section(self, worker_start_up: float, python_workers_in_tasks: float) -> dict[str, Any]:
@@ -179,8 +191,12 @@ class JobCpu:
                     "python_workers": worker_start_up}
         total = sum(v for v in parts.values() if v is not None)
         start_total = sum(v for v in start_up.values() if v is not None)
+        corpus = None
+        if self.pages_done and self.spark:
+            corpus = sum((self.spark[k] or 0.0) - (self.pages_done[k] or 0.0) for k in PARTS)
         return {
             "total": round(total, 3),
+            "corpus": None if corpus is None else round(corpus, 3),
             "parts": {k: None if v is None else round(v, 3) for k, v in parts.items()},
             "executor_tasks": round(self.spark.get("executor_tasks", 0.0), 3),
             "executors_probed": self.spark.get("executors_probed", 0),

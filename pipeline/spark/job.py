@@ -33,6 +33,7 @@ from pipeline.spark.session import OneLineParser, UsageError, model_files, spark
 from pipeline.stats import Stats, index_summary_lines
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.writing.output import OutputTarget
+from pipeline.writing.sample import per_split_pages
 
 log = logging.getLogger("warcplex")
 
@@ -117,6 +118,10 @@ class WarcJob:
             failed.file_errors[split.uri] = f"not read, retried by the next run: {exc}"
             return failed.to_dict()
 
+    def has_spark_extensions(self) -> bool:
+        """Whether an extension does Spark work after the splits (the corpus stages)."""
+        return any(type(e).with_spark is not JobExtension.with_spark for e in self.extensions)
+
     def files(self) -> list[str]:
         """The run-level files this job writes besides stats.json (its own, then its extensions')."""
         return [name for extension in self.extensions for name in extension.files]
@@ -154,6 +159,7 @@ class WarcJob:
                 not under_spark_submit() else sc.defaultParallelism
             splits = [split for shard in shards
                       for split in plan_splits(shard.uri, settings.input, parallelism, shard.key)]
+            settings = with_split_sample(settings, len(splits))
             output = args.output
             skip_sets = (duplicate_skip_sets(sc, splits, OutputTarget(output, settings.s3).finished_split_ids(),
                                              output, settings.s3)
@@ -169,6 +175,8 @@ class WarcJob:
 
             with Progress(sc, len(splits), pages):
                 results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
+            if self.has_spark_extensions():
+                cpu.read_pages_done(sc, sc.defaultParallelism)
             for extension in self.extensions:
                 extension.with_spark(sc, settings, output)
             cpu.read_spark(sc, sc.defaultParallelism)
@@ -216,6 +224,15 @@ class WarcJob:
         parser = self.build_parser()
         args = parser.parse_args(argv)
         return run_cli(self, args)
+
+
+def with_split_sample(settings: Settings, splits: int) -> Settings:
+    """``settings`` with ``index.per_split_pages`` worked out for a run of ``splits`` splits when it is 0
+    (:func:`~pipeline.writing.sample.per_split_pages`)."""
+    if settings.index.per_split_pages or not settings.index.sample_pages:
+        return settings
+    quota = per_split_pages(settings.index.sample_pages, splits)
+    return settings.model_copy(update={"index": settings.index.model_copy(update={"per_split_pages": quota})})
 
 
 WAT_MESSAGE = ("is WAT (JSON metadata records, no page text): warcplex reads WARC files (HTML responses) "

@@ -23,8 +23,8 @@ from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
 from pipeline.reading.warc import Split, iter_pages
 from pipeline.writing.output import OutputTarget, SplitWriter
-from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
-                                   VisibleText, dropped_rows, page_row, sentence_rows)
+from pipeline.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
+from pipeline.writing.sample import IndexSample
 
 _FALLBACK_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`: counted by kind
 
@@ -152,20 +152,18 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
                                     SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
-    visible = VisibleText(settings.extract) if sentences_writer and settings.index.visible_text else None
-    visible_writer = (SplitWriter(OutputTarget(f"{settings.output.sentences.rstrip('/')}/{VISIBLE_DIR}", settings.s3),
-                                  split.split_id, VISIBLE_SCHEMA, settings.output.compression, dataset="")
-                      if visible else None)
+    sample = (IndexSample(settings.index.per_split_pages, settings.extract, settings.index.visible_text)
+              if settings.index.enabled else None)
     pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
     for cleaned in loop.run(pages):
         _count_page(stats, cleaned, settings.perplexity)
-        if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):
-            with timed(stats, "cpu.write"):
-                for row in sentence_rows(cleaned):
-                    sentences_writer.add(cleaned.language_code, row)
-            if visible is not None:
-                with timed(stats, "cpu.visible_text"):
-                    visible_writer.add(cleaned.language_code, visible.row(cleaned))
+        if cleaned.outcome in ("kept", "empty_after_filter"):
+            if sentences_writer is not None:
+                with timed(stats, "cpu.write"):
+                    for row in sentence_rows(cleaned):
+                        sentences_writer.add(cleaned.language_code, row)
+            if sample is not None:
+                sample.offer(cleaned, stats)
         if cleaned.outcome != "kept":
             continue
         with timed(stats, "cpu.write"):
@@ -180,8 +178,9 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             dropped_writer.commit()
         if sentences_writer is not None:
             sentences_writer.commit()
-        if visible_writer is not None:
-            visible_writer.commit()
+        if sample is not None:
+            sample.write(target, split.split_id, settings.output.compression)
+            stats.add("index_sample.candidates", len(sample))
     for step in loop.all_steps:
         stats.merge(step.stats)
     stats.add("cpu.total", time.process_time() - cpu_start)

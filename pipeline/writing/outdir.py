@@ -18,8 +18,8 @@ from pyarrow import fs as pafs
 
 from pipeline.config import Settings
 from pipeline.identity import config_fingerprint, fingerprinted_settings, settings_difference
-from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, SUCCESS,
-                                     OutputTarget)
+from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR,
+                                     INDEX_STATE_DIR, SUCCESS, OutputTarget)
 from pipeline.redact import redact
 from pipeline.reading.sources import is_manifest, is_remote
 from pipeline.reading.sources import glob_root
@@ -27,7 +27,8 @@ from pipeline.reading.sources import glob_root
 STAMP = "_warcplex.json"
 # Everything a run writes at the top of its output.
 OWN_ENTRIES = frozenset({DATASET_DIR, "_markers", "_tmp", "_ids", SUCCESS, STAMP, "stats.json", "summary.txt",
-                         "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR})
+                         "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR,
+                         INDEX_STATE_DIR})
 
 
 class OutputError(ValueError):
