@@ -794,12 +794,13 @@ def keep_sentence(tokens: list[str], lang: str) -> bool:
 
 
 def _segment_chunk(args: tuple[str, list[str]]) -> list[str]:
-    from sentencex import segment
+    from pipeline.steps.sentences import sentence_splitter
 
     lang, paras = args
+    segment = sentence_splitter(lang)
     out = []
     for para in paras:
-        for sent in segment(lang, para):
+        for sent in segment(para):
             sent = sent.strip()
             if not sent:
                 continue

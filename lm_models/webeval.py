@@ -135,8 +135,9 @@ def _summary(values: list[float]) -> dict:
 def evaluate(model, lang: str, bench: Path = BENCH, threshold: float | None = None) -> dict:
     """Held-out separation and dev truth-sentence percentiles of ``model`` on ``lang``;
     with ``threshold``, also the share of held-out lines it would drop."""
-    from sentencex import segment
+    from pipeline.steps.sentences import sentence_splitter
 
+    segment = sentence_splitter(lang)
     held_main: list[float] = []
     held_boiler: list[float] = []
     dev_sentences: list[float] = []
@@ -147,7 +148,7 @@ def evaluate(model, lang: str, bench: Path = BENCH, threshold: float | None = No
             pages["dev"] += 1
             truth = page.truth.read_text(encoding="utf-8", errors="replace")
             for ln in truth.splitlines():
-                for sent in segment(lang, ln):
+                for sent in segment(ln):
                     n = normalize_for_lm(sent)
                     if n:
                         dev_sentences.append(line_perplexity(model, n))

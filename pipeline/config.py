@@ -76,10 +76,10 @@ class S3Settings(_Section):
 
 
 class ExtractSettings(_Section):
-    # Extraction stages in cascade order. A page moves to the next stage when a stage
-    # returns nothing, errors, times out, or loses more than `max_removed_share` of its
-    # text to the perplexity filter.
-    cascade: list[Literal["resiliparse", "trafilatura", "readability", "blocks", "conservative"]] = Field(
+    # Extraction stages in cascade order (extractors by name: blocks, resiliparse, trafilatura, readability,
+    # conservative, or one of your own, pipeline/steps/<name>.py). A page moves to the next stage when a stage
+    # returns nothing, errors, times out, or loses more than `max_removed_share` of its text to the perplexity filter.
+    cascade: list[str] = Field(
         default_factory=lambda: ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
     )
     main_content: bool = True
@@ -298,6 +298,15 @@ class CorpusSettings(_DocumentedSection):
 
     enabled: bool = True
     """Run the corpus stages (each has its own switch below)."""
+    stages: list[str] = Field(default_factory=lambda: ["record_ids", "exact_dedup", "repeated_lines", "near_dedup",
+                                                       "quality"])
+    """The corpus stages in order, by name. A built-in stage runs where its own settings switch it on (`record_ids`
+    when `input.dedup_record_ids` is off, `exact_dedup` with `dedup.exact`, `repeated_lines` with
+    `repeated_lines.enabled`, `near_dedup` with `dedup.near`, `quality` with its signals, filters or block list);
+    a stage of your own (pipeline/corpus/<name>.py) runs where it is listed. Record ids go first (every later stage
+    keys documents by them), exact duplicates next, so that copies of one page do not make its lines repeated."""
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Settings of stages that have no section of their own: stage name -> {key: value}."""
     repeated_lines: RepeatedLinesSettings = Field(default_factory=RepeatedLinesSettings)
     """Repeated-line (boilerplate) removal."""
     dedup: DedupSettings = Field(default_factory=DedupSettings)

@@ -1,6 +1,6 @@
-"""The one document type every step reads and writes, and the one sentence type.
+"""The page a reader yields, the one document type every step reads and writes, and the one sentence type.
 
-A :class:`Document` starts as a WARC page (:class:`~pipeline.reading.warc.Page`) and is
+A :class:`Document` starts as a :class:`Page` (what a reader of ``pipeline.reading`` made of one record) and is
 filled in by the steps: decoded HTML, extracted text, language, scored sentences. The page
 text that is written is the extracted text with the dropped sentences cut out as spans of
 it (:func:`cut_dropped`): spacing, line breaks and code are kept and nothing is rejoined.
@@ -15,9 +15,23 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from pipeline.reading.warc import Page
+from pipeline import _native
 
 UNKNOWN_LANGUAGE = "und"
+
+
+@dataclass
+class Page:
+    """One record of an input file as its reader made it: the payload undecoded, what ``kind`` of page it is (the
+    ``records.<kind>`` it is counted under) and the extractor of its text (None: the ``extract.cascade`` stages)."""
+
+    record_id: str
+    url: str
+    warc_date: str
+    html: bytes
+    http_charset: str | None
+    kind: str = "html"
+    extractor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,10 +144,9 @@ def _class_ranges(members: str) -> list[tuple[int, int]]:
 
 @functools.cache
 def _format_scan():
-    """The compiled scan for :data:`FORMAT_CHARACTERS` (``_native.CharRanges``), or None without the module."""
-    from pipeline.steps.blocks import native
-
-    module = native.compiled()
+    """The compiled scan for :data:`FORMAT_CHARACTERS` (``CharRanges`` of the compiled ``text`` part), or None without
+    it."""
+    module = _native.compiled("text")
     return None if module is None else module.CharRanges(_class_ranges(FORMAT_CHARACTERS)).search
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import resolve_path
+from pipeline.shipped import shipped_copy
 
 _CACHE: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
@@ -34,23 +35,9 @@ def default_lid_model_path() -> str:
     return str(Path(spec.origin).parent / "data" / "lid.176.ftz")
 
 
-def _shipped_copy(name: str) -> str | None:
-    """The copy of ``name`` that Spark shipped to this executor, if any."""
-    try:
-        from pyspark.files import SparkFiles
-    except ImportError:
-        return None
-    root = getattr(SparkFiles, "_root_directory", None)
-    if getattr(SparkFiles, "_is_running_on_worker", False) and root:
-        candidate = os.path.join(root, name)
-        if os.path.exists(candidate):
-            return candidate
-    return None
-
-
 def locate(path: str) -> str:
     """Resolve a model path: Spark's shipped copy first, then the path itself."""
-    shipped = _shipped_copy(os.path.basename(path))
+    shipped = shipped_copy(os.path.basename(path))
     if shipped is not None:
         return shipped
     local = resolve_path(path)

@@ -4,7 +4,7 @@
 
 Writes ``dist/warcplex.zip`` (the ``pipeline`` package), copies every model file the job
 opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``pipeline.spark.session.model_files``)
-and the compiled block stage (``pipeline.steps.blocks.native``) into ``dist/files/`` and writes
+and the compiled parts (``pipeline._native``, under their module names) into ``dist/files/`` and writes
 their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
 among the files Spark shipped (``pipeline.models.locate``), so file names must be unique.
@@ -18,9 +18,9 @@ import sys
 import zipfile
 from pathlib import Path
 
+from pipeline import _native
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
 from pipeline.spark.session import UsageError, model_files
-from pipeline.steps.blocks import native
 
 
 def build_zip(destination: Path) -> int:
@@ -47,12 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, UsageError, FileNotFoundError) as exc:
         print(f"make_dist: error: {exc}", file=sys.stderr)
         return 2
-    compiled = PROJECT_ROOT / "pipeline" / "steps" / "blocks" / native.FILE_NAME
-    if compiled.exists():
-        files = [*files, str(compiled)]  # a zip cannot load it: executors load Spark's copy (native.py)
-    else:
-        print(f"make_dist: {compiled.name} is not built; executors run the pure-Python block stage", file=sys.stderr)
-    names = [Path(f).name for f in files]
+    shipped_as = {source: Path(source).name for source in files}
+    for part in _native.PARTS:  # a zip cannot load them: executors load Spark's copies (pipeline._native)
+        built = _native.built_file(part)
+        if built is None:
+            print(f"make_dist: the compiled {part} part is not built; executors run its Python reference",
+                  file=sys.stderr)
+        else:
+            shipped_as[str(built)] = _native.shipped_name(part)
+    names = list(shipped_as.values())
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         print(f"make_dist: error: model file names must be unique for --files: {', '.join(duplicates)}",
@@ -65,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     shipped.mkdir(parents=True)
     count = build_zip(dist / "warcplex.zip")
     copies = []
-    for source in files:
-        copy = shipped / Path(source).name
+    for source, name in shipped_as.items():
+        copy = shipped / name
         shutil.copy2(source, copy)
         copies.append(str(copy))
     (dist / "files.txt").write_text(",".join(copies) + "\n", encoding="utf-8")

@@ -52,11 +52,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
 from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
-from pipeline.steps.blocks import native
 from pipeline.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
 from pipeline.steps.blocks.model import MODEL_PATH, BlockModel, is_heldout
@@ -187,14 +186,14 @@ def raw_pages(bench: Path, cache: Path | None, workers: int) -> list[dict]:
     key = hashlib.md5(" ".join(item["id"] for item in items).encode()).hexdigest()  # the pages it holds
     if cache and cache.exists():
         cached = pickle.loads(cache.read_bytes())
-        if isinstance(cached, dict) and cached.get("parser") == native.VERSION and cached.get("pages_key") == key:
+        if isinstance(cached, dict) and cached.get("parser") == _native.VERSION and cached.get("pages_key") == key:
             return cached["pages"]
         print(f"{cache}: made by another block parser or of other pages, parsing again", flush=True)
     with Pool(workers) as pool:
         pages = list(pool.imap(raw_page, items, chunksize=8))
     if cache:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(pickle.dumps({"parser": native.VERSION, "pages_key": key, "pages": pages},
+        cache.write_bytes(pickle.dumps({"parser": _native.VERSION, "pages_key": key, "pages": pages},
                                        protocol=pickle.HIGHEST_PROTOCOL))
     return pages
 

@@ -71,7 +71,7 @@ GOLDEN_FILE = Path(__file__).resolve().parent / "golden" / "sample.json"
 def sample_run(sample: Path, work: Path) -> dict[str, Any]:
     """The bundled sample WARC through the split runner with ``conf/local.yaml``, all side outputs on."""
     from pipeline.config import load_settings
-    from pipeline.reading.warc import Split
+    from pipeline.reading.shards import Split
     from pipeline.spark.runner import run_split
 
     sides = {"dropped": work / "dropped", "sentences": work / "sentences"}

@@ -15,7 +15,7 @@ from pipeline.config import load_settings
 from pipeline.document import visible, visible_lines
 from pipeline.models import block_model
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 from pipeline.steps.blocks import features
 from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, page_language, word_count
 from pipeline.steps.blocks.model import MODEL_PATH, is_heldout

@@ -22,8 +22,8 @@ import pyarrow.dataset as ds
 import pytest
 import pyspark
 
+from pipeline import _native
 from pipeline.config import PROJECT_ROOT
-from pipeline.steps.blocks import native
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]
 
@@ -155,9 +155,9 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     assert executor_dirs and (executor_dirs[0] / "stderr").exists()
     # ... which received the models shipped with --files ...
     assert (executor_dirs[0] / "en.3gram.trie.bin").exists()
-    # ... and the compiled block stage, which its workers loaded from there (warcplex.zip cannot hold it).
-    assert (executor_dirs[0] / native.FILE_NAME).exists()
-    assert stats["stage"]["blocks"]["blocks"]["total"] > 0 and "pure_python" not in stats["stage"]["blocks"]
+    # ... and the compiled parts, which its workers loaded from there (warcplex.zip cannot hold them).
+    assert all((executor_dirs[0] / _native.shipped_name(part)).exists() for part in _native.PARTS)
+    assert stats["stage"]["blocks"]["blocks"]["total"] > 0 and "native" not in stats
     # ... and whose Python workers (not the driver's process) loaded them.
     load_pids = set(stats["model_loads"])
     assert load_pids and f"pid{os.getpid()}" not in load_pids

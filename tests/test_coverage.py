@@ -9,7 +9,7 @@ import yaml
 from conftest import ROOT, bench_file
 from pipeline.analysis.report import render
 from pipeline.config import load_settings
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 from pipeline.registry import load_registry
 from pipeline.spark.job import CleanWarcJob, summary_text
 from pipeline.spark.runner import run_split

@@ -1,8 +1,10 @@
-"""The package layout's rules: the runtime never imports the analysis, nothing edits sys.path."""
+"""The package layout's rules: the compiled package stands on the ground floor, the runtime never imports the analysis,
+nothing edits sys.path."""
 
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
@@ -40,3 +42,19 @@ def test_no_python_file_edits_sys_path():
                  for p in (ROOT / folder).rglob("*.py") if "sys.path." + "insert" in p.read_text(encoding="utf-8")
                  or "sys.path." + "append" in p.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+NATIVE = PACKAGE / "_native"
+# What the compiled package may use of warcplex: itself, and the lookup of the files Spark shipped.
+NATIVE_MAY_IMPORT = ("pipeline._native", "pipeline.shipped")
+
+
+def test_the_compiled_package_imports_nothing_above_it():
+    """pipeline/_native/ is the ground floor: its Python and its Cython import no other part of warcplex (the modules
+    that own a rule hand their tables in)."""
+    used = set()
+    for path in NATIVE.glob("*.py"):
+        used |= {m for m in imported_modules(path) if m.startswith("pipeline")}
+    for path in [*NATIVE.glob("*.pyx"), *NATIVE.glob("*.pxd")]:
+        used |= set(re.findall(r"^\s*(?:from|c?import)\s+(pipeline[\w.]*)", path.read_text(encoding="utf-8"), re.M))
+    assert used and not {m for m in used if not m.startswith(NATIVE_MAY_IMPORT)}

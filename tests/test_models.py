@@ -15,7 +15,7 @@ from pipeline.models import kenlm_model
 from pipeline.registry import load_registry
 from pipeline.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
 from pipeline.steps.perplexity import perplexity
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split as split_sentences
 
 REGISTRY = "conf/models.yaml"
 
@@ -80,7 +80,7 @@ def test_training_lines_are_the_scorer_normalisation():
     paragraph = ("On 4 July 1976 the town's “Old Bridge” — rebuilt twice — reopened. "
                  "Café owners, e.g. Ms. Dupont, served 1,250 visitors!")
     training_lines = corpora._segment_chunk(("en", [paragraph]))
-    scored = [normalize_for_lm(s) for para in SentenceSplitter().split(paragraph, "en") for s in para]
+    scored = [normalize_for_lm(s) for para in split_sentences(paragraph, "en") for s in para]
     assert training_lines and training_lines == [line for line in scored if line in training_lines]
     assert all("0" in line or not any(c.isdigit() for c in line) for line in training_lines)
 

@@ -24,7 +24,8 @@ from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
 from pipeline.reading.decode import decode_html, utf16_without_bom
 from pipeline.reading.payload import Codings, PayloadError, decode_payload
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading import reader
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.writing.output import DATASET_DIR
@@ -66,7 +67,7 @@ def write_warc(path, records: list[tuple[str, str, bytes]], content_type: str = 
 def read_pages(path, settings=None):
     settings = settings or load_settings(None, [])
     stats = Stats()
-    pages = {p.url: p for p in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, stats)}
+    pages = {p.url: p for p in reader.read_pages(Split(str(path), 0, 1), settings.input, settings.s3, stats)}
     return pages, stats.counts
 
 

@@ -11,7 +11,7 @@ from pipeline.config import load_settings
 from pipeline.document import join_sentences
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 
 REGISTRY = ROOT / "conf" / "models.yaml"
 REQUIRED_COLUMNS = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",

@@ -142,8 +142,7 @@ def test_a_per_split_sample_is_the_global_one_while_no_full_split_could_hide_a_s
     """Splits keep their smallest keys; the driver takes the smallest of all and says whether a split that kept
     its most could have held more of them."""
     from pipeline.config import ExtractSettings
-    from pipeline.document import Document, Sentence
-    from pipeline.reading.warc import Page
+    from pipeline.document import Document, Page, Sentence
     from pipeline.stats import Stats
     from pipeline.writing.output import OutputTarget
     from pipeline.writing.sample import IndexSample, per_split_pages

@@ -17,7 +17,8 @@ from pipeline.cli import main as cli_main
 from pipeline.config import InputSettings, S3Settings
 from pipeline.writing.output import DATASET_DIR
 from pipeline.stats import Stats
-from pipeline.reading.warc import Split, iter_pages, plan_splits
+from pipeline.reading.reader import plan_splits, read_pages
+from pipeline.reading.shards import Shard, Split, shard_key
 
 import make_fuzz_corpus
 
@@ -25,6 +26,11 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 # Damage that loses bytes the reader must report per file.
 REPORTED_KINDS = {"truncated_member", "truncated_file", "garbage_between", "not_warc"}
+
+
+def splits_of(uri: str, settings: InputSettings, parallelism: int) -> list[Split]:
+    """The splits the job plans for the file at ``uri`` (by the reader its name chooses)."""
+    return plan_splits([Shard(uri, shard_key(uri))], settings, S3Settings(), parallelism)
 
 
 def need_spark_and_models() -> None:
@@ -93,15 +99,15 @@ def test_a_warc_inside_a_record_never_yields_phantom_records(corpus):
     for entry in nested:
         path = corpus_dir / entry["file"]
         whole = Stats()
-        ids = [p.record_id for p in iter_pages(Split(str(path), 0, 1), InputSettings(), S3Settings(), whole)]
+        ids = [p.record_id for p in read_pages(Split(str(path), 0, 1), InputSettings(), S3Settings(), whole)]
         assert whole.counts["records.read"] == entry["intact"], entry
-        splits = plan_splits(str(path), InputSettings(splits_per_shard=8, min_split_bytes=1), 2)
+        splits = splits_of(str(path), InputSettings(splits_per_shard=8, min_split_bytes=1), 2)
         assert len(splits) > 1
         parts: set[str] = set()
         read = 0
         for split in splits:
             stats = Stats()
-            parts |= {p.record_id for p in iter_pages(split, InputSettings(), S3Settings(), stats)}
+            parts |= {p.record_id for p in read_pages(split, InputSettings(), S3Settings(), stats)}
             read += stats.counts["records.read"]
         # (the seed records repeat, so a page may come twice: compare records read and the id sets)
         assert read == entry["intact"] and parts == set(ids), entry
@@ -195,7 +201,7 @@ def test_50mb_page_extracts_in_bounded_memory(corpus, tmp_path):
 import json
 from pipeline.config import load_settings
 from pipeline.spark.runner import run_split
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 from pipeline.spark.workers import peak_rss_mb, rss_mb
 settings = load_settings(None, ["input.max_html_bytes=67108864"])
 stats = run_split(Split({str(big)!r}, 0, 1), settings, {str(tmp_path / 'out')!r})
@@ -214,7 +220,7 @@ def test_long_run_memory_does_not_grow(cc_genuine_warc, tmp_path):
 import json
 from pipeline.config import load_settings
 from pipeline.spark.runner import run_split
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 from pipeline.spark.workers import rss_mb
 settings = load_settings(None, ["output.resume=false"])
 rss, pages = [], 0

@@ -32,7 +32,8 @@ from pipeline.corpus.builder import CorpusBuilder
 from pipeline.reading.sources import RetriesExhausted, open_stream, resolve_inputs
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
-from pipeline.reading.warc import ShardReadError, Split, iter_pages
+from pipeline.reading.reader import ShardReadError, read_pages
+from pipeline.reading.shards import Split
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
 
@@ -216,7 +217,7 @@ def test_exhausted_retries_fail_the_split_instead_of_marking_it_read(s3_server, 
         open_stream(uri, settings).read()
     stats = Stats()
     with pytest.raises(ShardReadError, match="after 3 attempts"):
-        list(iter_pages(Split(uri, 0, 1), InputSettings(), settings, stats))
+        list(read_pages(Split(uri, 0, 1), InputSettings(), settings, stats))
     assert not stats.file_errors
 
 

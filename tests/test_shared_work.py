@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_WARC
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.config import load_settings
 from pipeline.document import Document
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.spark import cds
 from pipeline.spark.runner import run_split
 from pipeline.spark.session import BATCH_JAVA_OPTIONS, LOCAL_BATCH_CONF, local_batch_conf, require_java
@@ -22,7 +23,7 @@ from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import PerplexityFilter, Unit
 from pipeline.steps import perplexity as perplexity_module
-from pipeline.steps.blocks import features, native
+from pipeline.steps.blocks import features
 from pipeline.steps.blocks import model as block_model_module
 
 
@@ -78,7 +79,7 @@ def test_the_filter_reuses_the_block_stages_kenlm_scores(tmp_path, monkeypatch):
 def scored_pages() -> list[Document]:
     """The sample WARC's kept pages through the default steps: real blocks, real KenLM scores."""
     loop = StepLoop(load_settings(None))
-    pages = iter_pages(Split(str(SAMPLE_WARC), 0, 1), loop.settings.input, loop.settings.s3, Stats())
+    pages = read_pages(Split(str(SAMPLE_WARC), 0, 1), loop.settings.input, loop.settings.s3, Stats())
     docs = [doc for doc in loop.run(pages) if doc.outcome == "kept" and doc.sentences]
     assert sum(1 for doc in docs if doc.extractor == "blocks") >= 10
     return docs
@@ -107,7 +108,7 @@ def test_the_compiled_pooling_is_the_python_reference_float_for_float(scored_pag
     """``Judgement`` pools in compiled code: the same groups, pooled units and window scores as
     :func:`pooled_groups`, float for float, under every unit and window, on real pages and on made-up
     ones (unscored lines, perplexities under 1, lines of no tokens, paragraphs out of order)."""
-    module = native.compiled()
+    module = _native.compiled("text")
     assert module is not None, "the compiled module is not built (pip install -e . builds it)"
     settings = load_settings(None).perplexity
     pages = [[Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)

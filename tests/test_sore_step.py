@@ -12,7 +12,7 @@ import pytest
 from conftest import BENCH, bench_file
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.steps.loop import step_class

@@ -13,11 +13,11 @@ from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
 from pipeline.steps.normalize import normalize_for_lm
 from pipeline.document import Document, Language, Sentence
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 from pipeline.steps.extractors import ConservativeExtractor, ResiliparseExtractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import PerplexityFilter, log10_bin, median, perplexity
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split as split_sentences
 import make_sample_warc
 from sample_texts import ARTICLES
 
@@ -106,7 +106,7 @@ def test_langid_edge_cases():
 
 def test_english_sentences_per_paragraph():
     text = "Dr. Osei opened the library at ten. A queue had formed!\n\n  \nWas it worth the wait? Yes, it was."
-    assert SentenceSplitter().split(text, "en") == [
+    assert split_sentences(text, "en") == [
         ["Dr. Osei opened the library at ten.", "A queue had formed!"],
         ["Was it worth the wait?", "Yes, it was."],
     ]
@@ -118,11 +118,11 @@ def test_english_sentences_per_paragraph():
     ("zh", "今天天气很好。我们去公园吧！你来吗？", ["今天天气很好。", "我们去公园吧！", "你来吗？"]),
 ])
 def test_cjk_terminators_split_sentences(language, text, expected):
-    assert SentenceSplitter().split(text, language) == [expected]
+    assert split_sentences(text, language) == [expected]
 
 
 def test_unknown_language_splits_with_the_default_rules():
-    assert SentenceSplitter().split("One sentence here. Another one there.", "und") == [
+    assert split_sentences("One sentence here. Another one there.", "und") == [
         ["One sentence here.", "Another one there."]]
 
 

@@ -12,7 +12,9 @@ from conftest import write_warc
 from pipeline.config import load_settings
 from pipeline.document import Document, Language, Sentence, cut_dropped, visible, visible_lines
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page, Split, iter_pages
+from pipeline.document import Page
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.steps.extractors import build_extractor
@@ -97,7 +99,7 @@ def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_gen
                                                        partitioning="hive").to_table().to_pylist()}
     assert len(rows) >= 10
     extractors = {}
-    for page in iter_pages(split, settings.input, settings.s3, Stats()):
+    for page in read_pages(split, settings.input, settings.s3, Stats()):
         row = rows.get(page.record_id)
         if row is None:
             continue

@@ -14,14 +14,21 @@ from warcio.warcwriter import WARCWriter
 from conftest import SAMPLE_WARC, WARC_DIR, bench_file, write_warc
 from pipeline.config import InputSettings, S3Settings
 from pipeline.stats import Stats
-from pipeline.reading.warc import Split, _is_member_start, iter_pages, plan_splits
+from pipeline.reading.reader import plan_splits, read_pages
+from pipeline.reading.shards import Shard, Split, shard_key
+from pipeline.reading.warc import _is_member_start
 
 S3 = S3Settings()
 
 
+def splits_of(uri: str, settings: InputSettings, parallelism: int) -> list[Split]:
+    """The splits the job plans for the file at ``uri`` (by the reader its name chooses)."""
+    return plan_splits([Shard(uri, shard_key(uri))], settings, S3, parallelism)
+
+
 def read_split(split: Split, settings: InputSettings | None = None) -> tuple[list, Stats]:
     stats = Stats()
-    pages = list(iter_pages(split, settings or InputSettings(), S3, stats))
+    pages = list(read_pages(split, settings or InputSettings(), S3, stats))
     return pages, stats
 
 
@@ -124,16 +131,16 @@ def test_remote_plain_or_single_shards_are_one_split(tmp_path):
     plain = tmp_path / "plain.warc"
     plain.write_bytes(b"WARC/1.0\r\n" * 1000)
     settings = InputSettings(splits_per_shard=4, min_split_bytes=1)
-    assert plan_splits("s3://bucket/key.warc.gz", settings, 8) == [Split("s3://bucket/key.warc.gz", 0, 1)]
-    assert plan_splits(str(plain), settings, 8) == [Split(str(plain), 0, 1)]
-    assert len(plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=1, min_split_bytes=1), 8)) == 1
+    assert splits_of("s3://bucket/key.warc.gz", settings, 8) == [Split("s3://bucket/key.warc.gz", 0, 1)]
+    assert splits_of(str(plain), settings, 8) == [Split(str(plain), 0, 1)]
+    assert len(splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=1, min_split_bytes=1), 8)) == 1
     # a shard smaller than min_split_bytes is not cut
-    assert len(plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=4), 8)) == 1
+    assert len(splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=4), 8)) == 1
 
 
 def test_split_ids_are_deterministic_and_distinct():
-    splits = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
-    again = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
+    splits = splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
+    again = splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
     assert [s.split_id for s in splits] == [s.split_id for s in again]
     assert len({s.split_id for s in splits}) == len(splits) == 3
     assert all(s.split_id.startswith("sample.warc.gz-") for s in splits)
@@ -159,7 +166,7 @@ def check_splits_cover_shard(path: Path, splits: list[Split], whole: Stats, whol
 
 
 def test_sample_splits_cover_every_record_once():
-    splits = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=5, min_split_bytes=1), 2)
+    splits = splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=5, min_split_bytes=1), 2)
     assert len(splits) == 5
     pages, whole = read_split(Split(str(SAMPLE_WARC), 0, 1))
     check_splits_cover_shard(SAMPLE_WARC, splits, whole, [p.record_id for p in pages])
@@ -174,7 +181,7 @@ def bench_dev_whole():
 
 def test_bench_dev_splits_cover_every_record_exactly_once(bench_dev_whole):
     path, whole_ids, whole = bench_dev_whole
-    splits = plan_splits(str(path), InputSettings(splits_per_shard=4, min_split_bytes=1 << 20), 2)
+    splits = splits_of(str(path), InputSettings(splits_per_shard=4, min_split_bytes=1 << 20), 2)
     assert len(splits) == 4
     check_splits_cover_shard(path, splits, whole, whole_ids)
 
@@ -256,7 +263,7 @@ def test_splits_never_start_inside_a_warc_stored_in_a_record(tmp_path):
     inner_ids = {p.record_id for inner in (small, large) for p in read_split(Split(str(inner), 0, 1))[0]}
     assert not inner_ids & {p.record_id for p in pages}
     for wanted in (2, 3, 5, 8, 13, 32):
-        splits = plan_splits(str(path), InputSettings(splits_per_shard=wanted, min_split_bytes=1), 2)
+        splits = splits_of(str(path), InputSettings(splits_per_shard=wanted, min_split_bytes=1), 2)
         ids, total = [], Stats()
         for split in splits:
             split_pages, stats = read_split(split)

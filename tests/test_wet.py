@@ -12,7 +12,8 @@ from conftest import bench_file, write_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
 from pipeline.document import visible_lines
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 
@@ -31,7 +32,7 @@ def test_wet_conversion_records_are_cleaned_like_pages(tmp_path):
     assert counts["records.wet"] == 1 and counts["skip.not_response.warcinfo"] == 1
     assert counts["records.wet"] == sum(v for k, v in counts.items() if k.startswith("outcome."))
     [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
-    [page] = list(iter_pages(Split(str(wet), 0, 1), settings.input, settings.s3, Stats()))
+    [page] = list(read_pages(Split(str(wet), 0, 1), settings.input, settings.s3, Stats()))
     assert page.kind == "wet"
     # the WET text as written: its blank and white-space-only lines closed up (visible_lines)
     assert row["extractor"] == "wet" and row["text_bytes_raw"] == len(visible_lines(page.html.decode("utf-8")).encode())

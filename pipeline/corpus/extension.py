@@ -14,6 +14,12 @@ class CorpusStages(JobExtension):
     def __init__(self) -> None:
         self.result: dict[str, Any] | None = None
 
+    def check(self, settings: Settings) -> None:
+        if settings.corpus.enabled:  # every stage corpus.stages names, with its options
+            from pipeline.corpus.builder import enabled_stages
+
+            enabled_stages(settings)
+
     def with_spark(self, sc, settings: Settings, output: str) -> None:
         if not settings.corpus.enabled:
             return  # no SparkSession either: loading Spark SQL costs the JVM about 2 CPU-seconds

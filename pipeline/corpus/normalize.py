@@ -6,7 +6,8 @@ punctuation normalise alike. The stages run it on the Python workers (``mapInArr
 :func:`with_normalized`): exact dedup hashes the normalised text, repeated lines counts
 normalised lines, near dedup shingles the normalised words. As Java regexes in Spark SQL it was
 most of exact dedup's JVM time (about 4 CPU-seconds on 3,200 pages); as Python regexes 0.21 ms a
-document, and compiled (``_native.Normalizer``, fed this module's :func:`character_kind`) 0.04 ms.
+document, and compiled (``Normalizer`` of the compiled ``text`` part, fed this module's :func:`character_kind`)
+0.04 ms.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from pipeline import _native
 from pipeline.corpus.signals import is_mark, words
 
 
@@ -59,7 +61,7 @@ def _astral(match: re.Match) -> str:
 
 def _reference_lines(text: str) -> list[str]:
     """:func:`normalized_lines` with regular expressions: the reference the compiled :func:`_compiled`
-    agrees with (``tests/test_blocks_native.py``), and what runs without it."""
+    agrees with (``tests/test_native.py``), and what runs without it."""
     digits, marks = _patterns()
     # Lower-casing and the replacements never cross or create a line break, so the whole text is done
     # at once; a mark becomes a space alone or in a run alike, since spaces are collapsed after.
@@ -70,7 +72,7 @@ def _reference_lines(text: str) -> list[str]:
     return [" ".join(words(line)) for line in replaced.split("\n")]
 
 
-# What each character is to the compiled normaliser (_native.Normalizer): part of a word, a decimal digit
+# What each character is to the compiled normaliser: part of a word, a decimal digit
 # (becomes 0), or a gap between words (punctuation, symbols and white space, as words() splits).
 WORD, DIGIT, GAP = 0, 1, 2
 
@@ -89,10 +91,9 @@ def character_kinds() -> bytes:
 
 @lru_cache(maxsize=1)
 def _compiled():
-    """The compiled normaliser (``_native.Normalizer``, about 5 times faster), or None without the module."""
-    from pipeline.steps.blocks import native
-
-    module = native.compiled()
+    """The compiled normaliser (``Normalizer`` of the compiled ``text`` part, about 5 times faster), or None without
+    it."""
+    module = _native.compiled("text")
     return None if module is None else module.Normalizer(character_kinds(), character_kind)
 
 

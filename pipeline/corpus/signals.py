@@ -4,7 +4,7 @@ The quality stage runs :func:`with_signals` on the Python workers (``mapInArrow`
 work as Spark SQL expressions (arrays of words and n-grams, per-line and per-word Java regexes, a
 stop-word explode and join) cost the JVM about 10 CPU-seconds on 3,200 pages. The rules are this
 module's character sets and its Python (:func:`_reference_signals`, 0.53 ms a document of 6,400
-characters); the compiled ``_native.SignalCounter`` computes the same values from the same sets in
+characters); the compiled ``SignalCounter`` (the ``text`` part) computes the same values from the same sets in
 0.17 ms and runs where it is built.
 
 Character classes are spelled out so that they do not depend on the regex engine's defaults:
@@ -22,6 +22,7 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from pipeline import _native
 # Unicode White_Space separates words. Python's str.split() also splits at the four information
 # separators \x1c-\x1f, so a text holding one of them is split with the regex instead.
 WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
@@ -96,7 +97,7 @@ def _stripped(word: str) -> str:
 
 def _reference_signals(text: str, stop: frozenset[str] | None, ngram_words: int) -> tuple:
     """:func:`document_signals` in Python: the reference the compiled ``SignalCounter`` agrees with
-    (``tests/test_blocks_native.py``), and what runs without it."""
+    (``tests/test_native.py``), and what runs without it."""
     lines = text.split("\n")
     tokens = words(text)
     n_lines, n_words = len(lines), len(tokens)
@@ -125,11 +126,11 @@ def _reference_signals(text: str, stop: frozenset[str] | None, ngram_words: int)
 
 @lru_cache(maxsize=1)
 def _compiled():
-    """The compiled signals (``_native.SignalCounter``, about 3 times faster), or None without the module."""
+    """The compiled signals (``SignalCounter`` of the compiled ``text`` part, about 3 times faster), or None without
+    it."""
     from pipeline.corpus import normalize
-    from pipeline.steps.blocks import native
 
-    module = native.compiled()
+    module = _native.compiled("text")
     if module is None:
         return None
     return module.SignalCounter(normalize.character_kinds(), normalize.character_kind, WHITE_SPACE, TERMINAL, BULLETS,

@@ -21,7 +21,7 @@ import urllib.request
 from typing import Callable
 
 from pipeline.config import S3Settings
-from pipeline.identity import Shard, shard_key
+from pipeline.reading.shards import Shard, shard_key
 
 log = logging.getLogger(__name__)
 

@@ -1,27 +1,28 @@
-"""WARC reading: shard splits and the stream of HTML pages, with every record accounted for.
+"""The WARC reader: shard splits and the stream of HTML pages, with every record accounted for.
 
 A split is a byte range of one shard. A local gzipped WARC is cut at gzip member boundaries
 (Common Crawl writes one member per record), so several tasks read one big shard in parallel;
 a remote or uncompressed shard is one split. A record belongs to the split its first byte
 falls in. FastWARC parses the records; a damaged gzip member or a broken header is counted,
-and reading resumes at the next member that starts a WARC record.
+and reading resumes at the next member that starts a WARC record. The WET reader
+(:mod:`pipeline.reading.wet`) reads its files the same way and takes other records for pages.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import zlib
-from dataclasses import dataclass, field
 from typing import Iterator
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from pipeline.config import InputSettings, S3Settings
-from pipeline.identity import shard_key
+from pipeline.config import S3Settings
+from pipeline.document import Page
 from pipeline.reading.decode import utf16_without_bom
 from pipeline.reading.payload import Codings, PayloadError, decode_payload
+from pipeline.reading.reader import Reader, ShardReadError
+from pipeline.reading.shards import Shard, Split
 from pipeline.reading.sources import PermanentError, RetriesExhausted, is_remote, open_stream
 from pipeline.stats import Stats
 
@@ -29,52 +30,6 @@ GZIP_MAGIC = b"\x1f\x8b\x08"
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/x-server-parsed-html"})
 _SCAN_CHUNK = 1 << 20
 _SYNC_WINDOW = 256 * 1024  # > one stored deflate block (64 KiB): see stays_in_sync
-
-
-class ShardReadError(Exception):
-    """A shard that cannot be read at all (missing, access denied, remote retries exhausted).
-
-    Not an ``OSError``: the split is failed, never marked done, and retried by the next run.
-    """
-
-
-@dataclass(frozen=True)
-class Split:
-    """A byte range ``[start, end)`` of a shard; ``end`` None means to the end of the shard."""
-
-    uri: str
-    index: int
-    count: int
-    start: int = 0
-    end: int | None = None
-    # The shard's key (pipeline.identity); empty: derived from ``uri`` as for a single file.
-    shard_key: str = field(default="", compare=False)
-
-    @property
-    def split_id(self) -> str:
-        """Deterministic id used in output file names and completion markers: from the shard's
-        key, never its location."""
-        key = self.shard_key or shard_key(self.uri)
-        digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:8]
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(self.shard_name.rstrip("/")))[:80]
-        return f"{stem}-{digest}-{self.index:03d}of{self.count:03d}"
-
-    @property
-    def shard_name(self) -> str:
-        """The shard's key without its size: the ``warc_filename`` of its rows (never a local location)."""
-        return re.sub(r"@\d+$", "", self.shard_key or shard_key(self.uri))
-
-
-@dataclass
-class Page:
-    """An HTML response record (``kind`` html) or a WET text record (``kind`` wet), payload undecoded."""
-
-    record_id: str
-    url: str
-    warc_date: str
-    html: bytes
-    http_charset: str | None
-    kind: str = "html"
 
 
 def _is_member_start(data: bytes) -> bool:
@@ -143,38 +98,6 @@ def stays_in_sync(fh, offset: int, size: int, window: int = _SYNC_WINDOW) -> boo
     return True
 
 
-def plan_splits(uri: str, settings: InputSettings, default_parallelism: int, key: str = "") -> list[Split]:
-    """Cut one shard into splits at gzip member boundaries (local gzip files only).
-
-    A boundary is an offset where a gzip member starts a WARC record and reading stays in
-    sync from there (:func:`stays_in_sync`), never a member inside a record's payload.
-    """
-    key = key or shard_key(uri)
-    wanted = settings.splits_per_shard or default_parallelism
-    if is_remote(uri) or wanted <= 1:
-        return [Split(uri, 0, 1, shard_key=key)]
-    try:
-        size = os.path.getsize(uri)
-        with open(uri, "rb") as fh:
-            if fh.read(3) != GZIP_MAGIC:
-                return [Split(uri, 0, 1, shard_key=key)]
-            wanted = max(1, min(wanted, size // settings.min_split_bytes))
-            bounds = [0]
-            for i in range(1, wanted):
-                found = max(size * i // wanted, bounds[-1] + 1)
-                while True:
-                    found = next_member_offset(fh, found, size)
-                    if found is None or stays_in_sync(fh, found, size):
-                        break
-                    found += 1
-                if found is not None and found > bounds[-1]:
-                    bounds.append(found)
-    except OSError:
-        return [Split(uri, 0, 1, shard_key=key)]  # the reader reports the error
-    ends: list[int | None] = [*bounds[1:], None]
-    return [Split(uri, i, len(bounds), start, end, key) for i, (start, end) in enumerate(zip(bounds, ends))]
-
-
 def _html_type(record) -> str | None:
     """The payload's MIME type: WARC-Identified-Payload-Type when present, else HTTP Content-Type."""
     identified = (record.headers.get("WARC-Identified-Payload-Type") or "").strip().lower()
@@ -196,36 +119,10 @@ def _clean_uri(uri: str | None) -> str:
     return uri[1:-1] if uri.startswith("<") and uri.endswith(">") else uri
 
 
-def iter_pages(split: Split, settings: InputSettings, s3: S3Settings, stats: Stats,
-               skip_ids: frozenset[str] = frozenset()) -> Iterator[Page]:
-    """Yield the HTML response pages of a split; count every other record under ``skip.*``.
-
-    Counters: ``records.read`` (all records parsed), ``records.html`` and ``records.wet`` (pages
-    yielded: HTML responses, WET ``conversion`` records), ``skip.<reason>`` and
-    ``read_errors.<kind>``; a shard that fails to parse gets a ``file_errors`` entry, one that
-    cannot be read at all raises :class:`ShardReadError`. A response or conversion record whose
-    WARC-Record-ID is in ``skip_ids`` (an earlier split holds it) or was already seen in this
-    split is ``skip.duplicate_record_id`` (unless ``input.dedup_record_ids`` is off).
-    """
-    seen: set[str] = set()
-    for record in iter_records(split, s3, stats):
-        if settings.dedup_record_ids and record.record_type in (WarcRecordType.response,
-                                                                WarcRecordType.conversion):
-            record_id = record.record_id or ""
-            if record_id in skip_ids or record_id in seen:
-                stats.add("skip.duplicate_record_id")
-                continue
-            seen.add(record_id)
-        page = _page_from_record(record, settings, stats)
-        if page is not None:
-            stats.add(f"records.{page.kind}")
-            yield page
-
-
 _UNREADABLE = (FileNotFoundError, PermissionError, IsADirectoryError, PermanentError)
 
 
-def iter_records(split: Split, s3: S3Settings, stats: Stats) -> Iterator:
+def records(split: Split, s3: S3Settings, stats: Stats) -> Iterator:
     """Yield the WARC records of a split (``records.read`` counts them), resyncing after damage."""
     start = split.start
     resumable = not is_remote(split.uri)
@@ -360,60 +257,121 @@ def decode_http_payload(body: bytes, http_headers, max_bytes: int, stats: Stats)
     return decoded.body
 
 
-def _page_from_record(record, settings: InputSettings, stats: Stats) -> Page | None:
-    if record.record_type == WarcRecordType.conversion:
-        return _wet_page(record, settings, stats)
-    if record.record_type != WarcRecordType.response:
+class WarcReader(Reader):
+    """WARC files: each HTML response record (HTTP status 200, an HTML type, at most ``input.max_html_bytes``) is a
+    page of kind ``html``, its HTTP transfer and content codings undone, whose text the cascade extracts. The files
+    of no other reader's name are read as WARC."""
+
+    name = "warc"
+    suffixes = (".warc.gz", ".warc")
+    fallback = True
+    page_kind = "html"
+    pages_are = "HTML pages"
+    page_types = (WarcRecordType.response,)  # the records that may be pages; the others: skip.not_response.<type>
+
+    def plan(self, shard: Shard, parallelism: int) -> list[Split]:
+        """Cut the shard into splits at gzip member boundaries (local gzip files only).
+
+        A boundary is an offset where a gzip member starts a WARC record and reading stays in
+        sync from there (:func:`stays_in_sync`), never a member inside a record's payload.
+        """
+        uri, settings, whole = shard.uri, self.settings, [Split(shard.uri, 0, 1, shard_key=shard.key, reader=self.name)]
+        wanted = settings.splits_per_shard or parallelism
+        if is_remote(uri) or wanted <= 1:
+            return whole
+        try:
+            size = os.path.getsize(uri)
+            with open(uri, "rb") as fh:
+                if fh.read(3) != GZIP_MAGIC:
+                    return whole
+                wanted = max(1, min(wanted, size // settings.min_split_bytes))
+                bounds = [0]
+                for i in range(1, wanted):
+                    found = max(size * i // wanted, bounds[-1] + 1)
+                    while True:
+                        found = next_member_offset(fh, found, size)
+                        if found is None or stays_in_sync(fh, found, size):
+                            break
+                        found += 1
+                    if found is not None and found > bounds[-1]:
+                        bounds.append(found)
+        except OSError:
+            return whole  # the reader reports the error
+        ends: list[int | None] = [*bounds[1:], None]
+        return [Split(uri, i, len(bounds), start, end, shard.key, self.name)
+                for i, (start, end) in enumerate(zip(bounds, ends))]
+
+    def read_file(self, split: Split, stats: Stats, skip_ids: frozenset[str] = frozenset()) -> Iterator[Page]:
+        """The pages of the split (:meth:`Reader.read_file`); ``read_errors.<kind>`` counts damage and a shard that
+        fails to parse gets a ``file_errors`` entry. A record whose WARC-Record-ID is in ``skip_ids`` or was
+        already seen in this split is ``skip.duplicate_record_id`` before it is read further."""
+        seen: set[str] = set()
+        for record in records(split, self.s3, stats):
+            if self.settings.dedup_record_ids and record.record_type in self.page_types:
+                record_id = record.record_id or ""
+                if record_id in skip_ids or record_id in seen:
+                    stats.add("skip.duplicate_record_id")
+                    continue
+                seen.add(record_id)
+            page = self.page(record, stats) if record.record_type in self.page_types else self.skip(record, stats)
+            if page is not None:
+                yield page
+
+    def record_ids(self, split: Split) -> list[str] | None:
+        ids: dict[str, None] = {}
+        try:
+            for record in records(split, self.s3, Stats()):
+                if record.record_type in self.page_types:
+                    ids.setdefault(record.record_id or "", None)
+        except ShardReadError:
+            return None
+        return list(ids)
+
+    @staticmethod
+    def skip(record, stats: Stats) -> None:
+        """A record that is not a page, counted."""
         stats.add(f"skip.not_response.{_record_type_name(record.record_type)}")
-        return None
-    if not record.is_http:
-        stats.add("skip.not_http")
-        return None
-    mime = _html_type(record)
-    if mime not in HTML_TYPES:
-        stats.add("skip.not_html")
-        return None
-    status = _http_status(record)
-    if status is not None and status != 200:
-        stats.add(f"skip.http_status.{status // 100}xx")
-        return None
-    if record.content_length > settings.max_html_bytes + 65536:
-        stats.add("skip.too_large")
-        return None
-    return _read_page(record, settings, stats, record.http_charset, "html")
 
+    def page(self, record, stats: Stats) -> Page | None:
+        """The page of a response record, or None (counted under ``skip.<reason>``)."""
+        if not record.is_http:
+            stats.add("skip.not_http")
+            return None
+        mime = _html_type(record)
+        if mime not in HTML_TYPES:
+            stats.add("skip.not_html")
+            return None
+        status = _http_status(record)
+        if status is not None and status != 200:
+            stats.add(f"skip.http_status.{status // 100}xx")
+            return None
+        return self.read_page(record, stats, record.http_charset, http=True)
 
-def _wet_page(record, settings: InputSettings, stats: Stats) -> Page | None:
-    """A WET ``conversion`` record: the text Common Crawl extracted, UTF-8."""
-    if record.content_length > settings.max_html_bytes + 65536:
-        stats.add("skip.too_large")
-        return None
-    return _read_page(record, settings, stats, "utf-8", "wet")
-
-
-def _read_page(record, settings: InputSettings, stats: Stats, charset: str | None, kind: str) -> Page | None:
-    html = record.reader.read(settings.max_html_bytes + 1)
-    if len(html) > settings.max_html_bytes:
-        stats.add("skip.too_large")
-        return None
-    if kind == "html" and html.strip():  # a WET record's text has no HTTP codings to undo
-        html = decode_http_payload(html, record.http_headers, settings.max_html_bytes, stats)
-    if html is None:
-        return None
-    if not html.strip():
-        stats.add("skip.empty_payload")
-        return None
-    if looks_binary(html):
-        stats.add("skip.binary_payload")
-        return None
-    return Page(
-        record_id=record.record_id or "",
-        url=_clean_uri(record.headers.get("WARC-Target-URI")),
-        warc_date=(record.headers.get("WARC-Date") or "").strip(),
-        html=html,
-        http_charset=charset,
-        kind=kind,
-    )
+    def read_page(self, record, stats: Stats, charset: str | None, http: bool) -> Page | None:
+        """The record's payload as a page of this reader's kind (undecoded, at most ``input.max_html_bytes``), its HTTP
+        codings undone when it is an ``http`` payload; None (counted) when it is too large, cannot be decoded, is empty
+        or is not text."""
+        max_bytes = self.settings.max_html_bytes
+        if record.content_length > max_bytes + 65536:
+            stats.add("skip.too_large")
+            return None
+        payload = record.reader.read(max_bytes + 1)
+        if len(payload) > max_bytes:
+            stats.add("skip.too_large")
+            return None
+        if http and payload.strip():
+            payload = decode_http_payload(payload, record.http_headers, max_bytes, stats)
+        if payload is None:
+            return None
+        if not payload.strip():
+            stats.add("skip.empty_payload")
+            return None
+        if looks_binary(payload):
+            stats.add("skip.binary_payload")
+            return None
+        return Page(record_id=record.record_id or "", url=_clean_uri(record.headers.get("WARC-Target-URI")),
+                    warc_date=(record.headers.get("WARC-Date") or "").strip(), html=payload, http_charset=charset,
+                    kind=self.page_kind, extractor=self.extractor)
 
 
 WAT_SUFFIXES = (".wat.gz", ".wat")

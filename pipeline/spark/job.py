@@ -20,9 +20,10 @@ from typing import Any, Sequence
 
 from pipeline.config import ConfigError, Settings, load_settings
 from pipeline.corpus.accounting import summary_lines as corpus_summary_lines
-from pipeline.identity import Shard
 from pipeline.reading.sources import InputError, resolve_shards
-from pipeline.reading.warc import ShardReadError, Split, is_wat, plan_splits
+from pipeline.reading.reader import ShardReadError, pages_line, pages_read, plan_splits
+from pipeline.reading.shards import Shard, Split
+from pipeline.reading.warc import is_wat
 from pipeline.redact import install_log_redaction, redact, redact_text
 from pipeline.registry import load_registry
 from pipeline.spark.cpu import JobCpu
@@ -31,6 +32,7 @@ from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
 from pipeline.spark.session import OneLineParser, UsageError, model_files, spark_context, under_spark_submit
 from pipeline.stats import Stats, index_summary_lines
+from pipeline.steps.loop import build_steps
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.writing.output import OutputTarget
 from pipeline.writing.sample import per_split_pages
@@ -46,6 +48,9 @@ class JobExtension:
     """Run-level work composed around a job: started before Spark, adds to stats.json, writes files."""
 
     files: tuple[str, ...] = ()  # the files :meth:`write` writes into the output
+
+    def check(self, settings: Settings) -> None:
+        """Before anything is written: raise ConfigError for settings it could not run with."""
 
     def start(self, settings: Settings) -> None:
         """Before the Spark job starts."""
@@ -103,6 +108,9 @@ class WarcJob:
             overrides.append("output.resume=false")
         return load_settings(args.config, overrides)
 
+    def check(self, settings: Settings) -> None:
+        """Before Spark starts: raise ConfigError for settings the tasks could not run with (the parts they name)."""
+
     def process_split(self, split: Split, settings: Settings, output: str,
                       skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
         """The work of one Spark task: return the split's stats dict (``skip_ids``: duplicate record ids)."""
@@ -141,6 +149,9 @@ class WarcJob:
         if shards is None:
             shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         refuse_wat(shards)
+        self.check(settings)
+        for extension in self.extensions:
+            extension.check(settings)
         files = model_files(settings)
         prepare_output(args.output, settings, args.input, overwrite=getattr(args, "overwrite", False))
         OutputTarget(args.output, settings.s3).retract_success()
@@ -157,12 +168,11 @@ class WarcJob:
                     sc.addFile(path)
             parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
                 not under_spark_submit() else sc.defaultParallelism
-            splits = [split for shard in shards
-                      for split in plan_splits(shard.uri, settings.input, parallelism, shard.key)]
+            splits = plan_splits(shards, settings.input, settings.s3, parallelism)
             settings = with_split_sample(settings, len(splits))
             output = args.output
             skip_sets = (duplicate_skip_sets(sc, splits, OutputTarget(output, settings.s3).finished_split_ids(),
-                                             output, settings.s3)
+                                             output, settings.input, settings.s3)
                          if settings.input.dedup_record_ids else {})
             job = self
             pages = sc.accumulator(0)
@@ -170,7 +180,7 @@ class WarcJob:
             def task(split: Split) -> dict[str, Any]:
                 result = job.run_task(split, settings, output, skip_sets.get(split.split_id, frozenset()))
                 if not result.get("splits", {}).get("resumed"):
-                    pages.add(result.get("records", {}).get("html", 0))
+                    pages.add(pages_read(result.get("records", {})))
                 return result
 
             with Progress(sc, len(splits), pages):
@@ -203,7 +213,7 @@ class WarcJob:
         for result in results:
             merged.merge(Stats.from_dict(result))
         tree = merged.to_dict()
-        pages = tree.get("records", {}).get("html", 0) + tree.get("records", {}).get("wet", 0)
+        pages = pages_read(tree.get("records", {}))
         cpu = tree.get("cpu", {}).get("total", 0.0)
         tree["run"] = {
             "inputs": inputs,
@@ -250,7 +260,7 @@ def refuse_wat(shards: list[Shard]) -> None:
 def no_pages_message(stats: dict[str, Any]) -> str | None:
     """What to say when the input held no HTML response and no WET record, else None."""
     records = stats.get("records", {})
-    if records.get("html", 0) or records.get("wet", 0):
+    if pages_read(records):
         return None
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     kinds = ", ".join(f"{k.removeprefix('skip.')} {v:g}" for k, v in sorted(skipped.items())) or "none"
@@ -347,6 +357,13 @@ def _filter_line(languages: dict[str, dict[str, Any]]) -> str | None:
         f"{100 * v.get('tokens_filtered', 0) / max(v.get('tokens_scored', 0), 1):.1f}% of tokens" for lang, v in rows)
 
 
+def native_summary_lines(native: dict[str, dict[str, int]], splits: int) -> list[str]:
+    """The compiled parts that did not run (``native.<missing|stale>.<part>``: splits that ran its Python reference)."""
+    return [f"  compiled code: the {part} part was {cause} in {count} of {splits} split(s), which ran its Python "
+            "reference (the same output, slower; `pip install -e .` builds it, `make dist` ships it)"
+            for cause, parts in sorted(native.items()) for part, count in sorted(parts.items())]
+
+
 def summary_text(stats: dict[str, Any]) -> str:
     """The short human summary printed at the end of a run and saved as summary.txt."""
     run = stats["run"]
@@ -358,12 +375,11 @@ def summary_text(stats: dict[str, Any]) -> str:
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     outcomes = Stats.from_dict({"outcome": outcome}).counts
     languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
-    wet = f" + WET text records: {records['wet']}" if records.get("wet") else ""
     coverage = stats.get("coverage", {})
     lines = [
         f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
         f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
-        f"  HTML pages: {records.get('html', 0)}{wet}; "
+        f"  {pages_line(records)}; "
         + ", ".join(f"{k.removeprefix('outcome.')} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])),
         f"  skipped records: {sum(skipped.values())} "
         + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
@@ -398,6 +414,7 @@ def summary_text(stats: dict[str, Any]) -> str:
                  if snapshot.get("start_up_share") and snapshot.get("core_hours_without_start_up") is not None else "")
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
                      f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2{fixed}")
+    lines += native_summary_lines(stats.get("native", {}), run["splits"])
     lines += index_summary_lines(stats.get("index", {}))
     lines += corpus_summary_lines(stats.get("corpus"))
     failed = run.get("splits_failed", 0)
@@ -421,6 +438,9 @@ class CleanWarcJob(WarcJob):
 
     name = "clean_warc"
     description = "Clean WARC shards into a Parquet text corpus (perplexity-filtered sentences)."
+
+    def check(self, settings: Settings) -> None:
+        build_steps(settings)  # every step and extractor it names, with its options
 
     def process_split(self, split: Split, settings: Settings, output: str,
                       skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:

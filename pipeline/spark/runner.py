@@ -13,7 +13,7 @@ import re
 import time
 from collections import Counter
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.config import PerplexitySettings, Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
@@ -21,7 +21,8 @@ from pipeline.spark.cpu import worker_start_up
 from pipeline.stats import Stats, timed
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
 from pipeline.writing.sample import IndexSample
@@ -154,7 +155,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
                         if settings.output.sentences else None)
     sample = (IndexSample(settings.index.per_split_pages, settings.extract, settings.index.visible_text)
               if settings.index.enabled else None)
-    pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
+    pages = read_pages(split, settings.input, settings.s3, stats, skip_ids)
     for cleaned in loop.run(pages):
         _count_page(stats, cleaned, settings.perplexity)
         if cleaned.outcome in ("kept", "empty_after_filter"):
@@ -183,6 +184,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             stats.add("index_sample.candidates", len(sample))
     for step in loop.all_steps:
         stats.merge(step.stats)
+    for part, cause in _native.unavailable().items():
+        stats.add(f"native.{cause}.{part}")  # this split ran that part's Python reference
     stats.add("cpu.total", time.process_time() - cpu_start)
     stats.add("wall.tasks", time.time() - wall_start)
     stats.add("splits.processed")

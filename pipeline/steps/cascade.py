@@ -8,12 +8,13 @@ A stage that raises, times out, returns nothing or shows evidence that its text 
 (:func:`incomplete`) passes the page to the next stage, or to the later stage its evidence names
 (:meth:`~pipeline.steps.extractors.Extractor.skip_to`; the stages between count ``skipped``); the
 last stage's result is kept as it is.
-A step after the cascade that drops the page ends it (no fallback). A WET record's text
-(``wet``) is the one stage of a WET page.
+A step after the cascade that drops the page ends it (no fallback). A page whose reader names its
+extractor (:attr:`~pipeline.document.Page.extractor`: a WET record's text is ``wet``) has that one stage.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,7 +22,7 @@ from pipeline.config import ExtractSettings, Settings
 from pipeline.document import Document
 from pipeline.steps import guards
 from pipeline.steps.base import Step
-from pipeline.steps.extractors import Extractor, WetExtractor, build_extractor
+from pipeline.steps.extractors import Extractor, build_extractor
 from pipeline.steps.perplexity import REASON_PREFIX
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
@@ -52,23 +53,25 @@ class Cascade(Step):
     name = "cascade"
 
     def __init__(self, extractors: list[Extractor], then: list[Step], settings: ExtractSettings,
-                 fallback: FallbackRule = filtered_too_much) -> None:
+                 fallback: FallbackRule = filtered_too_much,
+                 build: Callable[[str], Extractor] | None = None) -> None:
         super().__init__(settings)
         self.extractors = extractors
-        self.wet = WetExtractor()
         self.then = then
         self.fallback = fallback
+        self.build_stage = build  # an extractor by name, for the pages that name their own (Page.extractor)
+        self.named: dict[str, Extractor] = {}  # ... built when the first such page comes
 
     @classmethod
     def build(cls, settings: Settings, then: list[Step]) -> "Cascade":
         names = settings.extract.cascade
         return cls([build_extractor(name, settings, first=i == 0) for i, name in enumerate(names)], then,
-                   settings.extract)
+                   settings.extract, build=functools.partial(build_extractor, settings=settings))
 
     @property
     def steps(self) -> list[Step]:
         """Every step the cascade runs (whose counters the split's stats take in)."""
-        return [*self.extractors, self.wet, *self.then]
+        return [*self.extractors, *self.named.values(), *self.then]
 
     def __call__(self, doc: Document) -> Document | None:
         return self.run(doc)  # each stage and step times itself
@@ -76,7 +79,7 @@ class Cascade(Step):
     def prepare(self, docs: list[Document]) -> None:
         """Let the first stage prepare the HTML pages of the loop's window (:meth:`Extractor.prepare`) before
         they come one by one. A guard interrupt while preparing leaves each page to be extracted on its own."""
-        htmls = [doc.html for doc in docs if doc.page.kind != "wet"]
+        htmls = [doc.html for doc in docs if doc.page.extractor is None]
         if htmls and self.extractors:
             try:
                 self.extractors[0].prepare(htmls)
@@ -147,7 +150,13 @@ class Cascade(Step):
         return results  # type: ignore[return-value]  # every page has its result
 
     def _stages(self, doc: Document) -> list[Extractor]:
-        return [self.wet] if doc.page.kind == "wet" else self.extractors
+        """The page's stages: the cascade's, or the one its reader names."""
+        name = doc.page.extractor
+        if name is None:
+            return self.extractors
+        if name not in self.named:
+            self.named[name] = self.build_stage(name)
+        return [self.named[name]]
 
     def _go_on(self, doc: Document, attempt: "_Attempt") -> Document | None:
         """The cascade from ``attempt.position`` on: each stage's text through the steps after it until one is kept."""

@@ -10,12 +10,11 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.config import PerplexitySettings
 from pipeline.document import Document, Sentence
 from pipeline.registry import RegistryEntry, load_registry
 from pipeline.steps.base import Step
-from pipeline.steps.blocks import native
 from pipeline.steps.normalize import lm_tokens
 
 
@@ -40,7 +39,7 @@ def perplexity(model, text: str) -> tuple[float, int]:
 
 def perplexities(model, texts: list[str]) -> list[tuple[float, int]]:
     """:func:`perplexity` of each of ``texts``, in one loop (a page's sentences or blocks)."""
-    compiled = native.compiled()
+    compiled = _native.compiled("text")
     score, get = model.score, _SCORED.get
     out = []
     for text in texts:
@@ -145,7 +144,7 @@ class Judgement:
         if rule not in RULES:
             raise ValueError(f"unknown perplexity rule {rule!r}")
         self.rule, self.size = rule, len(units)
-        compiled = native.compiled()
+        compiled = _native.compiled("text")
         by_line, windowed = unit == "line", rule in ("window", "context")
         if compiled is not None:  # the same floats in compiled code
             self.groups, self.judged, self.scores = compiled.judge(units, by_line, windowed, window_tokens, Unit)

@@ -214,7 +214,7 @@ def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None
     import json
 
     from pipeline.config import load_settings
-    from pipeline.reading.warc import Page
+    from pipeline.document import Page
     from pipeline.steps.loop import StepLoop
 
     score = train_blocks._scorer(bench).score_snippets

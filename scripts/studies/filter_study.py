@@ -37,7 +37,7 @@ from pipeline.steps.blocks.model import is_heldout
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import Unit, perplexity, rule_mask
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,6 @@ class _Scorer:
         settings = load_settings(None, [])
         self.extractor = build_extractor("conservative", settings)
         self.langid = LanguageIdentifier(settings.langid)
-        self.splitter = SentenceSplitter()
         self.registry = load_registry(settings.perplexity.registry)
 
     def __call__(self, item: tuple[str, str, str, str]) -> dict:
@@ -57,7 +56,7 @@ class _Scorer:
         language = self.langid.identify(text or truth).code
         model = kenlm_model(self.registry[language].path) if language in self.registry else None
         lines = [[(s, *(perplexity(model, s) if model else (None, len(s.split())))) for s in para]
-                 for para in self.splitter.split(text, language)]
+                 for para in split(text, language)]
         return {"id": page_id, "dataset": dataset, "language": language, "truth": truth, "lines": lines}
 
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from pipeline.config import load_settings
 from pipeline.document import Sentence, cut_dropped
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 from pipeline.steps.blocks.model import is_heldout
 
 ROOT = Path(__file__).resolve().parents[2]

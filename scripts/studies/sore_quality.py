@@ -35,7 +35,7 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.sore import SoreScorer, SoreSettings, page_metadata
 

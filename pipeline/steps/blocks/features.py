@@ -15,9 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from pipeline import models
+from pipeline import _native, models
 from pipeline.document import UNKNOWN_LANGUAGE
-from pipeline.steps.blocks import native
 from pipeline.steps.blocks.parse import UNSPACED, Block
 from pipeline.steps.perplexity import perplexities
 
@@ -76,7 +75,7 @@ def word_count(text: str, spaced: int | None = None) -> int:
     """Words of ``text``: white-space separated (``spaced``, when the caller has counted them),
     plus one per two characters of CJK, Thai, Lao, Burmese and Khmer, which are written without spaces."""
     if spaced is None:
-        module = native.compiled()
+        module = _native.compiled("html")
         if module is not None:
             return module.word_count(text)
     words = len(text.split()) if spaced is None else spaced
@@ -90,7 +89,7 @@ def word_count(text: str, spaced: int | None = None) -> int:
 def word_counter() -> Callable[[str], int]:
     """:func:`word_count` of a text, as the compiled function where it is built (a loop over a page's blocks
     then makes no Python call per block)."""
-    module = native.compiled()
+    module = _native.compiled("html")
     return word_count if module is None else module.word_count
 
 
@@ -179,11 +178,11 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     n = len(blocks)
     page_lm = log_ppl is not None
     ppl = np.full(n, np.nan) if log_ppl is None else np.asarray(log_ppl, dtype=np.float64) - ppl_centre
-    module = native.compiled()
-    if module is not None:  # the same matrix in one compiled pass (_native.page_rows)
+    module = _native.compiled("html")
+    if module is not None:  # the same matrix in one compiled pass
         X = np.empty((n, len(dense_names())), dtype=np.float32)
         if n:
-            module.page_rows(blocks, module.joined_words(primary_text), ppl.tolist(), page_lm, X, *_EDGES)
+            module.page_rows(blocks, module.joined_words(primary_text), ppl.tolist(), page_lm, X, *_COMPILED_ROWS)
         return X, hashed_tokens(blocks, X[:, IN_PRIMARY].tolist())
     primary = " ".join(primary_text.split())
     base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
@@ -220,14 +219,16 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     return X, hashed_tokens(blocks, base[:, col["in_primary"]].tolist())
 
 
-# The bin edges as the compiled page_rows takes them (float64; digitize compares in float64 too).
-_EDGES = tuple(np.asarray(edges, dtype=np.float64) for edges in (WORD_BINS, LINK_BINS, PPL_BINS))
+# What the compiled page_rows is handed: the bin edges (float64; digitize compares in float64 too), the tag sets of
+# the tag features and the characters that end a sentence.
+_COMPILED_ROWS = (*(np.asarray(edges, dtype=np.float64) for edges in (WORD_BINS, LINK_BINS, PPL_BINS)),
+                  (HEADINGS, LIST_ITEMS, CELLS, CODE), ENDS_SENTENCE)
 
 
 def hashed_tokens(blocks: list[Block], in_primary: list[float]) -> list[list[int]]:
     """Hashed indices (sorted) of each block's tag, tag path, parent and class/id tokens, and its tag
     with whether resiliparse kept it (``in_primary``, 0.0 or 1.0 per block)."""
-    module = native.compiled()
+    module = _native.compiled("html")
     if module is not None:  # the same lists, in compiled code
         return module.hashed_tokens(blocks, in_primary, _HASHES, _hash)
     hashed = []
@@ -268,7 +269,7 @@ def context_features(prob: np.ndarray, X: np.ndarray) -> np.ndarray:
     """Second-stage features: each block's first-stage probability, its neighbours' (3 each side),
     window means (7 and 21 blocks), page-level summaries, the running maxima from either end,
     the kept words before it, and its own base features (``CONTEXT_BASE`` columns of ``X``)."""
-    module = native.compiled()
+    module = _native.compiled("html")
     if module is not None and prob.dtype == np.float64 and X.dtype == np.float32 and X.flags.c_contiguous:
         return module.context_rows(np.ascontiguousarray(prob), X, CONTEXT_BASE.start, CONTEXT_BASE.stop)
     n = len(prob)

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import models
-from pipeline.steps.blocks import native
+from pipeline import _native, models
 from pipeline.steps.blocks.features import HASH_DIM, context_features, dense_names
 from pipeline.steps.blocks.page_type import PageTypeModel, TypedDecision
 from pipeline.steps.blocks.rules import RuleSettings
@@ -104,7 +103,7 @@ class BlockModel:
 
     def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """The logistic regression's log-odds per block."""
-        module = native.compiled()
+        module = _native.compiled("trees")
         if module is not None and X.dtype == np.float32:  # featurize's matrix (float32 sums throughout)
             out = X @ self.dense
             module.add_hashed(out, hashed, self.hashed)

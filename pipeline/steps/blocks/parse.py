@@ -14,7 +14,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from pipeline.steps.blocks import native
+from pipeline import _native
 
 INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark nobr q "
                    "s samp small span strike strong sub sup time tt u var wbr".split())
@@ -224,7 +224,7 @@ def excluded_part(tag: str, open_tags: list[str], role: str | None, aria_modal: 
 
 
 # Class and id values -> their tokens: a page's elements, and a site's pages, repeat the same few. At most
-# ATTR_CACHE_SIZE values are held (the compiled parser's cache, _native.CLASS_IDS, too).
+# ATTR_CACHE_SIZE values are held (the compiled parser's cache of them, too).
 ATTR_TOKENS: dict[str, tuple[str, ...]] = {}
 ATTR_CACHE_SIZE = 50_000
 
@@ -392,6 +392,14 @@ def _html_parser(target=None):
     return etree.HTMLParser(target=target, encoding="utf-8", remove_comments=True, remove_pis=True)
 
 
+def compiled_target(module):
+    """The compiled parser target of ``module`` (the compiled ``html`` part), handed this module's rules."""
+    return module.BlockTarget(Block, Markup, read_markup, class_id_tokens, excluded_part, settle_separator,
+                              inline=INLINE, skip=SKIP, unseen=UNSEEN, unjoined=UNJOINED, preformatted=PREFORMATTED,
+                              excluded=EXCLUDED_TAGS, counted=COUNTED_TAGS, br=BREAK, skipped=SKIPPED,
+                              junction=JUNCTION, cache_size=ATTR_CACHE_SIZE)
+
+
 # Per thread: (the compiled module or None, the parser target, lxml's HTML parser reading into it, or None
 # where the compiled module's parse_html reads the page).
 _PARSER = threading.local()
@@ -404,11 +412,10 @@ def parse_page(html: str) -> tuple[list[Block], Markup]:
     same events, without lxml's Python call per event); otherwise lxml's parser calls the target."""
     from lxml import etree
 
-    module = native.compiled()
+    module = _native.compiled("html")
     cached = getattr(_PARSER, "cached", None)
     if cached is None or cached[0] is not module:  # a parser costs more to make than a small page to read
-        target = (_BlockTarget() if module is None else
-                  module.BlockTarget(Block, class_id_tokens, excluded_part, Markup, read_markup))
+        target = _BlockTarget() if module is None else compiled_target(module)
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached

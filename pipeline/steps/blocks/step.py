@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline import models
-from pipeline.config import ExtractSettings, LangIdSettings
+from pipeline.config import ExtractSettings, LangIdSettings, Settings
 from pipeline.document import Document, visible
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
-from pipeline.steps.blocks import native
 from pipeline.steps.blocks.model import pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, parse_page
@@ -95,6 +94,10 @@ class BlocksExtractor(Extractor):
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
         self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, first: bool = False) -> "BlocksExtractor":
+        return cls(settings.extract, settings.langid, regions=settings.perplexity.protect_regions)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
@@ -199,8 +202,6 @@ class BlocksExtractor(Extractor):
             self.line_regions = [group_regions[g] for g, _ in lines]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
-        if native.compiled() is None:
-            self.count("pure_python")  # the compiled stage is not installed here (see native.py)
         return "\n".join(line for _, line in lines)
 
     def run(self, doc: Document) -> Document:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.steps.blocks import native
+from pipeline import _native
 
 
 class TreeEnsemble:
@@ -19,7 +19,7 @@ class TreeEnsemble:
 
     def raw(self, D: np.ndarray) -> np.ndarray:
         """The ensemble's log-odds for each row of ``D`` (float64)."""
-        module = native.compiled()
+        module = _native.compiled("trees")
         if module is not None:
             return module.tree_raw(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.value,
                                    self.baseline, self.depth)

@@ -1,24 +1,31 @@
 # cython: language_level=3
-"""Compiled block stage: the parser target of :mod:`~pipeline.steps.blocks.parse` (fed by libxml2's HTML parser
-through our own callbacks, :func:`parse_html`, where lxml's module exposes it), the page's feature
-matrix and the second stage's context features of :mod:`~pipeline.steps.blocks.features`, and the
-linear part and tree ensembles of :mod:`~pipeline.steps.blocks.model`, and the perplexity filter's
-pooling (:class:`~pipeline.steps.perplexity.Judgement`), and the corpus stages' normalisation
-(:class:`Normalizer`, :mod:`pipeline.corpus.normalize`), computing exactly what their
-Python reference code computes, bit for bit (``tests/test_blocks_native.py`` pins it, and
-``tests/test_shared_work.py`` the pooling): the same
-float32/float64 roundings in the same order, numpy's pairwise summation, numpy's own transcendental
-functions (called once per page on whole arrays). Loaded by :mod:`pipeline.steps.blocks.native`,
-which falls back to the Python code when it is missing.
+"""HTML parse and block features, compiled: the parser target of :mod:`~pipeline.steps.blocks.parse` (fed by libxml2's
+HTML parser through our own callbacks, :func:`parse_html`, where lxml's module exposes it), the page's feature matrix
+and the second stage's context features of :mod:`~pipeline.steps.blocks.features`, and the depth guard's tag scan of
+:func:`pipeline.steps.extractors.nesting_depth`, computing exactly what their Python reference code computes, bit for
+bit (``tests/test_native.py`` pins it): the same float32/float64 roundings in the same order, numpy's pairwise
+summation, numpy's own transcendental functions (called once per page on whole arrays).
+
+The tag sets and characters it tests against are handed in by the modules that own those rules (:class:`BlockTarget`,
+:func:`page_rows`, :class:`DepthScan`), so each rule lives in one place and this module imports nothing of warcplex.
 """
 
 cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_Find, PyUnicode_FromKindAndData
-from libc.math cimport log1p, log10, pow
-from libc.stdlib cimport free, malloc, qsort
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
-from libc.string cimport memcpy, memset
+from cpython.unicode cimport (PyUnicode_4BYTE_KIND, PyUnicode_AsUTF8, PyUnicode_DecodeUTF8, PyUnicode_Find,
+                              PyUnicode_FromKindAndData)
+from libc.math cimport log1p
+from libc.stdlib cimport free, malloc, qsort
+from libc.string cimport memcpy, memset, strcmp, strlen, strncmp
+
+import numpy as np
+
+from pipeline._native.common cimport (PyUnicode_DATA, PyUnicode_DecodeASCII, PyUnicode_FindChar, PyUnicode_GET_LENGTH,
+                                      PyUnicode_IS_ASCII, PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISLOWER, is_alpha,
+                                      is_ascii_letter, is_unspaced, is_upper, out_char, pairwise)
+
+include "version.pxi"
 
 # libxml2's HTML parser, driven with our own SAX callbacks (parse_html): the library inside lxml's etree module,
 # whose symbols are looked up at run time (lxml links libxml2 statically and exports its API), so the
@@ -45,17 +52,6 @@ cdef extern from "libxml/HTMLparser.h":
     unsigned int XML_SAX2_MAGIC
     int HTML_PARSE_RECOVER, HTML_PARSE_NONET, HTML_PARSE_COMPACT
 
-cdef extern from "Python.h":
-    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
-    int PyUnicode_KIND(object text)
-    void *PyUnicode_DATA(object text)
-    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index) noexcept
-    bint PyUnicode_IS_ASCII(object text)
-    Py_ssize_t PyUnicode_GET_LENGTH(object text)
-    bint Py_UNICODE_ISSPACE(Py_UCS4 c) noexcept
-    bint Py_UNICODE_ISLOWER(Py_UCS4 c) noexcept
-    object PyUnicode_DecodeASCII(const char *data, Py_ssize_t size, const char *errors)
-
 cdef extern from "dlfcn.h":
     void *dlopen(const char *filename, int flags)
     void *dlsym(void *handle, const char *symbol)
@@ -67,135 +63,8 @@ cdef extern from *:
     """
     void *warcplex_sax_target
 
-from cpython.unicode cimport PyUnicode_AsUTF8, PyUnicode_DecodeUTF8
-from libc.string cimport strcmp, strlen, strncmp
-
 cdef extern from "strings.h":
     int strcasecmp(const char *a, const char *b) nogil
-
-import unicodedata
-
-import numpy as np
-
-# Bumped whenever what this module computes, or how parse.py calls it, changes; native.py refuses a module of
-# another version.
-VERSION = 17
-
-# The tag sets and characters this module tests against are the Python code's own, read once at import, so
-# each rule lives in one place. parse.COUNTED_TAGS: the elements whose start tags Markup.tags counts (by
-# libxml2's names, _COUNTED_NAMES).
-from pipeline.steps.blocks import features as _features, parse as _parse
-
-cdef enum:
-    N_COUNTED = 15
-cdef tuple COUNTED_TAGS = _parse.COUNTED_TAGS
-if len(COUNTED_TAGS) != N_COUNTED:
-    raise ImportError("parse.COUNTED_TAGS has %d tags, the compiled module counts %d" % (len(COUNTED_TAGS), N_COUNTED))
-cdef const char *_COUNTED_NAMES[N_COUNTED]
-for _k, _tag in enumerate(COUNTED_TAGS):
-    _COUNTED_NAMES[_k] = <const char *> PyUnicode_AsUTF8(_tag)
-
-cdef frozenset INLINE = _parse.INLINE
-cdef frozenset SKIP = _parse.SKIP
-cdef frozenset UNSEEN = _parse.UNSEEN
-cdef object _settle_separator = _parse.settle_separator  # asked only where a SKIPPED element or a JUNCTION stood
-cdef int SKIPPED = _parse.SKIPPED, JUNCTION = _parse.JUNCTION
-cdef frozenset UNJOINED = _parse.UNJOINED
-cdef str BREAK = _parse.BREAK  # a br in a block's parts
-cdef frozenset PREFORMATTED = _parse.PREFORMATTED
-cdef frozenset HEADINGS = _features.HEADINGS
-cdef frozenset LIST_ITEMS = _features.LIST_ITEMS
-cdef frozenset CELLS = _features.CELLS
-cdef frozenset CODE = _features.CODE
-cdef str ENDS_SENTENCE = _features.ENDS_SENTENCE
-
-
-cdef inline bint _unspaced(Py_UCS4 c) noexcept:
-    """A character of a script written without spaces (parse.UNSPACED)."""
-    return ((0x3040 <= c <= 0x30ff) or (0x3400 <= c <= 0x4dbf) or (0x4e00 <= c <= 0x9fff)
-            or (0xf900 <= c <= 0xfaff) or (0x0e00 <= c <= 0x0eff) or (0x1000 <= c <= 0x109f)
-            or (0x1780 <= c <= 0x17ff))
-
-
-# str's character classes, with the ASCII answers inline (Python's own tables answer the rest).
-cdef inline bint _isalpha(Py_UCS4 c) noexcept:
-    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z') if c < 128 else c.isalpha()
-
-
-cdef inline bint _isupper(Py_UCS4 c) noexcept:
-    return u'A' <= c <= u'Z' if c < 128 else c.isupper()
-
-
-cdef inline bint _isdecimal(Py_UCS4 c) noexcept:
-    return u'0' <= c <= u'9' if c < 128 else c.isdecimal()
-
-
-cdef inline bint _isalnum(Py_UCS4 c) noexcept:
-    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z') or (u'0' <= c <= u'9') if c < 128 else c.isalnum()
-
-
-cdef inline bint _lm_cjk(Py_UCS4 c) noexcept:
-    """A character that is one LM token by itself (normalize._CJK)."""
-    return ((0x3040 <= c <= 0x30ff) or (0x3400 <= c <= 0x4dbf) or (0x4e00 <= c <= 0x9fff)
-            or (0xf900 <= c <= 0xfaff) or (0xac00 <= c <= 0xd7af))
-
-
-cdef object _nfkc = unicodedata.normalize
-
-ctypedef fused out_char:  # what the compiled text functions write: an ASCII text a byte a character, others UCS4
-    char
-    Py_UCS4
-
-
-def lm_line(str text):
-    """normalize.normalize_for_lm and the token count: NFKC, lower-cased, decimal digits to 0, then
-    a token per CJK character, per run of other word characters and per other non-space character.
-    An ASCII text (which NFKC leaves as it is) is written a byte a character."""
-    cdef bint ascii = PyUnicode_IS_ASCII(text)
-    cdef str norm = text if ascii else _nfkc("NFKC", text).lower()  # ASCII is lower-cased by _lm_tokens
-    cdef Py_ssize_t n = len(norm), length, tokens = 0
-    cdef void *buf = PyMem_Malloc((2 * n + 1) * (1 if ascii else sizeof(Py_UCS4)))
-    if buf == NULL:
-        raise MemoryError()
-    try:
-        if ascii:
-            length = _lm_tokens(norm, <char *> buf, &tokens)
-            return PyUnicode_DecodeASCII(<char *> buf, length, NULL), tokens
-        length = _lm_tokens(norm, <Py_UCS4 *> buf, &tokens)
-        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length), tokens
-    finally:
-        PyMem_Free(buf)
-
-
-cdef Py_ssize_t _lm_tokens(str norm, out_char *buf, Py_ssize_t *tokens):
-    """:func:`lm_line`'s line of the normalised ``norm`` (lower-cased, but for its ASCII capitals) written into
-    ``buf``; returns its length and counts the tokens into ``tokens``."""
-    cdef Py_ssize_t length = 0
-    cdef Py_UCS4 c
-    cdef bint in_run = False
-    for c in norm:
-        if u'A' <= c <= u'Z':
-            c = <Py_UCS4> (<Py_ssize_t> c + 32)
-        elif _isdecimal(c):
-            c = u'0'
-        if c.isspace():
-            in_run = False
-            continue
-        if (_isalnum(c) or c == u'_') and not _lm_cjk(c):
-            if in_run:
-                buf[length] = <out_char> c
-                length += 1
-                continue
-            in_run = True
-        else:
-            in_run = False
-        if tokens[0]:
-            buf[length] = u' '
-            length += 1
-        buf[length] = <out_char> c
-        length += 1
-        tokens[0] += 1
-    return length
 
 
 def word_count(str text):
@@ -210,58 +79,10 @@ def word_count(str text):
             if not in_word:
                 spaced += 1
                 in_word = True
-            if c >= 0x0e00 and _unspaced(c):
+            if c >= 0x0e00 and is_unspaced(c):
                 unspaced += 1
     spaced += unspaced // 2
     return spaced if spaced > 1 else 1
-
-
-ctypedef fused real:
-    float
-    double
-
-
-cdef inline real _pairwise(const real *a, Py_ssize_t n) noexcept nogil:
-    """numpy's pairwise summation of contiguous values in accumulators of their own type (numpy's
-    ``DOUBLE_pairwise_sum`` and ``FLOAT_pairwise_sum``: what ``ndarray.sum`` adds in)."""
-    cdef real r0, r1, r2, r3, r4, r5, r6, r7, res
-    cdef Py_ssize_t i, n2
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[i]
-        return res
-    if n <= 128:
-        r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
-        i = 8
-        while i < n - (n % 8):
-            r0 += a[i]
-            r1 += a[i + 1]
-            r2 += a[i + 2]
-            r3 += a[i + 3]
-            r4 += a[i + 4]
-            r5 += a[i + 5]
-            r6 += a[i + 6]
-            r7 += a[i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, n2) + _pairwise(a + n2, n - n2)
-
-
-def pairwise_sum(const double[::1] values):
-    """``values.sum()`` as numpy adds it (pinned against numpy by the tests)."""
-    return 0.0 + _pairwise(&values[0], values.shape[0]) if values.shape[0] else 0.0
-
-
-def pairwise_sum32(const float[::1] values):
-    """``values.sum()`` of float32 as numpy adds it (a float32 result)."""
-    return np.float32(0.0 + _pairwise(&values[0], values.shape[0]) if values.shape[0] else 0.0)
 
 
 # Bits of the filter of the primary text's 4-grams (_Grams): a block with a 4-gram not in it is not in the text.
@@ -308,8 +129,11 @@ cdef class _Grams:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out, Py_ssize_t col):
-    """features._base of every block into columns ``col`` .. ``col + len(BASE) - 1`` of ``out``."""
+cdef void _base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out, Py_ssize_t col, tuple tag_kinds,
+                     str ends_sentence):
+    """features._base of every block into columns ``col`` .. ``col + len(BASE) - 1`` of ``out`` (``tag_kinds``: the tag
+    sets of the heading, list item, cell and code features; ``ends_sentence``: the characters that end a sentence)."""
+    cdef frozenset headings = tag_kinds[0], list_items = tag_kinds[1], cells = tag_kinds[2], code = tag_kinds[3]
     cdef Py_ssize_t i, n_chars, spaced, unspaced, punct, letters, digits, title, n_words
     cdef bint in_word, scored
     cdef Py_UCS4 c
@@ -331,15 +155,15 @@ cdef void _base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out, 
             if not in_word:
                 spaced += 1
                 in_word = True
-                if _isupper(c):
+                if is_upper(c):
                     title += 1
-            if _isalpha(c):
+            if is_alpha(c):
                 letters += 1
             if c == u',' or c == u'.' or c == u'\u3001' or c == u'\u3002' or c == u'\uff0c':
                 punct += 1
             elif u'0' <= c <= u'9':
                 digits += 1
-            elif c >= 0x0e00 and _unspaced(c):
+            elif c >= 0x0e00 and is_unspaced(c):
                 unspaced += 1
         n_words = spaced + unspaced // 2
         if n_words < 1:
@@ -357,7 +181,7 @@ cdef void _base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out, 
             if found >= 0:
                 after = found + n_chars
         out[i, col + 2] = 1.0 if found >= 0 else 0.0
-        out[i, col + 3] = 1.0 if text[n_chars - 1] in ENDS_SENTENCE else 0.0
+        out[i, col + 3] = 1.0 if text[n_chars - 1] in ends_sentence else 0.0
         out[i, col + 4] = min(1.0, <double>punct / n_words)
         out[i, col + 5] = <double>digits / n_chars
         out[i, col + 6] = <double>title / n_words
@@ -366,10 +190,10 @@ cdef void _base_rows(list blocks, str primary, list log_ppl, float[:, ::1] out, 
         out[i, col + 9] = min(<double>block.depth, 30.0) / 30
         out[i, col + 10] = <double>letters / n_chars
         out[i, col + 11] = <double>(spaced - 1) / n_chars
-        out[i, col + 12] = 1.0 if tag in HEADINGS else 0.0
-        out[i, col + 13] = 1.0 if tag in LIST_ITEMS else 0.0
-        out[i, col + 14] = 1.0 if tag in CELLS else 0.0
-        out[i, col + 15] = 1.0 if tag in CODE or "pre" in block.ancestors else 0.0
+        out[i, col + 12] = 1.0 if tag in headings else 0.0
+        out[i, col + 13] = 1.0 if tag in list_items else 0.0
+        out[i, col + 14] = 1.0 if tag in cells else 0.0
+        out[i, col + 15] = 1.0 if tag in code or "pre" in block.ancestors else 0.0
 
 
 cdef int _cmp_float(const void *a, const void *b) noexcept nogil:
@@ -429,10 +253,11 @@ cdef Py_ssize_t _group_ids(list keys, Py_ssize_t[::1] ids) except -1:
 @cython.wraparound(False)
 @cython.cdivision(True)
 def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1] X, const double[::1] word_bins,
-              const double[::1] link_bins, const double[::1] ppl_bins):
+              const double[::1] link_bins, const double[::1] ppl_bins, tuple tag_kinds, str ends_sentence):
     """features.featurize's dense matrix, computed as its numpy code computes it, into ``X`` (n x
     len(dense_names()), float32): bias, BASE, PAGE, the three one-hot bins, the neighbours and the window.
-    Transcendental functions are numpy's own (np.expm1, np.log1p), sums are numpy's pairwise sums."""
+    Transcendental functions are numpy's own (np.expm1, np.log1p), sums are numpy's pairwise sums. ``tag_kinds``
+    (features.HEADINGS, LIST_ITEMS, CELLS, CODE) and ``ends_sentence`` (features.ENDS_SENTENCE) are features.py's."""
     cdef Py_ssize_t n = len(blocks), i, j, k, m, lo, hi, n_groups
     cdef Py_ssize_t B = 1, P = 17, WB = 30
     cdef Py_ssize_t LB = WB + word_bins.shape[0] + 1
@@ -447,7 +272,7 @@ def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1
         raise ValueError("X must be n x len(dense_names())")
     NEIGH[:] = [B + 0, B + 1, B + 2, B + 3]  # features.NEIGHBOUR: log_words, link_density, in_primary, ends_punct
     SHIFT[:] = [-1, -2, 1, 2]  # prev1, prev2, next1, next2
-    _base_rows(blocks, primary, log_ppl, X, B)
+    _base_rows(blocks, primary, log_ppl, X, B, tag_kinds, ends_sentence)
     words_arr = np.expm1(np.asarray(X[:, B]).astype(np.float64))
     cdef const double[::1] words = words_arr
     cdef double[::1] rel = np.empty(n)
@@ -499,9 +324,9 @@ def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1
             k += 1
     cdef const double[::1] log_sib = np.log1p(sib_minus)
     cdef const double[::1] log_rep = np.log1p(rep_minus)
-    total = _pairwise(&words[0], n) if n else 0.0
+    total = pairwise(&words[0], n) if n else 0.0
     total = total if total > 1.0 else 1.0
-    page_repeat = (_pairwise(&repeated[0], k) if k else 0.0) / total
+    page_repeat = (pairwise(&repeated[0], k) if k else 0.0) / total
     step = 1.0 / (n - 1) if n > 1 else 0.0
     for i in range(n):
         X[i, 0] = 1.0
@@ -538,48 +363,6 @@ def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1
             X[i, WIN + j] = s / (hi - lo + 1)
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def tree_raw(const double[:, ::1] D, const Py_ssize_t[:, ::1] feature, const double[:, ::1] cut,
-             const double[:, ::1] value, double baseline, int depth):
-    """model.TreeEnsemble.raw: per row of ``D``, the baseline plus the leaf values it reaches in every
-    tree (the trees one level per step, children of k at 2k+1 and 2k+2), summed as numpy sums them."""
-    cdef Py_ssize_t n = D.shape[0], n_trees = feature.shape[0], width = feature.shape[1]
-    cdef Py_ssize_t r, t, node, level, n0, n1, n2, n3
-    cdef const Py_ssize_t *f
-    cdef const double *c
-    raw_arr = np.empty(n)
-    cdef double[::1] raw = raw_arr
-    cdef double *reached = <double *> malloc(max(n * n_trees, 1) * sizeof(double))  # row-major: row, tree
-    if reached == NULL:
-        raise MemoryError()
-    with nogil:
-        for t in range(n_trees):  # one tree over all rows (its nodes stay in cache), four walks at a time
-            f, c = &feature[t, 0], &cut[t, 0]
-            r = 0
-            while r + 4 <= n:
-                n0 = n1 = n2 = n3 = 0
-                for level in range(depth):
-                    n0 = 2 * n0 + 1 + (D[r, f[n0]] > c[n0])
-                    n1 = 2 * n1 + 1 + (D[r + 1, f[n1]] > c[n1])
-                    n2 = 2 * n2 + 1 + (D[r + 2, f[n2]] > c[n2])
-                    n3 = 2 * n3 + 1 + (D[r + 3, f[n3]] > c[n3])
-                reached[r * n_trees + t] = value[t, n0 - width]
-                reached[(r + 1) * n_trees + t] = value[t, n1 - width]
-                reached[(r + 2) * n_trees + t] = value[t, n2 - width]
-                reached[(r + 3) * n_trees + t] = value[t, n3 - width]
-                r += 4
-            while r < n:
-                node = 0
-                for level in range(depth):
-                    node = 2 * node + 1 + (D[r, f[node]] > c[node])
-                reached[r * n_trees + t] = value[t, node - width]
-                r += 1
-        for r in range(n):
-            raw[r] = baseline + (0.0 + _pairwise(reached + r * n_trees, n_trees))
-    free(reached)
-    return raw_arr
-
 
 def hashed_tokens(list blocks, list in_primary, dict hashes, hash_token):
     """features.hashed_tokens, compiled: the same tokens of each block, looked up in ``hashes`` (features._HASHES)
@@ -610,23 +393,6 @@ def hashed_tokens(list blocks, list in_primary, dict hashes, hash_token):
     return hashed
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def add_hashed(float[::1] out, list hashed, const float[::1] weights):
-    """model.BlockModel.linear's sparse part: adds to ``out[i]`` the hashed weights of row i (summed in
-    float64 in order, as np.bincount sums them, then rounded to float32)."""
-    cdef Py_ssize_t i, index
-    cdef double s
-    cdef list row
-    for i in range(len(hashed)):
-        row = hashed[i]
-        s = 0.0
-        for index in row:
-            s += weights[index]
-        out[i] = out[i] + <float>s
-
-
-@cython.boundscheck(False)
 @cython.wraparound(False)
 @cython.cdivision(True)
 def context_rows(const double[::1] prob, X, Py_ssize_t base_start, Py_ssize_t base_stop):
@@ -659,10 +425,10 @@ def context_rows(const double[::1] prob, X, Py_ssize_t base_start, Py_ssize_t ba
         if prob[i] > top:
             top = prob[i]
         cumulative[i + 1] = cumulative[i] + prob[i]
-    total = 0.0 + _pairwise(&kept_words[0], n) if n else 0.0
+    total = 0.0 + pairwise(&kept_words[0], n) if n else 0.0
     divisor = total if total >= 1.0 else 1.0
     total_d = log1p(<double>total)
-    p = (0.0 + _pairwise(&prob[0], n)) / n if n else 0.0
+    p = (0.0 + pairwise(&prob[0], n)) / n if n else 0.0
     running = 0.0
     for i in range(n):
         out[i, 0] = prob[i]
@@ -733,17 +499,17 @@ cdef Py_ssize_t _join_words(list parts, out_char *buf):
 cdef str BREAK_LINE = "\n"
 
 
-cpdef tuple break_lines(str text, bint preformatted=False):
-    """parse.break_lines: a block's collected text (``BREAK`` where a br was) as the text the features read and
-    its lines as written (when two or more)."""
+cpdef tuple break_lines(str text, bint preformatted, str br):
+    """parse.break_lines: a block's collected text (``br``, parse.BREAK, where a br was) as the text the features read
+    and its lines as written (when two or more)."""
     cdef list lines
     cdef str line, part
     if preformatted:
-        lines = [line.rstrip() for line in text.replace(BREAK, BREAK_LINE).split(BREAK_LINE)
+        lines = [line.rstrip() for line in text.replace(br, BREAK_LINE).split(BREAK_LINE)
                  if line and not line.isspace()]
         return _joined_words([" ".join(lines)]), (tuple(lines) if len(lines) > 1 else ())
     lines = []
-    for part in text.split(BREAK):
+    for part in text.split(br):
         line = _joined_words([part])
         if not line:
             continue
@@ -754,14 +520,14 @@ cpdef tuple break_lines(str text, bint preformatted=False):
     return " ".join(lines), (tuple(lines) if len(lines) > 1 else ())
 
 
-cpdef tuple block_text(list parts, list spaces, bint preformatted):
+cpdef tuple block_text(list parts, list spaces, bint preformatted, str br):
     """parse.block_text: a block's text from its collected ``parts`` and its lines as written, with a space before
-    the parts whose indices ``spaces`` holds."""
+    the parts whose indices ``spaces`` holds (``br``: parse.BREAK)."""
     cdef str text, written
     cdef tuple lines, written_lines
     cdef list spaced
     cdef Py_ssize_t start = 0, index
-    text, lines = break_lines("".join(parts), preformatted)
+    text, lines = break_lines("".join(parts), preformatted, br)
     if spaces:
         spaced = []
         for index in spaces:
@@ -769,20 +535,10 @@ cpdef tuple block_text(list parts, list spaces, bint preformatted):
             spaced.append(" ")
             start = index
         spaced.extend(parts[start:])
-        written, written_lines = break_lines("".join(spaced), preformatted)
+        written, written_lines = break_lines("".join(spaced), preformatted, br)
         if written_lines or written != text:
             lines = written_lines or (written,)
     return text, lines
-
-
-# extractors.FLAT_TAGS (at most 64 names of at most 8 letters), each name's letters packed into one integer by _pack.
-from pipeline.steps import extractors as _extractors
-
-cdef list _FLAT_NAMES = sorted(_extractors.FLAT_TAGS)
-if len(_FLAT_NAMES) > 64 or max(map(len, _FLAT_NAMES)) > 8:
-    raise ImportError("extractors.FLAT_TAGS does not fit the compiled module's keys (64 names of 8 letters)")
-cdef unsigned long long _FLAT_KEYS[64]
-cdef Py_ssize_t _N_FLAT = len(_FLAT_NAMES)
 
 
 cdef inline unsigned long long _pack(Py_UCS4 c, unsigned long long key, Py_ssize_t position) noexcept:
@@ -793,108 +549,76 @@ cdef inline unsigned long long _pack(Py_UCS4 c, unsigned long long key, Py_ssize
     return key | (code << (8 * position))
 
 
-cdef void _pack_flat_names():
-    cdef Py_ssize_t index, position
-    for index, name in enumerate(_FLAT_NAMES):
-        _FLAT_KEYS[index] = 0
-        for position, c in enumerate(name):
-            _FLAT_KEYS[index] = _pack(c, _FLAT_KEYS[index], position)
+@cython.final
+cdef class DepthScan:
+    """extractors.nesting_depth's scan, for the tags that do not deepen the estimate (``flat_tags``:
+    extractors.FLAT_TAGS, at most 64 names of at most 8 letters, each name's letters packed into one integer)."""
 
+    cdef unsigned long long flat_keys[64]
+    cdef Py_ssize_t n_flat
 
-_pack_flat_names()
+    def __cinit__(self, flat_tags):
+        cdef Py_ssize_t index, position
+        names = sorted(flat_tags)
+        if len(names) > 64 or max(map(len, names), default=0) > 8:
+            raise ValueError("the flat tags do not fit the compiled scan's keys (64 names of 8 letters)")
+        self.n_flat = len(names)
+        for index, name in enumerate(names):
+            self.flat_keys[index] = 0
+            for position, c in enumerate(name):
+                self.flat_keys[index] = _pack(c, self.flat_keys[index], position)
 
-
-cdef inline bint _ascii_letter(Py_UCS4 c) noexcept:
-    return (u'a' <= c <= u'z') or (u'A' <= c <= u'Z')
-
-
-cdef inline bint _flat(unsigned long long key) noexcept:
-    cdef Py_ssize_t j
-    for j in range(_N_FLAT):
-        if _FLAT_KEYS[j] == key:
-            return True
-    return False
-
-
-cdef class CharRanges:
-    """A set of characters given as inclusive ranges, ``(first, last)`` code points (document.FORMAT_CHARACTERS'
-    class): :meth:`search` tells whether a text holds one, as ``re.search`` of the class would."""
-
-    cdef Py_UCS4 *first
-    cdef Py_UCS4 *last
-    cdef Py_ssize_t n
-    cdef Py_UCS4 least
-
-    def __cinit__(self, list ranges):
-        self.n = len(ranges)
-        self.first = <Py_UCS4 *> PyMem_Malloc((self.n + 1) * sizeof(Py_UCS4))
-        self.last = <Py_UCS4 *> PyMem_Malloc((self.n + 1) * sizeof(Py_UCS4))
-        if self.first == NULL or self.last == NULL:
-            raise MemoryError()
-        self.least = 0x10ffff
-        for k, (first, last) in enumerate(ranges):
-            self.first[k], self.last[k] = first, last
-            self.least = min(self.least, <Py_UCS4> first)
-
-    def __dealloc__(self):
-        PyMem_Free(self.first)
-        PyMem_Free(self.last)
-
-    def search(self, str text):
-        cdef Py_UCS4 c
-        cdef Py_ssize_t k
-        for c in text:
-            if c >= self.least:
-                for k in range(self.n):
-                    if self.first[k] <= c <= self.last[k]:
-                        return True
+    cdef inline bint _flat(self, unsigned long long key) noexcept:
+        cdef Py_ssize_t j
+        for j in range(self.n_flat):
+            if self.flat_keys[j] == key:
+                return True
         return False
 
-
-def nesting_depth(str html, Py_ssize_t stop_above):
-    """extractors.nesting_depth: the deepest count of open tags (``<name`` up, ``</name`` down, the
-    flat tags neither) in one scan for the regular expression ``<(/?)([A-Za-z][A-Za-z0-9]*)``,
-    stopping once above ``stop_above``; from one ``<`` to the next with the string's own search."""
-    cdef Py_ssize_t n = len(html), i = 0, start, depth = 0, deepest = 0
-    cdef bint closing
-    cdef Py_UCS4 c
-    cdef unsigned long long key
-    cdef int kind = PyUnicode_KIND(html)
-    cdef void *data = PyUnicode_DATA(html)
-    if html.count("<") <= stop_above:
-        return 0  # cannot nest deeper than it has tags
-    while True:
-        i = PyUnicode_FindChar(html, u'<', i, n, 1)
-        if i < 0:
-            break
-        i += 1
-        closing = (i + 1 < n and PyUnicode_READ(kind, data, i) == u'/'
-                   and _ascii_letter(PyUnicode_READ(kind, data, i + 1)))
-        if closing:
-            i += 1
-        if i >= n or not _ascii_letter(PyUnicode_READ(kind, data, i)):
-            continue  # no tag name: the scan goes on after the '<'
-        start = i
-        key = 0
-        while i < n:
-            c = PyUnicode_READ(kind, data, i)
-            if not (_ascii_letter(c) or (u'0' <= c <= u'9')):
+    def depth(self, str html, Py_ssize_t stop_above):
+        """extractors.nesting_depth: the deepest count of open tags (``<name`` up, ``</name`` down, the
+        flat tags neither) in one scan for the regular expression ``<(/?)([A-Za-z][A-Za-z0-9]*)``,
+        stopping once above ``stop_above``; from one ``<`` to the next with the string's own search."""
+        cdef Py_ssize_t n = len(html), i = 0, start, depth = 0, deepest = 0
+        cdef bint closing
+        cdef Py_UCS4 c
+        cdef unsigned long long key
+        cdef int kind = PyUnicode_KIND(html)
+        cdef void *data = PyUnicode_DATA(html)
+        if html.count("<") <= stop_above:
+            return 0  # cannot nest deeper than it has tags
+        while True:
+            i = PyUnicode_FindChar(html, u'<', i, n, 1)
+            if i < 0:
                 break
-            if i - start < 8:
-                key = _pack(c, key, i - start)
             i += 1
-        if i - start <= 8 and _flat(key):
-            continue
-        if closing:
-            if depth:
-                depth -= 1
-        else:
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > stop_above:
+            closing = (i + 1 < n and PyUnicode_READ(kind, data, i) == u'/'
+                       and is_ascii_letter(PyUnicode_READ(kind, data, i + 1)))
+            if closing:
+                i += 1
+            if i >= n or not is_ascii_letter(PyUnicode_READ(kind, data, i)):
+                continue  # no tag name: the scan goes on after the '<'
+            start = i
+            key = 0
+            while i < n:
+                c = PyUnicode_READ(kind, data, i)
+                if not (is_ascii_letter(c) or (u'0' <= c <= u'9')):
                     break
-    return deepest
+                if i - start < 8:
+                    key = _pack(c, key, i - start)
+                i += 1
+            if i - start <= 8 and self._flat(key):
+                continue
+            if closing:
+                if depth:
+                    depth -= 1
+            else:
+                depth += 1
+                if depth > deepest:
+                    deepest = depth
+                    if deepest > stop_above:
+                        break
+        return deepest
 
 
 def joined_words(str text):
@@ -903,7 +627,7 @@ def joined_words(str text):
 
 
 # What the parser target asks of an element's name, as bits: its membership of parse.py's tag sets (read once per
-# name from the sets themselves, _tag_flags) and the few names it tests one by one.
+# name from the sets themselves, _TagTable.flags) and the few names it tests one by one.
 cdef enum:
     TAG_INLINE = 1
     TAG_SKIP = 2
@@ -916,16 +640,6 @@ cdef enum:
     TAG_LINK = 256  # a
     TAG_META = 512
     TAG_SCRIPT = 1024
-cdef frozenset EXCLUDED_TAGS = _parse.EXCLUDED_TAGS
-
-
-cdef int _tag_flags(str tag) except -1:
-    """The TAG_* bits of the element name ``tag``."""
-    return ((TAG_INLINE if tag in INLINE else 0) | (TAG_SKIP if tag in SKIP else 0)
-            | (TAG_UNSEEN if tag in UNSEEN else 0) | (TAG_UNJOINED if tag in UNJOINED else 0)
-            | (TAG_PREFORMATTED if tag in PREFORMATTED else 0) | (TAG_EXCLUDED if tag in EXCLUDED_TAGS else 0)
-            | (TAG_BR if tag == "br" else 0) | (TAG_BODY if tag == "body" else 0) | (TAG_LINK if tag == "a" else 0)
-            | (TAG_META if tag == "meta" else 0) | (TAG_SCRIPT if tag == "script" else 0))
 
 
 # libxml2's element names -> the name as str, its TAG_* bits and its place in parse.COUNTED_TAGS (-1: none): an open
@@ -935,61 +649,94 @@ cdef enum:
     TAG_SLOTS = 1024  # a power of two
     TAG_KEY = 32
     TAG_CACHED = 512
+    MAX_COUNTED = 32  # parse.COUNTED_TAGS holds at most this many names
 
 cdef struct _Tag:
     char key[TAG_KEY]  # the name as libxml2 gives it, NUL-terminated; empty: a free slot
-    PyObject *name  # the name as str (a reference the table holds for the life of the module)
+    PyObject *name  # the name as str (a reference the table holds for its life)
     int flags
     int counted
 
-cdef _Tag _TAGS[TAG_SLOTS]
-cdef _Tag _UNCACHED  # the answer for a name the table does not hold (valid until the next lookup)
-cdef Py_ssize_t _tags_held = 0
-memset(_TAGS, 0, sizeof(_TAGS))
-memset(&_UNCACHED, 0, sizeof(_UNCACHED))
 
+@cython.final
+cdef class _TagTable:
+    """parse.py's tag sets, and the table of the element names met so far with their TAG_* bits."""
 
-cdef int _fill(_Tag *slot, const char *name, Py_ssize_t length) except -1:
-    """``slot``'s name (a new reference, the old one released), bits and counted index for ``name``."""
-    cdef str tag = PyUnicode_DecodeUTF8(name, length, NULL)
-    cdef Py_ssize_t k
-    Py_INCREF(tag)
-    Py_XDECREF(slot.name)
-    slot.name = <PyObject *> tag
-    slot.flags = _tag_flags(tag)
-    slot.counted = -1
-    for k in range(N_COUNTED):
-        if strcmp(name, _COUNTED_NAMES[k]) == 0:
-            slot.counted = k
-            break
-    return 0
+    cdef frozenset inline, skip, unseen, unjoined, preformatted, excluded
+    cdef tuple counted  # parse.COUNTED_TAGS (their str objects hold the UTF-8 of counted_names)
+    cdef const char *counted_names[MAX_COUNTED]
+    cdef Py_ssize_t n_counted, held
+    cdef _Tag slots[TAG_SLOTS]
+    cdef _Tag uncached  # the answer for a name the table does not hold (valid until the next lookup)
 
+    def __cinit__(self, frozenset inline, frozenset skip, frozenset unseen, frozenset unjoined, frozenset preformatted,
+                  frozenset excluded, tuple counted):
+        cdef Py_ssize_t k
+        memset(self.slots, 0, sizeof(self.slots))
+        memset(&self.uncached, 0, sizeof(self.uncached))
+        if len(counted) > MAX_COUNTED:
+            raise ValueError("%d counted tags, the compiled parser counts at most %d" % (len(counted), MAX_COUNTED))
+        self.inline, self.skip, self.unseen, self.unjoined = inline, skip, unseen, unjoined
+        self.preformatted, self.excluded, self.counted = preformatted, excluded, counted
+        self.n_counted = len(counted)
+        for k in range(self.n_counted):
+            self.counted_names[k] = <const char *> PyUnicode_AsUTF8(counted[k])
 
-cdef _Tag *_tag_entry(const char *name) except NULL:
-    """The table's entry for the element name ``name``, made on first sight."""
-    global _tags_held
-    cdef Py_ssize_t length = strlen(name)
-    cdef unsigned int h = 2166136261u
-    cdef Py_ssize_t k, i
-    cdef _Tag *slot
-    if 0 < length < TAG_KEY:
-        for k in range(length):  # FNV-1a
-            h = (h ^ <unsigned char> name[k]) * 16777619u
-        i = h & (TAG_SLOTS - 1)
-        while True:
-            slot = &_TAGS[i]
-            if slot.key[0] == 0:
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        for i in range(TAG_SLOTS):
+            Py_XDECREF(self.slots[i].name)
+        Py_XDECREF(self.uncached.name)
+
+    cdef int flags(self, str tag) except -1:
+        """The TAG_* bits of the element name ``tag``."""
+        return ((TAG_INLINE if tag in self.inline else 0) | (TAG_SKIP if tag in self.skip else 0)
+                | (TAG_UNSEEN if tag in self.unseen else 0) | (TAG_UNJOINED if tag in self.unjoined else 0)
+                | (TAG_PREFORMATTED if tag in self.preformatted else 0)
+                | (TAG_EXCLUDED if tag in self.excluded else 0)
+                | (TAG_BR if tag == "br" else 0) | (TAG_BODY if tag == "body" else 0)
+                | (TAG_LINK if tag == "a" else 0) | (TAG_META if tag == "meta" else 0)
+                | (TAG_SCRIPT if tag == "script" else 0))
+
+    cdef int _fill(self, _Tag *slot, const char *name, Py_ssize_t length) except -1:
+        """``slot``'s name (a new reference, the old one released), bits and counted index for ``name``."""
+        cdef str tag = PyUnicode_DecodeUTF8(name, length, NULL)
+        cdef Py_ssize_t k
+        Py_INCREF(tag)
+        Py_XDECREF(slot.name)
+        slot.name = <PyObject *> tag
+        slot.flags = self.flags(tag)
+        slot.counted = -1
+        for k in range(self.n_counted):
+            if strcmp(name, self.counted_names[k]) == 0:
+                slot.counted = k
                 break
-            if strcmp(slot.key, name) == 0:
+        return 0
+
+    cdef _Tag *entry(self, const char *name) except NULL:
+        """The table's entry for the element name ``name``, made on first sight."""
+        cdef Py_ssize_t length = strlen(name)
+        cdef unsigned int h = 2166136261u
+        cdef Py_ssize_t k, i
+        cdef _Tag *slot
+        if 0 < length < TAG_KEY:
+            for k in range(length):  # FNV-1a
+                h = (h ^ <unsigned char> name[k]) * 16777619u
+            i = h & (TAG_SLOTS - 1)
+            while True:
+                slot = &self.slots[i]
+                if slot.key[0] == 0:
+                    break
+                if strcmp(slot.key, name) == 0:
+                    return slot
+                i = (i + 1) & (TAG_SLOTS - 1)
+            if self.held < TAG_CACHED:
+                self._fill(slot, name, length)
+                memcpy(slot.key, name, length + 1)
+                self.held += 1
                 return slot
-            i = (i + 1) & (TAG_SLOTS - 1)
-        if _tags_held < TAG_CACHED:
-            _fill(slot, name, length)
-            memcpy(slot.key, name, length + 1)
-            _tags_held += 1
-            return slot
-    _fill(&_UNCACHED, name, length)
-    return &_UNCACHED
+        self._fill(&self.uncached, name, length)
+        return &self.uncached
 
 
 cdef class _Owner:
@@ -1040,23 +787,17 @@ cdef class _ClassId:
         return out
 
 
-# Class and id values (joined as parse.attr_tokens joins them) -> their _ClassId, or None when they have no tokens: a
-# page's elements, and a site's pages, repeat the same few. Bounded as parse.ATTR_TOKENS is.
-cdef dict CLASS_IDS = {}
-cdef Py_ssize_t ATTR_CACHE_SIZE = _parse.ATTR_CACHE_SIZE
-
-
 cdef tuple _ascii_class_id_tokens(str class_id):
     """parse.class_id_tokens of an ASCII value: its runs of letters of two or more, lower-cased."""
     cdef const char *data = <const char *> PyUnicode_DATA(class_id)
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(class_id), i = 0, start
     cdef list tokens = []
     while i < n:
-        if not _ascii_letter(data[i]):
+        if not is_ascii_letter(data[i]):
             i += 1
             continue
         start = i
-        while i < n and _ascii_letter(data[i]):
+        while i < n and is_ascii_letter(data[i]):
             i += 1
         if i - start > 1:
             tokens.append(PyUnicode_DecodeASCII(data + start, i - start, NULL).lower())
@@ -1077,6 +818,7 @@ cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, P
     return owner
 
 
+@cython.final
 cdef class BlockTarget:
     """parse._BlockTarget, compiled: the HTML parser's events -> blocks (``block_class`` objects). Its stack
     is three lists (tag, the owner the element opened or None, inside a link) instead of tuples."""
@@ -1086,19 +828,33 @@ cdef class BlockTarget:
     cdef public object markup  # a parse.Markup, complete after close()
     cdef public bint in_json_ld, junction  # junction: an inline element has just ended (nothing since)
     cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes  # counted from libxml2's arrays
-    cdef Py_ssize_t tag_counts[N_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
-    cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup
+    cdef Py_ssize_t tag_counts[MAX_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
+    cdef _TagTable table
+    cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup, settle_separator
+    cdef str br
+    cdef int skipped_mark, junction_mark
+    # Class and id values (joined as parse.attr_tokens joins them) -> their _ClassId, or None when they have no tokens:
+    # a page's elements, and a site's pages, repeat the same few. At most cache_size are held, as in parse.ATTR_TOKENS.
+    cdef dict class_ids
+    cdef Py_ssize_t cache_size
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, class_id_tokens, excluded_part, markup_class, read_markup):
-        """``class_id_tokens``: parse.class_id_tokens, asked about class and id values that are not ASCII and not in
-        ``CLASS_IDS``; ``excluded_part``: parse.excluded_part, asked only about an element that could be one
-        (of parse.EXCLUDED_TAGS, or with a role or aria-modal attribute); ``markup_class`` and ``read_markup``:
-        parse.Markup, and parse.read_markup for lxml's attribute mappings (libxml2's arrays are read here,
-        :meth:`_read_attributes`)."""
-        self.block_class, self.class_id_tokens = block_class, class_id_tokens
-        self.excluded_part = excluded_part
-        self.markup_class, self.read_markup = markup_class, read_markup
+    def __init__(self, block_class, markup_class, read_markup, class_id_tokens, excluded_part, settle_separator, *,
+                 frozenset inline, frozenset skip, frozenset unseen, frozenset unjoined, frozenset preformatted,
+                 frozenset excluded, tuple counted, str br, int skipped, int junction, Py_ssize_t cache_size):
+        """parse.py's types, functions and rules (parse.compiled_target hands them in): ``block_class`` and
+        ``markup_class``, parse.Block and parse.Markup; ``read_markup``, parse.read_markup for lxml's attribute
+        mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``class_id_tokens``,
+        parse.class_id_tokens, asked about class and id values that are not ASCII and not cached; ``excluded_part``,
+        parse.excluded_part, asked only about an element that could be one (of ``excluded``, or with a role or
+        aria-modal attribute); ``settle_separator``, parse.settle_separator, asked only where a skipped element
+        (``skipped``) or a junction of inline elements (``junction``) stood. The tag sets are parse.INLINE, SKIP,
+        UNSEEN, UNJOINED, PREFORMATTED, EXCLUDED_TAGS and COUNTED_TAGS; ``br`` is parse.BREAK."""
+        self.block_class, self.markup_class, self.read_markup = block_class, markup_class, read_markup
+        self.class_id_tokens, self.excluded_part, self.settle_separator = class_id_tokens, excluded_part, settle_separator
+        self.table = _TagTable(inline, skip, unseen, unjoined, preformatted, excluded, counted)
+        self.br, self.skipped_mark, self.junction_mark = br, skipped, junction
+        self.class_ids, self.cache_size = {}, cache_size
         self.reset()
 
     def reset(self):
@@ -1117,7 +873,7 @@ cdef class BlockTarget:
         cdef Py_ssize_t link
         if owner.parts:
             if owner.breaks or owner.spaces is not None:
-                text, lines = block_text(owner.parts, owner.spaces, owner.preformatted)
+                text, lines = block_text(owner.parts, owner.spaces, owner.preformatted, self.br)
             else:
                 text = _joined_words(owner.parts)
             if text:
@@ -1137,7 +893,7 @@ cdef class BlockTarget:
         self.links.append(in_link)
 
     def start(self, tag, attrib):
-        self._start(tag, _tag_flags(tag), NULL, attrib)
+        self._start(tag, self.table.flags(tag), NULL, attrib)
 
     cdef _start(self, str tag, int flags, const xmlChar **atts, object attrib):
         """An element ``tag`` (its TAG_* bits ``flags``) opens. Its class, id, role and aria-modal come from
@@ -1162,7 +918,7 @@ cdef class BlockTarget:
             if not flags & TAG_UNSEEN and self.owners:
                 owner = self.owners[-1]
                 if owner.parts and not owner.preformatted:
-                    owner.separator = SKIPPED
+                    owner.separator = self.skipped_mark
             return
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
@@ -1177,10 +933,10 @@ cdef class BlockTarget:
         if flags & TAG_INLINE:
             if (junction and not flags & TAG_UNJOINED and owner.parts and not owner.separator
                     and not owner.preformatted):
-                owner.separator = JUNCTION
+                owner.separator = self.junction_mark
             self._push(tag, None, in_link or flags & TAG_LINK)
         elif flags & TAG_BR:
-            owner.parts.append(BREAK)
+            owner.parts.append(self.br)
             owner.breaks = True
             self._push(tag, None, in_link)
         else:
@@ -1245,9 +1001,9 @@ cdef class BlockTarget:
         return False
 
     cdef object _class_id(self, str class_id):
-        """The _ClassId of a class and id value (None: no tokens), from ``CLASS_IDS`` when there; an ASCII value is
+        """The _ClassId of a class and id value (None: no tokens), from ``class_ids`` when there; an ASCII value is
         tokenized here, another by ``class_id_tokens`` (parse.class_id_tokens)."""
-        cdef object known = CLASS_IDS.get(class_id, False)
+        cdef object known = self.class_ids.get(class_id, False)
         cdef tuple tokens
         cdef _ClassId entry = None
         if known is not False:
@@ -1257,9 +1013,9 @@ cdef class BlockTarget:
         if tokens:
             entry = _ClassId.__new__(_ClassId)
             entry.tokens, entry.by_level = tokens, [None, None, None, None]
-        if len(CLASS_IDS) >= ATTR_CACHE_SIZE:
-            CLASS_IDS.clear()
-        CLASS_IDS[class_id] = entry
+        if len(self.class_ids) >= self.cache_size:
+            self.class_ids.clear()
+        self.class_ids[class_id] = entry
         return entry
 
     cdef tuple _block_attributes(self, const xmlChar **atts):
@@ -1294,7 +1050,7 @@ cdef class BlockTarget:
         return self.excluded_part(tag, self.tags, role, modal)
 
     def end(self, tag):
-        self._end(tag, _tag_flags(tag))
+        self._end(tag, self.table.flags(tag))
 
     cdef _end(self, str tag, int flags):
         cdef list tags = self.tags
@@ -1331,7 +1087,7 @@ cdef class BlockTarget:
             return
         owner = self.owners[-1]
         if owner.separator:
-            _settle_separator(owner, text)
+            self.settle_separator(owner, text)
         owner.parts.append(text)
         if owner.preformatted and not owner.breaks and "\n" in text:
             owner.breaks = True
@@ -1347,8 +1103,8 @@ cdef class BlockTarget:
         markup.http_links += self.http_links
         markup.data_attributes += self.data_attributes
         markup.aria_attributes += self.aria_attributes
-        for k in range(N_COUNTED):
-            markup.tags[COUNTED_TAGS[k]] += self.tag_counts[k]
+        for k in range(self.table.n_counted):
+            markup.tags[self.table.counted[k]] += self.tag_counts[k]
         return self.blocks
 
 
@@ -1461,7 +1217,7 @@ cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) n
     if target.error is not None:
         return
     try:
-        tag = _tag_entry(<const char *> name)
+        tag = target.table.entry(<const char *> name)
         if tag.counted >= 0:
             target.tag_counts[tag.counted] += 1
         target._start(<str> tag.name, tag.flags, atts, None)
@@ -1475,7 +1231,7 @@ cdef void _sax_end(void *context, const xmlChar *name) noexcept:
     if target.error is not None:
         return
     try:
-        tag = _tag_entry(<const char *> name)
+        tag = target.table.entry(<const char *> name)
         target._end(<str> tag.name, tag.flags)
     except BaseException as exc:
         _stop(target, exc, context)
@@ -1519,359 +1275,3 @@ def parse_html(bytes html not None, BlockTarget target):
         raise error
     return target.close()
 
-
-# The perplexity filter's pooling (pipeline.steps.perplexity): the same float operations in the same order
-# as its Python (Python 3.11's sum() of floats adds left to right in a double, from the first term).
-
-cdef inline double _log_term(double perplexity, Py_ssize_t n_tokens) noexcept:
-    """perplexity._log_term of a scored unit: (tokens + 1) * log10(max(perplexity, 1.0))."""
-    return <double> (n_tokens + 1) * log10(1.0 if 1.0 > perplexity else perplexity)
-
-
-_new_tuple = tuple.__new__  # a NamedTuple made without its Python-level __new__
-
-
-def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, unit_type):
-    """perplexity.Judgement's ``groups``, ``judged`` and ``scores`` of ``units`` (perplexity.Unit tuples:
-    perplexity or None, LM tokens, paragraph): the groups (one per line when ``by_line``) pooled, then
-    (``windowed``) each pooled unit with its neighbours until it holds ``window_tokens`` tokens.
-    ``unit_type`` (a NamedTuple of those three fields) is the result's units' type."""
-    cdef Py_ssize_t n = len(units), g, i, j, k, m, weight, n_scored, held, lo, hi, total
-    cdef double log_sum
-    cdef tuple unit
-    cdef list groups, group, judged = [], scores
-    cdef dict by_paragraph
-    if by_line:
-        by_paragraph = {}
-        for i in range(n):
-            paragraph = (<tuple> units[i])[2]
-            group = by_paragraph.get(paragraph)
-            if group is None:
-                by_paragraph[paragraph] = [i]
-            else:
-                group.append(i)
-        groups = list(by_paragraph.values())
-    else:
-        groups = [[i] for i in range(n)]
-    m = len(groups)
-    cdef double *terms = <double *> PyMem_Malloc((m + 1) * sizeof(double))
-    cdef Py_ssize_t *tokens = <Py_ssize_t *> PyMem_Malloc((m + 1) * sizeof(Py_ssize_t))
-    cdef unsigned char *scored = <unsigned char *> PyMem_Malloc(m + 1)
-    if terms == NULL or tokens == NULL or scored == NULL:
-        PyMem_Free(terms)
-        PyMem_Free(tokens)
-        PyMem_Free(scored)
-        raise MemoryError()
-    try:
-        for g in range(m):  # pooled() of each group
-            group = <list> groups[g]
-            log_sum, weight, n_scored, total = 0.0, 0, 0, 0
-            for k in range(len(group)):
-                unit = <tuple> units[<Py_ssize_t> group[k]]
-                total += <Py_ssize_t> unit[1]
-                if unit[0] is not None:
-                    log_sum += _log_term(<double> unit[0], <Py_ssize_t> unit[1])
-                    weight += <Py_ssize_t> unit[1] + 1
-                    n_scored += 1
-            paragraph = (<tuple> units[<Py_ssize_t> group[0]])[2]
-            if n_scored:
-                perplexity = pow(10.0, log_sum / weight)
-                tokens[g], scored[g] = weight - n_scored, 1
-                terms[g] = _log_term(perplexity, tokens[g])
-                judged.append(_new_tuple(unit_type, (perplexity, tokens[g], paragraph)))
-            else:
-                tokens[g], scored[g], terms[g] = total, 0, 0.0
-                judged.append(_new_tuple(unit_type, (None, total, paragraph)))
-        if not windowed:
-            return groups, judged, judged
-        scores = []
-        for i in range(m):  # with_neighbours(judged, window_tokens)
-            if not scored[i]:
-                scores.append(judged[i])
-                continue
-            log_sum, weight, n_scored = terms[i], tokens[i] + 1, 1
-            held, lo, hi = tokens[i], i - 1, i + 1
-            while held < window_tokens and (lo >= 0 or hi < m):
-                for k in range(2):
-                    j = lo if k == 0 else hi
-                    if 0 <= j < m:
-                        held += tokens[j]
-                        if scored[j]:
-                            log_sum += terms[j]
-                            weight += tokens[j] + 1
-                            n_scored += 1
-                lo -= 1
-                hi += 1
-            scores.append(_new_tuple(unit_type, (pow(10.0, log_sum / weight), weight - n_scored, (<tuple> judged[i])[2])))
-        return groups, judged, scores
-    finally:
-        PyMem_Free(terms)
-        PyMem_Free(tokens)
-        PyMem_Free(scored)
-
-
-cdef enum:
-    KIND_DIGIT = 1  # normalize.DIGIT
-    KIND_GAP = 2  # normalize.GAP
-
-
-cdef class _CharacterKinds:
-    """normalize.py's kind of every character (WORD 0, DIGIT 1, GAP 2): ``kinds``, a table of the Basic Multilingual
-    Plane, and ``kind_of``, which answers for a character beyond it; both are normalize.py's, so the rule lives there."""
-
-    cdef bytes kinds
-    cdef const unsigned char *table
-    cdef object kind_of
-
-    cdef _set_kinds(self, bytes kinds, kind_of):
-        if kinds is None or len(kinds) != 0x10000:
-            raise ValueError("kinds must hold the 65536 characters of the Basic Multilingual Plane")
-        self.kinds, self.table, self.kind_of = kinds, <const unsigned char *> kinds, kind_of
-
-
-cdef unsigned char _kind_beyond(_CharacterKinds kinds, Py_UCS4 c) except 255:
-    return kinds.kind_of(c)
-
-
-cdef inline unsigned char _kind(_CharacterKinds kinds, Py_UCS4 c) except? 255:
-    """The kind of ``c``: a function, not a method (no virtual call per character), that asks ``kind_of`` out of
-    line for a character beyond the table."""
-    if c < 0x10000:
-        return kinds.table[c]
-    return _kind_beyond(kinds, c)
-
-
-cdef class Normalizer(_CharacterKinds):
-    """The corpus stages' normalisation (:mod:`pipeline.corpus.normalize`): lower-cased, a DIGIT character to 0,
-    a GAP character (punctuation, symbols, white space) between words as one space, none at a line's ends."""
-
-    def __cinit__(self, bytes kinds, kind_of):
-        self._set_kinds(kinds, kind_of)
-
-    cdef object _run(self, str text, bint as_lines):
-        cdef str lowered = text.lower()
-        cdef Py_ssize_t length = 0, start = 0
-        cdef Py_UCS4 c
-        cdef unsigned char kind
-        cdef bint gap = False
-        cdef list lines = []
-        cdef Py_UCS4 *buf = <Py_UCS4 *> PyMem_Malloc((len(lowered) + 1) * sizeof(Py_UCS4))
-        if buf == NULL:
-            raise MemoryError()
-        try:
-            for c in lowered:
-                if c == u'\n':
-                    if as_lines:
-                        lines.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length))
-                        length = 0
-                    elif length > start:  # a line break only after a line that kept a word
-                        buf[length] = u'\n'
-                        length += 1
-                        start = length
-                    gap = False
-                    continue
-                kind = _kind(self, c)
-                if kind == KIND_GAP:
-                    gap = True
-                    continue
-                if gap and length > start:
-                    buf[length] = u' '
-                    length += 1
-                gap = False
-                buf[length] = u'0' if kind == KIND_DIGIT else c
-                length += 1
-            if as_lines:
-                lines.append(PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length))
-                return lines
-            if length and length == start:  # the break after the last line that kept a word
-                length -= 1
-            return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, buf, length)
-        finally:
-            PyMem_Free(buf)
-
-    def lines(self, str text):
-        """normalize.normalized_lines: each line normalised, aligned with ``text.split("\\n")``."""
-        return self._run(text, True)
-
-    def text(self, str text):
-        """normalize.normalized_text: the lines that keep a word, normalised and joined by line breaks."""
-        return self._run(text, False)
-
-
-cdef Py_ssize_t _distinct_windows(const Py_ssize_t *ids, Py_ssize_t n_ids, Py_ssize_t width) except -1:
-    """How many distinct runs of ``width`` consecutive values ``ids`` holds (its n-grams), counted exactly:
-    a table of rolling hashes whose equal entries are compared value by value."""
-    cdef Py_ssize_t n = n_ids - width + 1, size = 16, i, k, slot, other
-    cdef unsigned long long h = 0, power = 1, P = 0x100000001b3ULL, mixed
-    cdef unsigned long long *hashes
-    cdef Py_ssize_t *table
-    cdef Py_ssize_t distinct = 0
-    cdef bint same
-    while size < 2 * n:
-        size *= 2
-    hashes = <unsigned long long *> PyMem_Malloc(n * sizeof(unsigned long long))
-    table = <Py_ssize_t *> PyMem_Malloc(size * sizeof(Py_ssize_t))
-    if hashes == NULL or table == NULL:
-        PyMem_Free(hashes)
-        PyMem_Free(table)
-        raise MemoryError()
-    for k in range(width):
-        h = h * P + <unsigned long long> ids[k]
-        if k:
-            power *= P
-    for i in range(size):
-        table[i] = -1
-    for i in range(n):
-        if i:
-            h = (h - power * <unsigned long long> ids[i - 1]) * P + <unsigned long long> ids[i + width - 1]
-        hashes[i] = h
-        mixed = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ULL
-        slot = <Py_ssize_t> ((mixed ^ (mixed >> 29)) & <unsigned long long> (size - 1))
-        while True:
-            other = table[slot]
-            if other < 0:
-                table[slot] = i
-                distinct += 1
-                break
-            if hashes[other] == h:
-                same = True
-                for k in range(width):
-                    if ids[other + k] != ids[i + k]:
-                        same = False
-                        break
-                if same:
-                    break
-            slot = (slot + 1) & (size - 1)
-    PyMem_Free(hashes)
-    PyMem_Free(table)
-    return distinct
-
-
-cdef inline double _share(Py_ssize_t part, Py_ssize_t whole) noexcept:
-    return (<double> part) / (<double> whole) if whole > 0 else 0.0
-
-
-cdef class SignalCounter(_CharacterKinds):
-    """The quality signals of one document (:func:`pipeline.corpus.signals.document_signals`, the reference this
-    computes the same values as). The character sets are signals.py's and the kinds of characters (a GAP is
-    punctuation or a symbol inside a word) normalize.py's, so every rule lives there."""
-
-    cdef unsigned char space[0x3001]
-    cdef str terminal, bullets, line_space, line_break
-
-    def __cinit__(self, bytes kinds, kind_of, str white_space not None, str terminal not None,
-                  str bullets not None, str line_space not None, str line_break not None):
-        cdef Py_UCS4 c
-        self._set_kinds(kinds, kind_of)
-        memset(self.space, 0, sizeof(self.space))
-        for c in white_space:
-            if c > 0x3000:
-                raise ValueError("white space beyond U+3000")
-            self.space[c] = 1
-        self.terminal, self.bullets, self.line_space, self.line_break = terminal, bullets, line_space, line_break
-
-    cdef inline bint _is_space(self, Py_UCS4 c) noexcept:
-        return c <= 0x3000 and self.space[c]
-
-    cdef inline bint _is_mark(self, Py_UCS4 c) except -1:
-        return _kind(self, c) == KIND_GAP
-
-    cdef str _stripped(self, str word):
-        cdef Py_ssize_t start = 0, end = len(word)
-        while start < end and self._is_mark(word[start]):
-            start += 1
-        while end > start and self._is_mark(word[end - 1]):
-            end -= 1
-        return word if start == 0 and end == len(word) else word[start:end]
-
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
-    def signals(self, str text, stop, Py_ssize_t ngram_words):
-        """signals.document_signals of ``text`` with the stop words ``stop`` (a frozenset, or None)."""
-        cdef Py_ssize_t n = len(text), i, start = 0, end, j, skip = 0
-        cdef Py_ssize_t n_lines = 0, terminal = 0, bullet = 0, ellipsis = 0
-        cdef Py_ssize_t n_words = 0, word_chars = 0, symbols = 0, n_ids = 0, n_stop = 0, n_grams, word_start
-        cdef Py_UCS4 c
-        cdef bint in_word = False
-        cdef set lines = set()
-        cdef dict vocabulary = {}
-        cdef str lowered, word
-        cdef object known
-        cdef Py_ssize_t *ids
-        cdef unsigned char *stopped
-        for i in range(n + 1):
-            c = text[i] if i < n else u'\n'
-            if c == u'\n':  # a line ends: [start, i)
-                n_lines += 1
-                lines.add(text[start:i])
-                end = i
-                if end > start and text[end - 1] in self.line_break:
-                    end -= 1
-                while end > start and text[end - 1] in self.line_space:
-                    end -= 1
-                if end > start and text[end - 1] in self.terminal:
-                    terminal += 1
-                if (end > start and text[end - 1] == u'…') or (end - start >= 3 and text[end - 1] == u'.'
-                                                                 and text[end - 2] == u'.' and text[end - 3] == u'.'):
-                    ellipsis += 1
-                j = start
-                while j < i and text[j] in self.line_space:
-                    j += 1
-                if j < i and text[j] in self.bullets:
-                    bullet += 1
-                start = i + 1
-                if i == n:
-                    break
-            if self._is_space(c):
-                in_word = False
-            else:
-                word_chars += 1
-                if not in_word:
-                    n_words += 1
-                    in_word = True
-            if skip:
-                skip -= 1
-            elif c == u'#' or c == u'…':
-                symbols += 1
-            elif c == u'.' and i + 2 < n and text[i + 1] == u'.' and text[i + 2] == u'.':
-                symbols += 1
-                skip = 2
-        lowered = text.lower()
-        n = len(lowered)
-        ids = <Py_ssize_t *> PyMem_Malloc((n // 2 + 2) * sizeof(Py_ssize_t))
-        stopped = <unsigned char *> PyMem_Malloc(n // 2 + 2)
-        if ids == NULL or stopped == NULL:
-            PyMem_Free(ids)
-            PyMem_Free(stopped)
-            raise MemoryError()
-        try:
-            word_start = -1
-            for i in range(n + 1):
-                c = lowered[i] if i < n else u' '
-                if not self._is_space(c):
-                    if word_start < 0:
-                        word_start = i
-                    continue
-                if word_start < 0:
-                    continue
-                word = lowered[word_start:i]
-                word_start = -1
-                known = vocabulary.get(word)
-                if known is None:
-                    j = len(vocabulary)
-                    vocabulary[word] = j
-                    stopped[j] = stop is not None and self._stripped(word) in stop
-                else:
-                    j = known
-                ids[n_ids] = j
-                n_ids += 1
-                n_stop += stopped[j]
-            n_grams = n_ids - ngram_words + 1
-            duplicate_ngrams = (_share(n_grams - _distinct_windows(ids, n_ids, ngram_words), n_grams)
-                                if n_grams > 1 else 0.0)
-        finally:
-            PyMem_Free(ids)
-            PyMem_Free(stopped)
-        return (n_words, n_lines, _share(word_chars, n_words), _share(symbols, n_words), _share(terminal, n_lines),
-                _share(bullet, n_lines), _share(ellipsis, n_lines), _share(n_lines - len(lines), n_lines),
-                duplicate_ngrams, None if stop is None else n_stop, None if stop is None else _share(n_stop, n_words))

@@ -1,38 +1,42 @@
-"""The compiled block stage (``_native.pyx``) against its pure-Python reference: same blocks, same
-features, same decisions with whatever model is shipped, on real WARC pages."""
+"""The compiled parts (``pipeline._native``) against their Python reference: the same blocks, features and decisions
+with whatever model is shipped, the same text kernels, on real WARC pages and edge cases; and the parts built are the
+ones of this version."""
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import SAMPLE_WARC, bench_file
 
+from pipeline import _native
 from pipeline.config import load_settings
 from pipeline.models import block_model
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.stats import Stats
-from pipeline.steps.blocks import native
+from pipeline.steps.blocks import parse
 from pipeline.steps.blocks.features import context_features, featurize, word_count
-from pipeline.steps.blocks.parse import (Block, Markup, _BlockTarget, _html_parser,
-                                         class_id_tokens, excluded_part, parse_blocks, parse_page, read_markup)
+from pipeline.steps.blocks.parse import (BREAK, Block, Markup, _BlockTarget, _html_parser, compiled_target, parse_blocks,
+                                         parse_page)
 from pipeline.steps.blocks.step import BlocksExtractor
 from pipeline.steps.extractors import PageTooDeep
 from pipeline.steps.normalize import lm_tokens
 
 
-def compiled_target(module):
-    """The compiled parser target as parse.parse_page makes it."""
-    return module.BlockTarget(Block, class_id_tokens, excluded_part, Markup, read_markup)
+def without_compiled(part):
+    """No compiled part: every owner runs its Python reference (patched over ``_native.compiled``)."""
+    return None
 
 
 def warc_pages(path, limit: int | None = None) -> list[str]:
     """Decoded HTML of the response pages of a WARC (as the pipeline reads them)."""
     settings = load_settings(None, [])
     pages = []
-    for page in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()):
+    for page in read_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()):
         if page.kind == "html":
             pages.append(decode_html(page.html, page.http_charset))
         if limit and len(pages) >= limit:
@@ -57,10 +61,10 @@ def classify_all(pages: list[str]) -> list[tuple]:
 
 def assert_agree(pages: list[str], monkeypatch) -> int:
     """The compiled and the reference stage agree block by block; returns the blocks compared."""
-    assert native.compiled() is not None, "the compiled block stage is not built (pip install -e . builds it)"
+    assert all(map(_native.compiled, _native.PARTS)), "the compiled parts are not built (pip install -e . builds them)"
     compiled = classify_all(pages)
     with monkeypatch.context() as patch:
-        patch.setattr(native, "compiled", lambda: None)
+        patch.setattr(_native, "compiled", without_compiled)
         reference = classify_all(pages)
     cut = block_model().threshold
     compared = 0
@@ -142,9 +146,9 @@ EDGE_HTML = [
 def test_compiled_target_gives_the_references_blocks_on_edge_cases(monkeypatch):
     """Pages built to differ: white space of every kind, link text, skipped subtrees, class/id
     attributes, several top-level elements, deep nesting."""
-    assert native.compiled() is not None
+    assert _native.compiled("html") is not None
     got = [parse_page(html) for html in EDGE_HTML]
-    monkeypatch.setattr(native, "compiled", lambda: None)
+    monkeypatch.setattr(_native, "compiled", without_compiled)
     want = [parse_page(html) for html in EDGE_HTML]
     assert got == want  # the blocks and the markup
     markup = want[-2][1]
@@ -162,7 +166,7 @@ def test_compiled_word_count_matches_the_reference(monkeypatch):
     texts = ["Three plain words", "毎朝、仕事に行く前に川沿いの道を歩きます。", "", " \u3000 a\u00a0b\tc ",
              "ภาษาไทย ไม่มี ช่องว่าง", "x"]
     got = [word_count(t) for t in texts]
-    monkeypatch.setattr(native, "compiled", lambda: None)
+    monkeypatch.setattr(_native, "compiled", without_compiled)
     assert got == [word_count(t) for t in texts]
 
 
@@ -170,7 +174,7 @@ def test_compiled_joined_words_collapse_white_space_as_split_and_join_do():
     texts = ["", " ", "a", "  two  words ", "tab\tnew\nline\r\x0b\x0c\x1c\x1d\x1e\x1f\x85 end", "ascii\x1c\x1d\x1e\x1f\x0b\x0c\r end\x7f", "\u3000全角\u3000空白\u2028",
              "nbsp\u00a0zero\u200bwidth", "\ud800 lone surrogate \U0001F600 emoji"]
     texts += warc_pages(SAMPLE_WARC, limit=5)
-    module = native.compiled()
+    module = _native.compiled("html")
     for text in texts:
         assert module.joined_words(text) == " ".join(text.split()), text
 
@@ -183,19 +187,17 @@ BROKEN_TEXTS = ["", "\x00", "one line", "Title\x00Authors, and more\x00venue", "
 def test_compiled_break_lines_and_block_text_write_what_the_reference_writes():
     """The compiled block text (a block's parts with br marks and written spaces) gives parse.py's text and lines:
     edge cases, preformatted or not, and every text run of the sample WARC's pages cut into parts at its spaces."""
-    from pipeline.steps.blocks import parse
-
-    module = native.compiled()
+    module = _native.compiled("html")
     for text in BROKEN_TEXTS:
         for preformatted in (False, True):
-            assert module.break_lines(text, preformatted) == parse.break_lines(text, preformatted), (text, preformatted)
+            assert module.break_lines(text, preformatted, BREAK) == parse.break_lines(text, preformatted), (text, preformatted)
     cases = [(text.split(" "), spaces) for text in BROKEN_TEXTS for spaces in (None, [1], [1, 2], [])]
     cases += [(html.replace("<", "\x00").split(" ")[:200], [3, 5, 40]) for html in warc_pages(SAMPLE_WARC, limit=5)]
     for parts, spaces in cases:
         spaces = [i for i in spaces if i < len(parts)] if spaces else spaces
         for preformatted in (False, True):
             want = parse.block_text(parts, spaces, preformatted)
-            assert module.block_text(parts, spaces, preformatted) == want, (parts, spaces)
+            assert module.block_text(parts, spaces, preformatted, BREAK) == want, (parts, spaces)
             assert isinstance(want[1], tuple)
 
 
@@ -205,7 +207,7 @@ def test_compiled_lm_line_matches_the_normalisation_on_real_sentences():
              "  \t\n", "", "tab\tseparated\ncells, and __under__ scores", "\ud800 lone surrogate"]
     texts += [s for html in warc_pages(SAMPLE_WARC) for s in html.split("<")][:5000]
     texts += [f"{c}{pattern}{c}" for c in map(chr, range(128)) for pattern in ("", "x", "Ab9_", " Z ", "\u00e9")]
-    module = native.compiled()
+    module = _native.compiled("text")
     for text in texts:
         tokens = lm_tokens(text)
         assert module.lm_line(text) == (" ".join(tokens), len(tokens)), text
@@ -223,12 +225,14 @@ def test_compiled_nesting_depth_scans_tags_as_the_reference_does(monkeypatch):
              "".join(f"<{name.upper()}x>" for name in sorted(extractors.FLAT_TAGS))]
     pages = warc_pages(SAMPLE_WARC) + warc_pages(bench_file("warc", "bench-dev.warc.gz"), limit=200)
     texts = edge + pages + [html[: len(html) // 3] for html in pages[:20]]
-    module = native.compiled()
+    module = _native.compiled("html")
     assert module is not None
+    scan = module.DepthScan(extractors.FLAT_TAGS)
     for stop in (0, 5, 30, 220):
-        got = [module.nesting_depth(text, stop) for text in texts]
+        got = [scan.depth(text, stop) for text in texts]
+        assert got == [extractors.nesting_depth(text, stop) for text in texts]  # the stage's own call
         with monkeypatch.context() as patch:
-            patch.setattr(native, "compiled", lambda: None)
+            patch.setattr(_native, "compiled", without_compiled)
             assert got == [extractors.nesting_depth(text, stop) for text in texts]
     assert max(got) > 30  # real pages nest: the scan is compared on depths that matter
 
@@ -263,7 +267,7 @@ def real_page_texts() -> tuple[str, ...]:
 
 
 def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_character_and_real_pages():
-    """The corpus stages' normaliser (``_native.Normalizer``): the same lines and texts as the regular expressions
+    """The corpus stages' normaliser (``Normalizer``): the same lines and texts as the regular expressions
     of normalize.py for every code point (inside a word, repeated, around line breaks) and for the visible text
     of the real WARCs' pages, CJK and other scripts among them."""
     from pipeline.corpus import normalize
@@ -281,7 +285,7 @@ def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_charac
 
 
 def test_compiled_quality_signals_agree_with_the_reference_on_real_pages_and_edge_cases():
-    """The corpus's quality signals (``_native.SignalCounter``): the same values as signals.py's Python for the
+    """The corpus's quality signals (``SignalCounter``): the same values as signals.py's Python for the
     visible text of the real WARCs' pages and for edge cases of every rule, with and without stop words, at
     several n-gram lengths (1 word up to longer than the text)."""
     from pipeline.corpus import signals
@@ -304,16 +308,55 @@ def test_compiled_quality_signals_agree_with_the_reference_on_real_pages_and_edg
     assert values["q_duplicate_ngrams"] == 2 / 5 and values["q_stop_words"] == 3 and values["q_punctuation_lines"] == 1.0
 
 
-def test_without_the_compiled_module_the_stage_runs_the_reference_and_counts_it(monkeypatch):
-    settings = load_settings(None, [])
-    html = warc_pages(SAMPLE_WARC, limit=1)[0]
-    compiled_stage = BlocksExtractor(settings.extract, settings.langid)
-    text = compiled_stage.extract(html)
-    assert "pure_python" not in compiled_stage.stats.to_dict()["stage"]["blocks"]
-    monkeypatch.setattr(native, "compiled", lambda: None)
-    stage = BlocksExtractor(settings.extract, settings.langid)
-    assert stage.extract(html) == text
-    assert stage.stats.to_dict()["stage"]["blocks"]["pure_python"] == 1
+def test_the_built_parts_are_the_parts_of_this_version():
+    """Every .pyx of the package is a part, built (make setup) from this VERSION, and loads."""
+    import importlib
+
+    sources = sorted(path.stem for path in Path(_native.__file__).parent.glob("*.pyx"))
+    assert sources == sorted(_native.PARTS)
+    for part in _native.PARTS:
+        assert importlib.import_module(f"pipeline._native.{part}").VERSION == _native.VERSION, part
+        assert _native.compiled(part) is not None and _native.built_file(part) is not None
+    assert _native.unavailable() == {}
+
+
+@pytest.fixture
+def fresh_parts(monkeypatch):
+    """``_native.compiled`` asked afresh (and afterwards again), with no part yet found unavailable."""
+    _native.compiled.cache_clear()
+    monkeypatch.setattr(_native, "_UNAVAILABLE", {})
+    yield
+    _native.compiled.cache_clear()
+
+
+@pytest.mark.slow
+def test_parts_of_another_version_run_the_reference_said_once_and_counted(fresh_parts, monkeypatch, tmp_path, caplog):
+    """Parts built from other source (here: the facade's VERSION moved on) are refused: the sample runs on the Python
+    references with the golden rows and stats, each part is named once in the log, and the split counts each."""
+    import json
+
+    from golden_digest import GOLDEN_FILE, sample_run
+
+    monkeypatch.setattr(_native, "VERSION", _native.VERSION + 1)
+    digest = json.loads(json.dumps(sample_run(SAMPLE_WARC, tmp_path), sort_keys=True))
+    golden = json.loads(GOLDEN_FILE.read_text(encoding="utf-8"))
+    for part in ("data", "dropped", "sentences"):
+        assert digest[part] == golden[part]
+    assert digest["stats"].pop("native") == {"stale": {"html": 1, "text": 1, "trees": 1}}
+    assert digest["stats"] == golden["stats"]
+    said = [r.getMessage() for r in caplog.records if "compiled" in r.getMessage()]
+    assert len(said) == 3 and all("stale" in line and "Python reference" in line for line in said)
+
+
+def test_a_part_that_is_not_built_is_missing(fresh_parts, monkeypatch):
+    import importlib
+
+    real = importlib.import_module
+    monkeypatch.setattr(importlib, "import_module",
+                        lambda name, *a: (_ for _ in ()).throw(ImportError("no module")) if name.endswith(".trees")
+                        else real(name, *a))
+    assert _native.compiled("trees") is None and _native.compiled("html") is not None
+    assert _native.unavailable() == {"trees": "missing"}
 
 
 def test_the_resiliparse_stage_reuses_the_block_stage_main_content_pass(monkeypatch):
@@ -338,7 +381,7 @@ def test_the_resiliparse_stage_reuses_the_block_stage_main_content_pass(monkeypa
 def reference(monkeypatch, function, *args):
     """``function(*args)`` computed by the pure-Python reference code."""
     with monkeypatch.context() as patch:
-        patch.setattr(native, "compiled", lambda: None)
+        patch.setattr(_native, "compiled", without_compiled)
         return function(*args)
 
 
@@ -347,7 +390,7 @@ def test_compiled_pairwise_sums_add_as_numpy_does(n):
     """page_rows, tree_raw and context_rows sum as ndarray.sum does (pairwise, 8 accumulators)."""
     rng = np.random.default_rng(n)
     values = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 9, n)
-    module = native.compiled()
+    module = _native.compiled("trees")
     assert module.pairwise_sum(values) == values.sum()
     values32 = values.astype(np.float32)
     got = module.pairwise_sum32(values32)
@@ -404,9 +447,9 @@ def test_the_reused_parser_reads_every_page_as_a_fresh_one_would(compiled, monke
     one gets the blocks a new parser gives it."""
     from lxml import etree
 
-    module = native.compiled()
+    module = _native.compiled("html")
     if not compiled:
-        monkeypatch.setattr(native, "compiled", lambda: None)
+        monkeypatch.setattr(_native, "compiled", without_compiled)
 
     def fresh(html: str) -> list[Block]:
         target = compiled_target(module) if compiled else _BlockTarget()
@@ -464,7 +507,7 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     parse and is raised, and the next page reads as a fresh one."""
     from lxml import etree
 
-    module = native.compiled()
+    module = _native.compiled("html")
     assert module.sax_available(), "libxml2's functions were not found in lxml.etree"
 
     def via_lxml(data: bytes) -> list[Block]:
@@ -492,7 +535,9 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
     def failing(class_id):
         raise ValueError("class and id tokens failed")
 
-    broken = module.BlockTarget(Block, failing, excluded_part, Markup, read_markup)
+    with monkeypatch.context() as patch:
+        patch.setattr(parse, "class_id_tokens", failing)
+        broken = compiled_target(module)
     with pytest.raises(ValueError, match="class and id tokens failed"):  # a class not seen, not ASCII: parse.py's
         module.parse_html('<body><div class="not-seen-before-fäiling"><p>a</p></div></body>'.encode(), broken)
     assert module.parse_html(documents[-1], target) == via_lxml(documents[-1])
@@ -509,6 +554,6 @@ def test_the_compiled_parser_gets_the_events_lxml_delivers(monkeypatch):
             return False
 
     without = WithoutLibxml2Symbols()
-    monkeypatch.setattr(native, "compiled", lambda: without)
+    monkeypatch.setattr(_native, "compiled", lambda part: without if part == "html" else None)
     monkeypatch.setattr(module, "parse_html", lambda *a: pytest.fail("parse_html called without libxml2"))
     assert [parse_blocks(html) for html in EDGE_HTML] == [via_lxml(data) for data in documents[:len(EDGE_HTML)]]
