@@ -460,8 +460,30 @@ def _with_block(record: Record, url: str, block: bytes) -> Record:
     return Record(record.version, headers, block)
 
 
+def damaged_headers(corpus: "Corpus") -> tuple[list[Record], dict[str, list[str]]]:
+    """Three real HTML responses with damaged WARC headers, among two intact ones: a lower-case version line and a
+    Latin-1 byte in the target URI (FastWARC rejects the first and reads U+FFFD for the second; warcio reads
+    both), and a version line of WARC/2.0 (neither reads it: counted). Returns the records and the URLs of the
+    pages that must come out (``recovered``) and of the one that must be counted (``rejected``)."""
+    pages = sorted((p for p in corpus.pages if _split_http(p) is not None), key=lambda p: p.header(b"WARC-Target-URI"))
+    chosen = pages[:5]
+
+    def renamed(record: Record, url: str, version: bytes = b"WARC/1.0") -> Record:
+        moved = _with_block(record, url, record.block)
+        return Record(version, [(k, url.encode("latin-1") if k.lower() == b"warc-target-uri" else v)
+                                for k, v in moved.headers], moved.block)
+
+    lower = renamed(chosen[1], "http://fuzz.example/real/lower-case-version", b"warc/1.0")
+    future = renamed(chosen[2], "http://fuzz.example/real/version-2", b"WARC/2.0")
+    latin1 = renamed(chosen[3], "http://fuzz.example/real/stra\xdfe")
+    return [chosen[0], lower, future, latin1, chosen[4]], {
+        "recovered": ["http://fuzz.example/real/lower-case-version", "http://fuzz.example/real/stra\xdfe"],
+        "rejected": ["http://fuzz.example/real/version-2"]}
+
+
 def write_real_page_traps(out_dir: Path, corpus: "Corpus", first: int) -> list[dict]:
-    """One file of kind ``real_page_trap`` per case of :func:`real_page_traps`, the trap among real records."""
+    """One file of kind ``real_page_trap`` per case of :func:`real_page_traps`, the trap among real records, and one
+    of :func:`damaged_headers`."""
     manifest = []
     for offset, (name, (record, url, word)) in enumerate(sorted(real_page_traps(corpus).items())):
         recs = corpus.pick(1, 3)
@@ -471,6 +493,13 @@ def write_real_page_traps(out_dir: Path, corpus: "Corpus", first: int) -> list[d
         (out_dir / file).write_bytes(data)
         manifest.append({"file": file, "kind": "real_page_trap", "intact": len(recs), "bytes": len(data),
                          "note": f"{name}: {url}", "url": url, "word": word})
+    recs, urls = damaged_headers(corpus)
+    data = b"".join(corpus.gz(recs))
+    file = f"fuzz-{first + len(manifest):04d}-real_page_trap.warc.gz"
+    (out_dir / file).write_bytes(data)
+    manifest.append({"file": file, "kind": "real_page_trap", "intact": len(recs) - len(urls["rejected"]),
+                     "bytes": len(data), "note": "damaged_headers: " + ", ".join(urls["recovered"] + urls["rejected"]),
+                     **urls})
     return manifest
 
 

@@ -91,8 +91,9 @@ def test_make_run_counts_the_whole_process_tree(tmp_path):
 
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from cputree import measure
+    from test_bench import load_cputree
+
+    measure = load_cputree().measure
 
     out = tmp_path / "out"
     warcplex = os.path.join(os.path.dirname(sys.executable), "warcplex")

@@ -172,7 +172,7 @@ def test_real_pages_whose_bytes_lie_come_out_right(corpus, fuzz_run):
 
     _, manifest = corpus
     out, stats = fuzz_run
-    traps = {m["note"].split(":")[0]: m for m in manifest if m["kind"] == "real_page_trap"}
+    traps = {m["note"].split(":")[0]: m for m in manifest if m["kind"] == "real_page_trap" and "url" in m}
     assert set(traps) == {"code_page_as_latin1", "cesu8"}
     rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
     for name, entry in traps.items():
@@ -184,6 +184,22 @@ def test_real_pages_whose_bytes_lie_come_out_right(corpus, fuzz_run):
                 sum(ch.isalpha() and ord(ch) > 0x24F for ch in text) >= 100, name
     decoded = stats["stage"]["decode"]
     assert decoded["relabelled"] >= 1 and decoded["cesu8"] >= 1
+
+
+def test_damaged_record_headers_are_read_by_warcio_or_counted(corpus, fuzz_run):
+    """Real records whose WARC header FastWARC rejects or misreads: warcio reads the lower-case version line and
+    the Latin-1 URI byte (their pages come out), the WARC/2.0 record is counted with its reason and its file
+    named; nothing is lost silently."""
+    corpus_dir, manifest = corpus
+    out, stats = fuzz_run
+    entry = next(m for m in manifest if m["note"].startswith("damaged_headers"))
+    urls = {r["url"] for r in ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive")
+            .to_table(columns=["url"]).to_pylist()}
+    assert set(entry["recovered"]) <= urls and not set(entry["rejected"]) & urls
+    per_file = Stats.from_dict(marker(out, corpus_dir / entry["file"])).counts
+    assert per_file["read_errors.recovered.version_line"] == per_file["read_errors.recovered.header_bytes"] == 1
+    assert per_file["read_errors.rejected.version_line"] == 1
+    assert "WARC/2.0" in stats["file_errors"][str(corpus_dir / entry["file"])]
 
 
 def run_python(code: str) -> dict:
