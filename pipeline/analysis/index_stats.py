@@ -161,20 +161,34 @@ def page_queries(texts: list[str], count: int, terms: int, min_chars: int) -> li
     return queries
 
 
+# A timed pass answers the query set as many times as takes at least this much CPU on the slowest index, so that
+# the clock's resolution and a moment's load weigh little.
+PASS_SECONDS = 0.05
+
+
 def query_cpu(indexes: list[TextIndex], queries: list[str], repeats: int) -> list[dict[str, float]]:
-    """CPU (and wall) seconds per query on each index: the median of ``repeats`` passes over ``queries``,
-    the passes alternating between the indexes after one warm-up pass each."""
+    """CPU (and wall) seconds per query on each index: the median of ``repeats`` passes, the passes alternating
+    between the indexes after one warm-up pass each; a pass answers ``queries`` as many times over as takes
+    :data:`PASS_SECONDS` on the slowest index (the same number on every index)."""
     parsed = [[index.index.parse_query(query, [FIELD]) for query in queries] for index in indexes]
+
+    def run(i: int, times: int) -> tuple[float, float]:
+        started, started_wall = time.process_time(), time.perf_counter()
+        for _ in range(times):
+            for query in parsed[i]:
+                indexes[i].searcher.search(query, 10, count=True)
+        return time.process_time() - started, time.perf_counter() - started_wall
+
+    warm = max(run(i, 1)[0] for i in range(len(indexes)))
+    times = max(1, math.ceil(PASS_SECONDS / warm)) if warm > 0 else 1
     cpu: list[list[float]] = [[] for _ in indexes]
     wall: list[list[float]] = [[] for _ in indexes]
-    for round_ in range(repeats + 1):
-        for i, index in enumerate(indexes):
-            started, started_wall = time.process_time(), time.perf_counter()
-            for query in parsed[i]:
-                index.searcher.search(query, 10, count=True)
-            if round_:  # the first round warms up
-                cpu[i].append((time.process_time() - started) / max(1, len(queries)))
-                wall[i].append((time.perf_counter() - started_wall) / max(1, len(queries)))
+    answered = max(1, len(queries) * times)
+    for _ in range(repeats):
+        for i in range(len(indexes)):
+            seconds, wall_seconds = run(i, times)
+            cpu[i].append(seconds / answered)
+            wall[i].append(wall_seconds / answered)
     return [{"cpu_seconds": statistics.median(c), "wall_seconds": statistics.median(w)} for c, w in zip(cpu, wall)]
 
 
@@ -309,7 +323,8 @@ def run_index_stats(output: str, s3: S3Settings, settings: IndexSettings, carbon
             "how": (f"for each of the first {settings.queries} sampled pages, its {settings.query_terms} words of "
                     f"highest tf-idf in its main content that occur in more than one page (at least "
                     f"{settings.min_query_chars} letters), any of them; top 10 and the hit count; the median CPU "
-                    f"of {settings.query_repeats} passes alternating between the links"),
+                    f"of {settings.query_repeats} passes alternating between the links, each pass answering the "
+                    f"set as many times as takes {PASS_SECONDS:g} CPU-s on the slowest link"),
             "count": len(queries),
             "examples": queries[:5],
             "repeats": settings.query_repeats,
