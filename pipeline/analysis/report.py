@@ -277,8 +277,7 @@ def _chain_section(index: dict[str, Any]) -> str:
     def g(kg):
         return "-" if kg is None else f"{kg * 1000:.4g}"
 
-    rows = [[link["step"], _fmt(link["documents"]), _fmt(link["bytes_text"]), _fmt(link["postings"]),
-             _fmt(link["index_bytes"]),
+    rows = [[link["step"], _fmt(link["postings"]), _fmt(link["index_bytes"]),
              f"{100 * link['share_of_first']['index_bytes']:.1f}%" if link["share_of_first"]["index_bytes"] else "-",
              f"{link['query_cpu_seconds'] * 1e6:,.1f}", f"{link['query_speedup']:.2f}x" if link.get("query_speedup") else "-",
              g(link["kg_co2_per_million_queries"]), g(link["kg_co2_build"]), g(link.get("kg_co2_cleaning")),
@@ -303,9 +302,9 @@ def _chain_section(index: dict[str, Any]) -> str:
             f"cleaning is the CPU the run spent bringing these pages from all visible text to the link; "
             f"break-even: the queries after which answering from the link instead of {html.escape(first)} has "
             f"saved its cleaning and the difference in index builds.</p>"
-            + _table(["link", "documents", "text bytes", "postings", "index bytes", f"index % of {first}",
-                      "CPU per query (us)", "query speed-up", "g CO2 per 1M queries", "g CO2 index build",
-                      "g CO2 cleaning", "break-even (queries)"], rows) + whole_note + missing)
+            + _table(["link", "postings", "index bytes", f"% of {first}", "us CPU per query", "speed-up",
+                      "g CO2 per 1M queries", "g CO2 index build", "g CO2 cleaning", "break-even (queries)"], rows)
+            + whole_note + missing)
 
 
 def chart_cpu(stats: dict[str, Any]) -> str | None:
