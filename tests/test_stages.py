@@ -318,8 +318,8 @@ def test_each_verdict_names_the_part_of_the_rule_that_decided_and_the_threshold_
              Unit(10_000, 40, 5)]
     verdicts = Judgement(units, "line", "context", window_tokens=1).verdicts(3000, short_tokens=30)
     assert verdicts[0] == Verdict(True, "score", 3000)
-    # the short bad line scored over its bar of 300 (and the threshold), but its kept neighbours keep it
-    assert verdicts[1] == Verdict(True, "neighbours", 300)
+    # the short bad line scored over the threshold itself, but its kept neighbours keep it
+    assert verdicts[1] == Verdict(True, "neighbours", 3000)
     assert verdicts[3] == Verdict(False, "context", 3000)
     # the short good line (200 under its bar of 400) goes with its two dropped neighbours
     assert verdicts[4] == Verdict(False, "neighbours", 400)

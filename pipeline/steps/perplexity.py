@@ -171,9 +171,12 @@ class Judgement:
                 decided.append(Verdict(score.perplexity <= protected_threshold, "protected", protected_threshold))
             else:
                 bar = threshold * min(1.0, (own.n_tokens + 1) / short_tokens) if scale else threshold
-                kept = score.perplexity <= bar
-                decided.append(Verdict(kept, "score" if kept else rule if score.perplexity > threshold else "length",
-                                       bar))
+                if score.perplexity <= bar:
+                    decided.append(Verdict(True, "score", bar))
+                elif score.perplexity > threshold:  # over the threshold itself, whatever its length
+                    decided.append(Verdict(False, rule, threshold))
+                else:
+                    decided.append(Verdict(False, "length", bar))
         if rule == "context":  # a short line whose two neighbours agree takes their decision
             decided = [Verdict(decided[i - 1].kept, "neighbours", decided[i].bar)
                        if 0 < i < len(decided) - 1 and decided[i - 1].kept == decided[i + 1].kept != decided[i].kept
@@ -191,7 +194,8 @@ class Verdict(NamedTuple):
     threshold), ``unscored``, ``protected`` (judged against the protected bar), ``neighbours`` (a short
     line that took its two neighbours' decision), ``length`` (dropped: under the threshold but over its
     length-scaled share of it), or the rule's name (dropped: over the threshold itself); ``bar``: the
-    threshold its score faced (length-scaled, or the protected bar)."""
+    threshold that decided: the length-scaled one for ``score``, ``length`` and ``neighbours``, the threshold
+    itself for the rule's name, the protected bar for ``protected``."""
 
     kept: bool
     why: str
