@@ -217,20 +217,28 @@ class OutputSettings(_Section):
 
 
 class IndexSettings(_Section):
-    """Real full-text index sizes (tantivy) of a sample of the run's pages, and the index-size chain."""
+    """Real full-text index sizes (tantivy) of a sample of the run's pages along the cleaning chain, and the search
+    side of seed 002 (Tables 4-5)."""
 
-    # After a run, build real tantivy full-text indexes of the raw and of the cleaned text of
-    # the same sampled pages (needs `output.sentences`) and report sizes, vocabulary,
-    # postings and query latency in stats.json.
+    # After every run, build real tantivy full-text indexes of the same sampled pages at each link
+    # of the cleaning chain (all visible text, main content, filtered, each corpus stage) and
+    # report sizes, vocabulary, postings, query time, CO2 per million queries and break-even.
     enabled: bool = True
-    # Pages in the sample (a deterministic hash order of record ids); 0 = every page.
+    # Pages in the sample (the smallest SHA-1 of record ids over the run); 0 = every page.
     sample_pages: int = Field(default=2000, ge=0)
-    # Also write each page's tag-stripped text (`<output.sentences>/_visible/`, a second
-    # resiliparse pass per page) so that the chain starts from all visible text, the paper's index.
+    # Candidates each split keeps for the sample; 0 = ten times its even share of the sample
+    # (at least 2, at most sample_pages), which the job works out from its number of splits.
+    per_split_pages: int = Field(default=0, ge=0)
+    # Also extract each candidate page's tag-stripped text (a second resiliparse pass per
+    # candidate) so that the chain starts from all visible text, the paper's index.
     visible_text: bool = True
-    # The query set: the most frequent terms (by document frequency) of the cleaned sample,
-    # at least `min_query_chars` long; the median of `query_repeats` alternating passes is reported.
+    # The query set: for each of the first `queries` sampled pages, its `query_terms` words of highest
+    # tf-idf in the main-content link that occur in more than one page, at least `min_query_chars`
+    # letters; each query is timed on every link (top 10 and the hit count), the median of
+    # `query_repeats` passes that alternate between the links.
     queries: int = Field(default=50, ge=1)
+    # Words per query (see `queries`).
+    query_terms: int = Field(default=3, ge=1)
     # Shortest query term, in characters.
     min_query_chars: int = Field(default=4, ge=1)
     # Alternating passes of the query set over the indexes; their median time is reported.

@@ -102,6 +102,7 @@ class Document:
     language: Language | None = None
     sentences: list[Sentence] = field(default_factory=list)
     unfiltered: bool = False  # the extractor's text passes the filter unscored (the conservative revert)
+    threshold: float | None = None  # the perplexity threshold the filter judged the text against (None: not judged)
     line_probs: list[float] | None = None  # per line of ``text``: the block stage's main-content probability
     line_regions: list[bool] | None = None  # per line of ``text``: in a repeated region the block stage kept
     line_preformatted: list[bool] | None = None  # per line of ``text``: preformatted text (code) the block stage kept

@@ -37,9 +37,10 @@ def nightly_command(manifest: Path, output: Path, *extra: str) -> list[str]:
 
 def parquet_digests(output: Path) -> dict[str, str]:
     """Per Parquet file: its bytes' digest (warcplex's own writer), or its rows' for the corpus stages'
-    files (Spark's Parquet writer may encode the same rows in different bytes from run to run)."""
+    files, their index sample's too (Spark's Parquet writer may encode the same rows in different bytes from
+    run to run: the order of a column's encodings in its metadata)."""
     def digest(path: Path) -> str:
-        if {"corpus", "corpus_dropped"} & set(path.relative_to(output).parts):
+        if {"corpus", "corpus_dropped", "_corpus"} & set(path.relative_to(output).parts):
             rows = json.dumps(pq.read_table(path).to_pylist(), sort_keys=True, default=str)
             return hashlib.sha256(rows.encode("utf-8")).hexdigest()
         return hashlib.sha256(path.read_bytes()).hexdigest()

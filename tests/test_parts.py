@@ -12,6 +12,7 @@ from pipeline import parts
 from pipeline.cli import main as cli_main
 from pipeline.config import ConfigError, load_settings
 from pipeline.corpus.stages import CorpusRule, CorpusStage, ExactDedup, Quality
+from pipeline.reading.arc import ArcReader
 from pipeline.reading.reader import Reader, default_extractors, pages_line, pages_read, reader_for
 from pipeline.reading.warc import WarcReader
 from pipeline.reading.wet import WetReader
@@ -25,7 +26,7 @@ def test_each_kind_finds_its_parts_by_the_names_they_declare():
     assert parts.find(Step, "min_words") is MinWords
     assert parts.find(Extractor, "blocks") is BlocksExtractor and parts.find(Extractor, "wet") is WetExtractor
     assert parts.find(CorpusStage, "exact_dedup") is ExactDedup and parts.find(CorpusStage, "quality") is Quality
-    assert parts.every(Reader) == [WarcReader, WetReader]
+    assert parts.every(Reader) == [ArcReader, WarcReader, WetReader]
     # one name, one kind: an extractor is no step, a step is no extractor
     with pytest.raises(ConfigError, match=r"pipeline.steps: no step 'blocks' \(there are: .*min_words"):
         parts.find(Step, "blocks")

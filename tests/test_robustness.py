@@ -65,7 +65,7 @@ def test_corpus_covers_every_kind_of_damage(corpus):
     corpus_dir, manifest = corpus
     kinds = Counter(m["kind"] for m in manifest)
     assert len(manifest) >= 200
-    assert set(kinds) == set(make_fuzz_corpus.KINDS) | {"big_page", "encoded_payload"}
+    assert set(kinds) == set(make_fuzz_corpus.KINDS) | {"big_page", "encoded_payload", "real_page_trap"}
     big = corpus_dir / next(m["file"] for m in manifest if m["kind"] == "big_page")
     assert big.stat().st_size < 20 * 1024 * 1024  # stored compressed
     assert any(m["kind"] == "nested_html" and "100000 nested" in m["note"] for m in manifest)
@@ -161,6 +161,43 @@ def test_coded_and_charset_trap_pages_come_out_whole(corpus, fuzz_run):
     skipped = stats["skip"]["payload"]
     assert skipped["gzip"] >= 1 and skipped["too_large"] >= 1 and skipped["unsupported_coding"] >= 1
     assert stats["payload"]["dechunked"] >= 1 and stats["payload"]["crawler_decoded"] >= 1
+
+
+def test_real_pages_whose_bytes_lie_come_out_right(corpus, fuzz_run):
+    """The real-page traps: a code page labelled Latin-1 in header and meta reads in its own alphabet
+    (counted ``stage.decode.relabelled``), CESU-8 surrogates as the characters they encode (``cesu8``)."""
+    from pipeline.reading.decode import reads_as_mojibake
+
+    _, manifest = corpus
+    out, stats = fuzz_run
+    traps = {m["note"].split(":")[0]: m for m in manifest if m["kind"] == "real_page_trap" and "url" in m}
+    assert set(traps) == {"code_page_as_latin1", "cesu8"}
+    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    for name, entry in traps.items():
+        texts = [r["text"] for r in rows if r["url"] == entry["url"]]
+        assert texts, name
+        for text in texts:
+            assert not reads_as_mojibake(text) and "í ½" not in text, name
+            assert entry["word"] in text if entry["word"] else \
+                sum(ch.isalpha() and ord(ch) > 0x24F for ch in text) >= 100, name
+    decoded = stats["stage"]["decode"]
+    assert decoded["relabelled"] >= 1 and decoded["cesu8"] >= 1
+
+
+def test_damaged_record_headers_are_read_by_warcio_or_counted(corpus, fuzz_run):
+    """Real records whose WARC header FastWARC rejects or misreads: warcio reads the lower-case version line and
+    the Latin-1 URI byte (their pages come out), the WARC/2.0 record is counted with its reason and its file
+    named; nothing is lost silently."""
+    corpus_dir, manifest = corpus
+    out, stats = fuzz_run
+    entry = next(m for m in manifest if m["note"].startswith("damaged_headers"))
+    urls = {r["url"] for r in ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive")
+            .to_table(columns=["url"]).to_pylist()}
+    assert set(entry["recovered"]) <= urls and not set(entry["rejected"]) & urls
+    per_file = Stats.from_dict(marker(out, corpus_dir / entry["file"])).counts
+    assert per_file["read_errors.recovered.version_line"] == per_file["read_errors.recovered.header_bytes"] == 1
+    assert per_file["read_errors.rejected.version_line"] == 1
+    assert "WARC/2.0" in stats["file_errors"][str(corpus_dir / entry["file"])]
 
 
 def run_python(code: str) -> dict:

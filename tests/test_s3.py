@@ -53,7 +53,7 @@ def free_port() -> int:
 
 
 class FaultProxy(http.server.ThreadingHTTPServer):
-    """Forwards to the S3 server; GETs of ``*.warc.gz`` cycle through 503 SlowDown, 500,
+    """Forwards to the S3 server; GETs of ``*.warc.gz`` and ``*.arc.gz`` cycle through 503 SlowDown, 500,
     a body cut in half, then a clean answer; every 4th PUT is throttled with a 503."""
 
     daemon_threads = True
@@ -104,7 +104,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
                     self.server.slow_until = time.monotonic() + self.server.slow_seconds
                 elif time.monotonic() < self.server.slow_until:
                     fault = "slowdown"
-            elif self.command == "GET" and ".warc.gz" in self.path:
+            elif self.command == "GET" and (".warc.gz" in self.path or ".arc.gz" in self.path):
                 self.server.warc_gets += 1
                 fault = [None, "slowdown", "internal", "cut"][self.server.warc_gets % 4]
             elif self.command == "PUT":
@@ -245,6 +245,29 @@ def test_throttling_longer_than_the_extraction_timeout_is_survived(s3_server, fa
     assert fault_proxy.faults["cut"] == 1 and fault_proxy.faults["slowdown"] >= 5
     assert stats["records"] == reference["records"] and stats["outcome"] == reference["outcome"]
     assert "error" not in stats["outcome"] and not stats.get("file_errors")
+
+
+def test_an_arc_file_is_read_from_s3_through_faults(s3_server, fault_proxy, tmp_path):
+    """A gzipped ARC written from the bucket's real WARC, read from S3 through throttling, 5xx answers and cut
+    bodies: the same records and payloads as from disk."""
+    from make_arc import arc_bytes, responses
+
+    _, client, warcs = s3_server
+    data = arc_bytes(responses(warcs[0]), "pages.arc.gz", gzipped=True)
+    client.put_object(Bucket=BUCKET_IN, Key="arc/pages.arc.gz", Body=data)
+    local = tmp_path / "pages.arc.gz"
+    local.write_bytes(data)
+    settings = load_settings(None, [f"s3.endpoint_url={fault_proxy.url}", "s3.backoff_base_s=0.01",
+                                    "s3.backoff_max_s=0.05"])
+
+    def pages(uri: str) -> tuple[list, Stats]:
+        stats = Stats()
+        split = Split(uri, 0, 1, reader="arc")
+        return [(p.record_id, p.url, p.html) for p in read_pages(split, settings.input, settings.s3, stats)], stats
+
+    remote, stats = pages(f"s3://{BUCKET_IN}/arc/pages.arc.gz")
+    assert remote == pages(str(local))[0] and stats.counts["records.arc"] == len(remote) > 10
+    assert fault_proxy.faults["cut"] + fault_proxy.faults["slowdown"] >= 1 and not stats.file_errors
 
 
 def run_job(endpoint: str, output: str) -> subprocess.CompletedProcess:

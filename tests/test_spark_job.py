@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -87,7 +88,9 @@ def test_dropped_sentences_side_output_has_scores_and_reasons(spark_run):
     dropped = ds.dataset(out / "dropped", format="parquet", partitioning="hive").to_table().to_pylist()
     assert len(dropped) == stats["sentences"]["total"] - stats["sentences"]["kept"]
     assert dropped, "real pages have boilerplate sentences above the threshold"
-    assert all(r["reason"].startswith("perplexity:line/context@") and r["perplexity"] > 0 for r in dropped)
+    # the unit and the part of the rule that dropped the line, with the threshold that applied
+    assert all(re.fullmatch(r"perplexity:line/(context|length|neighbours|protected)@[\d.]+", r["reason"])
+               and r["perplexity"] > 0 for r in dropped)
 
 
 def test_each_worker_loads_each_model_once(spark_run):

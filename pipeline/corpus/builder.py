@@ -82,10 +82,10 @@ class CorpusBuilder:
 
     def _index_sample(self) -> list[str] | None:
         """The record ids whose text after each stage the index chain measures (None: no index statistics)."""
-        if not (self.settings.index.enabled and self.settings.output.sentences):
+        if not self.settings.index.enabled:
             return None
         try:
-            return sample_record_ids(self.settings.output.sentences, self.settings.s3, self.settings.index.sample_pages)
+            return sample_record_ids(self.target.uri, self.settings.s3, self.settings.index.sample_pages)
         except ValueError:
             return None
 

@@ -22,6 +22,8 @@ class CorpusStages(JobExtension):
             enabled_stages(settings)
 
     def with_spark(self, sc, settings: Settings, output: str) -> None:
+        if not settings.corpus.enabled:
+            return  # no SparkSession either: loading Spark SQL costs the JVM about 2 CPU-seconds
         from pipeline.corpus.builder import run_corpus  # Spark SQL is loaded only when the corpus stages run
         from pipeline.spark.session import sql_session
 

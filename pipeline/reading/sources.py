@@ -97,9 +97,10 @@ def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None
             shards.append(Shard(spec, shard_key(spec)))
         elif os.path.isdir(spec):
             found = sorted(p for p in glob.glob(os.path.join(spec, "**", "*"), recursive=True)
-                           if os.path.isfile(p) and ".warc" in os.path.basename(p))
+                           if os.path.isfile(p) and (".warc" in os.path.basename(p)
+                                                     or os.path.basename(p).endswith((".arc", ".arc.gz"))))
             if not found:
-                raise InputError(f"{spec}: directory holds no *.warc* files")
+                raise InputError(f"{spec}: directory holds no *.warc* or *.arc(.gz) files")
             shards.extend(Shard(p, shard_key(os.path.abspath(p), os.path.abspath(spec))) for p in found)
         elif glob.has_magic(spec):
             found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p))

@@ -25,6 +25,7 @@ from pipeline.reading.shards import Shard, Split
 from pipeline.reading.warc import is_wat
 from pipeline.redact import install_log_redaction, redact, redact_text
 from pipeline.registry import load_registry
+from pipeline.spark.cpu import JobCpu
 from pipeline.spark.dedup import duplicate_skip_sets
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
@@ -34,6 +35,7 @@ from pipeline.steps.loop import build_steps
 from pipeline.usage import OneLineParser, UsageError
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.writing.output import OutputTarget
+from pipeline.writing.sample import per_split_pages
 
 log = logging.getLogger("warcplex")
 
@@ -132,6 +134,10 @@ class WarcJob:
             failed.file_errors[split.uri] = f"not read, retried by the next run: {exc}"
             return failed.to_dict()
 
+    def has_spark_extensions(self) -> bool:
+        """Whether an extension does Spark work after the splits (the corpus stages)."""
+        return any(type(e).with_spark is not JobExtension.with_spark for e in self.extensions)
+
     def files(self) -> list[str]:
         """The run-level files this job writes besides stats.json (its own, then its extensions')."""
         return [name for extension in self.extensions for name in extension.files]
@@ -157,6 +163,7 @@ class WarcJob:
         for extension in self.extensions:
             extension.start(settings)
         sc = spark_context(settings)
+        cpu = JobCpu(sc)
         try:
             # Files already shipped with spark-submit --files are found by name on executors.
             shipped = {os.path.basename(f) for f in sc.getConf().get("spark.files", "").split(",") if f}
@@ -166,6 +173,7 @@ class WarcJob:
             parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
                 not under_spark_submit() else sc.defaultParallelism
             splits = plan_splits(shards, settings.input, settings.s3, parallelism)
+            settings = with_split_sample(settings, len(splits))
             output = args.output
             skip_sets = (duplicate_skip_sets(sc, splits, OutputTarget(output, settings.s3).finished_split_ids(),
                                              output, settings.input, settings.s3)
@@ -181,12 +189,18 @@ class WarcJob:
 
             with Progress(sc, len(splits), pages):
                 results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
+            if self.has_spark_extensions():
+                cpu.read_pages_done(sc, sc.defaultParallelism)
             for extension in self.extensions:
                 extension.with_spark(sc, settings, output)
+            cpu.read_spark(sc, sc.defaultParallelism)
         finally:
             sc.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
+        this_run = [Stats.from_dict(r).counts for r in results if not r.get("splits", {}).get("resumed")]
+        stats["job_cpu"] = cpu.section(sum(c["cpu_start_up.python_workers"] + c["cpu_start_up.model_loads"]
+                                           for c in this_run), sum(c["cpu.total"] for c in this_run))
         for extension in self.extensions:
             extension.add_stats(stats, settings)
         stats["run"]["files"] = ["stats.json", *self.files()]
@@ -228,6 +242,15 @@ class WarcJob:
         parser = self.build_parser()
         args = parser.parse_args(argv)
         return run_cli(self, args)
+
+
+def with_split_sample(settings: Settings, splits: int) -> Settings:
+    """``settings`` with ``index.per_split_pages`` worked out for a run of ``splits`` splits when it is 0
+    (:func:`~pipeline.writing.sample.per_split_pages`)."""
+    if settings.index.per_split_pages or not settings.index.sample_pages:
+        return settings
+    quota = per_split_pages(settings.index.sample_pages, splits)
+    return settings.model_copy(update={"index": settings.index.model_copy(update={"per_split_pages": quota})})
 
 
 WAT_MESSAGE = ("is WAT (JSON metadata records, no page text): warcplex reads WARC files (HTML responses) "
@@ -383,12 +406,23 @@ def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ())
     if carbon:
         lines.append(f"  CPU {carbon['cpu_hours'] * 3600:.1f} s, est. {carbon['kg_co2'] * 1000:.4f} g CO2 "
                      f"(eq. 9, C_e {carbon['grid_intensity_kg_per_kwh']} kg/kWh)")
+    job = stats.get("job_cpu")
+    if job:
+        parts = job["parts"]
+        shown = ", ".join(f"{name.replace('_', ' ')} {parts[name]:.1f}" for name in
+                          ("driver_jvm", "executor_jvms", "python_driver", "python_workers")
+                          if parts.get(name) is not None)
+        lines.append(f"  whole job's CPU {job['total']:.1f} s: {shown} (Spark task metrics "
+                     f"{job['executor_tasks']:.1f}); start-up {job['start_up']['total']:.1f} s")
     snapshot = carbon.get("snapshot")
     if snapshot:
         rough = f"rough, extrapolated from only {snapshot['measured_pages']:,} pages" if snapshot.get("rough") \
             else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
+        fixed = (f"; {100 * snapshot['start_up_share']:.0f}% of the measured CPU is start-up, without it "
+                 f"{snapshot['core_hours_without_start_up']:,.0f} core-hours"
+                 if snapshot.get("start_up_share") and snapshot.get("core_hours_without_start_up") is not None else "")
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
-                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2{fixed}")
     lines += native_summary_lines(stats.get("native", {}), run["splits"])
     lines += index_summary_lines(stats.get("index", {}))
     for extension in extensions:

@@ -24,8 +24,8 @@ from pyarrow import fs as pafs
 from pipeline.config import Settings, resolve_path
 from pipeline.reading.sources import glob_root, is_manifest, is_remote
 from pipeline.redact import redact
-from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, SUCCESS,
-                                     OutputTarget)
+from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR,
+                                     INDEX_STATE_DIR, SUCCESS, OutputTarget)
 from pipeline.writing.rows import PAGE_SCHEMA
 
 # Settings that do not change the corpus written to the output (its data and markers).
@@ -91,7 +91,7 @@ STAMP = "_warcplex.json"
 # Everything a run writes at the top of its output.
 OWN_ENTRIES = frozenset({DATASET_DIR, "_markers", "_tmp", "_ids", SUCCESS, STAMP, "stats.json", "summary.txt",
                          "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR,
-                         "explain"})
+                         INDEX_STATE_DIR, "explain"})
 
 
 class OutputError(ValueError):

@@ -34,12 +34,6 @@ SENTENCE_SCHEMA = _schema(warc_record_id=pa.string(), paragraph=pa.int32(), posi
                           sentence=pa.string(), n_tokens=pa.int32(), perplexity=pa.float32(), kept=pa.bool_())
 
 
-# Side output (`<output.sentences>/_visible/`, when `index.visible_text` is on) of each page's
-# tag-stripped text: the first link of the index-size chain (all visible text -> main content -> ...).
-VISIBLE_SCHEMA = _schema(warc_record_id=pa.string(), text=pa.string())
-VISIBLE_DIR = "_visible"
-
-
 class VisibleText:
     """A page's tag-stripped text: resiliparse without main-content detection, the paper's input.
 
