@@ -13,7 +13,7 @@ import shutil
 import pyarrow.dataset as ds
 import pytest
 
-from conftest import bench_file
+from conftest import real_warc
 from make_arc import arc_bytes, responses, warc_bytes
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
@@ -33,7 +33,7 @@ SOURCE_COLUMNS = {"warc_record_id", "warc_filename"}
 @pytest.fixture(scope="module")
 def pages_dir(tmp_path_factory):
     """pages.arc.gz (one gzip member per record), pages.arc and pages.warc.gz of the same real responses."""
-    items = [item for parts in SOURCES for item in responses(bench_file("warc", *parts))]
+    items = [item for parts in SOURCES for item in responses(real_warc(*parts))]
     out = tmp_path_factory.mktemp("arc")
     (out / "pages.arc.gz").write_bytes(arc_bytes(items, "pages.arc.gz", gzipped=True))
     (out / "pages.arc").write_bytes(arc_bytes(items, "pages.arc", gzipped=False))
@@ -167,7 +167,7 @@ def test_strictness_changes_nothing_on_real_warcs():
 
     for parts in (*SOURCES, ("other-real", "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz"),
                   ("other-real", "dolma-tests_data_warc_sample-0001.warc.gz")):
-        path = bench_file("warc", *parts)
+        path = real_warc(*parts)
         with open(path, "rb") as fh:
             lenient = [r.record_id for r in ArchiveIterator(fh, parse_http=False, quirks_mode=True)]
         pages, stats = read_all(path)

@@ -88,7 +88,7 @@ def test_dropped_reasons_name_the_part_of_the_rule_and_the_threshold_that_applie
     with that bar; the stats count what the rule kept above and dropped below the threshold."""
     import pyarrow.dataset as ds
 
-    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     settings = load_settings(ROOT / "conf" / "local.yaml", ["index.enabled=false"])
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"), str(tmp_path / "dropped"))
     registry = load_registry(settings.perplexity.registry)

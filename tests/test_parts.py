@@ -7,7 +7,7 @@ import pyarrow.dataset as ds
 import pytest
 from pyspark.sql import functions as F
 
-from conftest import SAMPLE_WARC, bench_file
+from conftest import SAMPLE_WARC, real_warc
 from pipeline import parts
 from pipeline.cli import main as cli_main
 from pipeline.config import ConfigError, load_settings
@@ -60,7 +60,7 @@ def test_a_wet_page_carries_its_kind_and_its_extractor():
     from pipeline.reading.shards import Shard
     from pipeline.stats import Stats
 
-    path = bench_file("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wet.gz")
+    path = real_warc("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wet.gz")
     [split] = reader.plan(Shard(str(path), path.name), 4)
     stats = Stats()
     [page] = list(reader.pages(split, stats))
