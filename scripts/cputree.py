@@ -206,9 +206,10 @@ def _role(pid: int, root: int) -> str:
 class TreeSampler(threading.Thread):
     """Samples /proc for the descendants of ``root`` (or a cgroup's members) until stopped."""
 
-    def __init__(self, root: int, cgroup: CpuCgroup | None, interval: float) -> None:
+    def __init__(self, root: int, cgroup: CpuCgroup | None, interval: float, before: frozenset[int] = frozenset()) -> None:
         super().__init__(daemon=True)
         self.root, self.cgroup, self.interval = root, cgroup, interval
+        self.before = before  # this process's descendants before the command started: never the command's
         self.procs: dict[int, _Proc] = {}
         self.loads: list[float] = []
         self._done = threading.Event()
@@ -224,6 +225,8 @@ class TreeSampler(threading.Thread):
                     parents[int(entry)] = stat[0]
         me, members = os.getpid(), []
         for pid in parents:
+            if pid in self.before:
+                continue
             node, hops = pid, 0
             while node in parents and hops < 64:
                 node, hops = parents[node], hops + 1
@@ -283,8 +286,11 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None =
     started = time.perf_counter()
     # The child joins the cgroup before it execs, so everything it starts is counted.
     preexec = (lambda: cgroup.attach(os.getpid())) if cgroup is not None else None
+    # What this process had started before (in a test run, pyspark's gateway JVM) is not the command's: never
+    # sampled, never killed.
+    before = frozenset(TreeSampler(os.getpid(), None, interval)._members()) if cgroup is None else frozenset()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout, stderr=stderr, preexec_fn=preexec)
-    sampler = TreeSampler(proc.pid, cgroup, interval)
+    sampler = TreeSampler(proc.pid, cgroup, interval, before)
     sampler.start()
     try:
         returncode = proc.wait()
