@@ -17,6 +17,8 @@ from typing import Any
 
 from pipeline.config import PerplexitySettings, S3Settings
 from pipeline.corpus.accounting import report_table
+from pipeline.explain.sample import all_explained, explained_pages
+from pipeline.explain.select import group_title
 from pipeline.registry import RegistryError, load_registry
 from pipeline.writing.output import OutputTarget
 from pipeline.stats import Stats
@@ -367,8 +369,6 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 def _explained_section(explained: list[dict[str, Any]]) -> str:
     """Links to the explanations written with the run (``--explain-sample``), by outcome group."""
-    from pipeline.explain.select import group_title
-
     groups: dict[str, list[str]] = {}
     for entry in explained:
         label = html.escape(entry.get("url") or entry["record_id"])
@@ -533,8 +533,6 @@ def write_report(output: str, s3: S3Settings, stats: dict[str, Any] | None = Non
         if data is None:
             raise ValueError(f"{output}/stats.json not found (is it the output of `warcplex run`?)")
         stats = json.loads(data)
-    from pipeline.explain.sample import all_explained, explained_pages
-
     per_group = stats.get("run", {}).get("config", {}).get("output", {}).get("explain_sample") or 3
     explained = explained_pages(all_explained(output, s3), per_group)
     page = render(stats, read_sweep(output, s3), charts, explained)
