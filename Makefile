@@ -11,7 +11,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 SAMPLE := tests/data/sample.warc.gz
 OUT    ?= out
 
-.PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-quality
+.PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-quality blocks-model calibrate
 
 setup: $(STAMP)
 	@$(PY) -m pipeline.spark.cds $(SAMPLE)  # the driver JVM's class-data archive (pipeline/spark/cds.py), made once
@@ -54,6 +54,27 @@ bench-quality: setup
 	$(PY) scripts/bench_quality.py
 	$(PY) scripts/bench_corpus.py
 
+# Builders of shipped files (maintainer tools; they read the bench pages in ../shared/bench, BENCH=... elsewhere,
+# and train on their dev side only: scripts/benchpages.py holds the split). Review `git diff` before committing.
+BENCH ?= ../shared/bench
+
+# pipeline/steps/blocks/blocks_model.json and blocks_heldout_ids.txt: the block classifier refitted, then its page
+# types fitted on it (scripts/train_blocks.py; deterministic; the parsed pages are cached in build/blocks_raw.pkl).
+blocks-model: setup
+	$(PY) scripts/train_blocks.py --bench $(BENCH) --cache build/blocks_raw.pkl
+	$(PY) scripts/train_blocks.py --bench $(BENCH) --cache build/blocks_raw.pkl --rules-only --tune-folds 5 --page-types
+
+# The perplexity thresholds of conf/models.yaml: English from `warcplex calibrate --objective corpus` on the dev
+# pages of data-wcxb, the other languages from scripts/calibrate_languages.py on the dev pages of data-ml. Writes
+# the distributions, curves and plots to build/calibration/ (en/calibration.{json,png}, languages.json) and, with
+# CALIBRATE_WRITE=--write, the thresholds into conf/models.yaml.
+calibrate: setup
+	mkdir -p build/calibration
+	$(PY) scripts/benchpages.py ids data-wcxb --bench $(BENCH) > build/calibration/wcxb-dev.ids
+	$(VENV)/bin/warcplex calibrate --data $(BENCH)/data-wcxb --ids build/calibration/wcxb-dev.ids --objective corpus \
+		--out build/calibration/en $(CALIBRATE_WRITE)
+	$(PY) scripts/calibrate_languages.py --data $(BENCH)/data-ml --out build/calibration/languages.json $(CALIBRATE_WRITE)
+
 # Headless Chromium renders report.html in tests/test_report.py (Debian package; skipped when present).
 setup-browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y --no-install-recommends chromium)
@@ -69,6 +90,13 @@ lm-tools: setup
 # dist/warcplex.zip for --py-files, dist/files/ + dist/files.txt (the model files) for --files.
 dist: setup
 	$(PY) scripts/make_dist.py $(if $(CONFIG),--config $(CONFIG))
+
+# docs/configuration.md from the settings models; the model cards and lm_models/README.md's tables from
+# conf/models.yaml (tests/test_docs.py fails when either is stale).
+.PHONY: docs
+docs: setup
+	$(PY) scripts/config_reference.py
+	$(PY) lm_models/train.py card $(patsubst lm_models/%/card.json,%,$(wildcard lm_models/*/card.json))
 
 clean:
 	rm -rf $(OUT) build dist .pytest_cache

@@ -14,7 +14,7 @@ Main lines are the truth's lines, boilerplate lines the page's all-text lines no
 (``lm_models/webeval.py``). The table gives the ROC AUC of perplexity as a boilerplate score
 (boilerplate above main; 0.5 = no separation) per bench set, and the median perplexities.
 
-    python lm_models/selftrain_auc.py --run OUT --lang en --index ../shared/bench/warc/bench-dev.index.tsv
+    PYTHONPATH=scripts python lm_models/selftrain_auc.py --run OUT --lang en --index ../shared/bench/warc/bench-dev.index.tsv
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from collections import defaultdict
 from pathlib import Path
 
 from webeval import BENCH, bench_pages, page_lines, roc_auc  # lm_models/ is the script directory
+from benchpages import is_heldout  # scripts/ (PYTHONPATH=scripts)
 
 from pipeline.config import PROJECT_ROOT as ROOT
 from pipeline.lm.train import TrainOptions, train_lm
 from pipeline.models import kenlm_model
 from pipeline.registry import load_registry
-from pipeline.steps.blocks.model import is_heldout
 
 
 def token_log10(model, norm: str) -> list[float]:

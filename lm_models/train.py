@@ -2,6 +2,8 @@
 
     python lm_models/train.py model en      # work/en/train.txt -> en/en.3gram.trie.bin + card
     python lm_models/train.py registry      # conf/models.yaml from the cards
+    python lm_models/train.py card en       # the card's README.md and lm_models/README.md's tables, from
+                                            # card.json, webeval.json and conf/models.yaml
     python lm_models/train.py sanity en     # clean sentence vs boilerplate perplexities
 
 Run ``corpora.py`` first (the Makefile does both).
@@ -31,7 +33,7 @@ from pipeline.steps.perplexity import perplexity_of
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
 ORDER = 3  # default n-gram order; ORDERS overrides it per language
-# Chinese, Japanese and Korean are scored on characters (pipeline.normalize): 3 characters are
+# Chinese, Japanese and Korean are scored on characters (pipeline.steps.normalize): 3 characters are
 # little context, and order 5 measured slightly better on the web pages (zh AUC 0.745 -> 0.746).
 ORDERS: dict[str, int] = {"zh": 5, "ja": 5, "ko": 5}
 LMPLZ_MEMORY = "4G"
@@ -309,6 +311,45 @@ lines; boilerplate lines are the lines of the page's all-text (resiliparse,
 """
 
 
+REGISTRY = REPO / "conf" / "models.yaml"
+
+
+def registry_entries() -> dict:
+    """conf/models.yaml's entries by language (the registry the pipeline reads)."""
+    import yaml
+
+    return (yaml.safe_load(REGISTRY.read_text(encoding="utf-8")) or {}).get("models", {})
+
+
+def provenance(entry: dict) -> str:
+    """How a registry threshold was set, in a few words: calibrated (objective, pages), borrowed, or provisional."""
+    calibration, guess = entry.get("calibration"), entry.get("provisional")
+    if calibration:
+        objective = str(calibration.get("objective", ""))
+        if objective.startswith("not calibrated"):
+            return "borrowed"
+        kind = ("corpus objective" if objective.startswith("boilerplate_removed")
+                else "snippet F" if objective == "snippet_f" else objective.replace("_", " "))
+        rule = f", {calibration['rule']} rule" if calibration.get("rule") else ", per-sentence rule"
+        return f"calibrated: {kind}, {calibration.get('pages', 0):,} pages{rule}"
+    if guess:
+        method = str(guess.get("method", ""))
+        return "provisional: dev p95" if method.startswith("95th percentile of the per-sentence") else \
+            "provisional: scaled" if "ratio" in method else "provisional: own p95"
+    return "not in the registry"
+
+
+def render_threshold(lang: str) -> str:
+    """The card's paragraph on the registry's threshold for ``lang`` (conf/models.yaml)."""
+    entry = registry_entries().get(lang)
+    if not entry:
+        return "This model is not in `conf/models.yaml`: the pipeline does not use it."
+    calibration, guess = entry.get("calibration") or {}, entry.get("provisional") or {}
+    how = (calibration.get("objective") if calibration else guess.get("method")) or "not recorded"
+    return (f"`conf/models.yaml` drops a unit above **{entry['threshold']:,}** ({provenance(entry)}). "
+            f"How it was set: {how}. `docs/models.md` explains the calibration and the rule that applies it.")
+
+
 def render_card(c: dict) -> str:
     lang = c["language"]
     h = c["heldout"]
@@ -369,8 +410,11 @@ never trained on. Per-sentence perplexity uses the scorer's formula
 | {h['mean']:,} | {h['median']:,} | {h['p95']:,} | {h['corpus_perplexity']:,} | {h['oov_rate']:.2%} |
 
 The 95th percentile rounded to the nearest 100 is **{c['threshold_guess']:,}**. It is far
-too low for web text and is only the last fallback of the registry's threshold: see
-`conf/models.yaml` and "Provisional thresholds" in `lm_models/README.md`.
+too low for web text and is only the last fallback of the registry's threshold (below).
+
+## Threshold
+
+{render_threshold(lang)}
 
 ## Sanity check
 
@@ -468,12 +512,78 @@ def registry(langs: list[str]) -> None:
     print(f"registry: wrote {out}", file=sys.stderr)
 
 
+README = HERE / "README.md"
+TABLES = {
+    "models": "the models, from the cards, webeval.json and conf/models.yaml",
+    "thresholds": "the registry thresholds on held-out web lines, from webeval.json and conf/models.yaml",
+}
+
+
+def _cards() -> list[dict]:
+    """Every shipped card, in the order of LANG_NAMES (the order of the Makefile's LANGS)."""
+    order = list(LANG_NAMES)
+    cards = [json.loads(p.read_text(encoding="utf-8")) for p in HERE.glob("*/card.json")]
+    return sorted(cards, key=lambda c: order.index(c["language"]) if c["language"] in order else len(order))
+
+
+def models_table() -> str:
+    rows = ["| lang | file | size | order | training tokens | own held-out median | web held-out pages "
+            "| web main median | web boilerplate median | AUC | threshold |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    entries = registry_entries()
+    for c in _cards():
+        lang, w = c["language"], webeval_for(c)
+        h = w["heldout"] if w else None
+        measured = h is not None and h["main_lines"]["lines"]
+        entry = entries.get(lang)
+        threshold = f"{entry['threshold']:,} ({provenance(entry)})" if entry else "not in the registry"
+        rows.append(f"| {lang} | `{Path(c['path']).relative_to('lm_models')}` | {c['bytes'] / 1e6:.1f} MB "
+                    f"| {c['order']} | {c['training']['tokens'] / 1e6:.2f} M | {c['heldout']['median']:,} "
+                    f"| {w['pages']['heldout'] if w else '-'} "
+                    f"| {h['main_lines']['p50'] if measured else '-'} | {h['boilerplate_lines']['p50'] if measured else '-'} "
+                    f"| {h['auc_boilerplate_above_main'] if measured else '-'} | {threshold} |")
+    total = sum(c["bytes"] for c in _cards())
+    return "\n".join(rows) + f"\n\n**Total {total / 1e6:.1f} MB ({total / 2**20:.1f} MiB)** on disk, " \
+        f"largest file {max(c['bytes'] for c in _cards()) / 1e6:.1f} MB.\n"
+
+
+def thresholds_table() -> str:
+    """Share of held-out web lines above the registry threshold (webeval.py --write measures it there)."""
+    rows = ["| lang | threshold | main lines above | boilerplate lines above |", "|---|---|---|---|"]
+    entries = registry_entries()
+    for c in _cards():
+        lang, w, entry = c["language"], webeval_for(c), entries.get(c["language"])
+        above = (w or {}).get("heldout", {}).get("above_threshold")
+        if not entry or not above:
+            continue  # no registry entry, or no held-out page in this language
+        if above["threshold"] != entry["threshold"]:
+            cells = f"measured at {above['threshold']:,}: run `python lm_models/webeval.py {lang} --write` | |"
+        else:
+            cells = f"{above['main_lines']:.1%} | {above['boilerplate_lines']:.1%}"
+        rows.append(f"| {lang} | {entry['threshold']:,} ({provenance(entry)}) | {cells} |")
+    return "\n".join(rows) + "\n"
+
+
+def render_readme(text: str) -> str:
+    """lm_models/README.md with its generated tables (between their markers) rendered afresh."""
+    for name, table in (("models", models_table), ("thresholds", thresholds_table)):
+        start = f"<!-- {name} table: {TABLES[name]}; written by `python lm_models/train.py card` -->"
+        end = f"<!-- end of {name} table -->"
+        before, found, rest = text.partition(start)
+        if not found or end not in rest:
+            raise SystemExit(f"card: {README} has no {start!r} ... {end!r} block")
+        text = before + start + "\n" + table() + end + rest.partition(end)[2]
+    return text
+
+
 def rerender(langs: list[str]) -> None:
-    """Re-write each model card's README.md from card.json (e.g. after webeval.py --write)."""
+    """Re-write each model card's README.md from card.json (e.g. after webeval.py --write or a registry
+    change), and lm_models/README.md's generated tables."""
     for lang in langs:
         card_path = HERE / lang / "card.json"
         c = json.loads(card_path.read_text(encoding="utf-8"))
         (card_path.parent / "README.md").write_text(render_card(c), encoding="utf-8")
+    README.write_text(render_readme(README.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 def sanity(langs: list[str]) -> None:

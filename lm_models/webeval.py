@@ -1,8 +1,8 @@
 """Measure a KenLM model on modern web pages: the bench truth texts it never saw.
 
 For one language this reads the full-text pages of ``../shared/bench`` (``data/``,
-``data-wcxb/`` and ``data-ml/``) in that language and splits them with the block
-classifier's rule: a page is *held out* when ``md5(page_id) % 10 >= 7``. On each page,
+``data-wcxb/`` and ``data-ml/``) in that language and splits them with the bench's one
+rule (``scripts/benchpages.py``): a page is *held out* when ``md5(page_id) % 10 >= 7``. On each page,
 
 * **main lines** are the non-empty lines of the human truth;
 * **boilerplate lines** are the lines of the page's all-text (resiliparse
@@ -15,16 +15,16 @@ above every main line; 0.5: no separation). On the other (dev) pages it computes
 per-sentence perplexity percentiles of the truth, from which ``train.py registry``
 takes the provisional threshold.
 
-    python lm_models/webeval.py en [--model PATH] [--write]
+    PYTHONPATH=scripts python lm_models/webeval.py en [--model PATH] [--write]
 
 ``--write`` stores the figures in ``<lang>/webeval.json`` next to the model, with the
-binary's sha256, for the model card and the registry.
+binary's sha256 and the share of held-out lines above the registry's threshold for this
+language (``conf/models.yaml``), for the model card, lm_models/README.md and the registry.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 from collections.abc import Iterator
@@ -34,21 +34,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-from train import percentile  # the one percentile rule of the model cards (lm_models/ is the script directory)
+from train import percentile, registry_entries  # the cards' percentile rule; conf/models.yaml (lm_models/ is the script directory)
 from pipeline.steps.normalize import normalize_for_lm
 from pipeline.steps.perplexity import perplexity_of
 
-BENCH = REPO.parent / "shared" / "bench"
-SETS = ("data", "data-wcxb", "data-ml")
-HELDOUT_RULE = "int(md5(page_id).hexdigest(), 16) % 10 >= 7"
+from benchpages import BENCH, HELDOUT_RULE, SETS, is_heldout, manifest, page_bytes, page_path, truth_path  # scripts/
+
 PERCENTILES = (50, 75, 90, 95, 99)
 # the registry's `percentiles` keys (the ones `warcplex calibrate` writes)
 REGISTRY_PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
-
-
-def is_heldout(page_id: str) -> bool:
-    """The block classifier's split: these pages are never trained or tuned on."""
-    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
 
 
 @dataclass(frozen=True)
@@ -62,18 +56,14 @@ class Page:
 
 def bench_pages(lang: str, bench: Path = BENCH) -> Iterator[Page]:
     """Every real (not synthetic) full-text page of ``lang`` in the bench sets."""
-    for name in SETS:
-        manifest = bench / name / "manifest.jsonl"
-        if not manifest.exists():
+    for _, folder, _ in SETS:
+        if not (bench / folder / "manifest.jsonl").exists():
             continue
-        for line in manifest.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+        for row in manifest(bench, folder):
             if (row.get("lang") != lang or row.get("truth_type") != "fulltext"
                     or row.get("synthetic")):
                 continue
-            base = bench / name / row["dataset"]
-            yield Page(row["id"], base / "pages" / f"{row['id']}.html.gz",
-                       base / "truth" / f"{row['id']}.txt")
+            yield Page(row["id"], page_path(bench, folder, row), truth_path(bench, folder, row))
 
 
 def all_text(html_bytes: bytes) -> str:
@@ -91,7 +81,7 @@ def page_lines(page: Page) -> tuple[list[str], list[str]]:
     truth = page.truth.read_text(encoding="utf-8", errors="replace")
     main = [n for n in (normalize_for_lm(ln) for ln in truth.splitlines()) if n]
     haystack = " " + " ".join(main) + " "
-    html = gzip.decompress(page.html.read_bytes())
+    html = page_bytes(page.html)
     boiler = []
     for ln in all_text(html).splitlines():
         n = normalize_for_lm(ln)
@@ -135,8 +125,9 @@ def _summary(values: list[float]) -> dict:
 def evaluate(model, lang: str, bench: Path = BENCH, threshold: float | None = None) -> dict:
     """Held-out separation and dev truth-sentence percentiles of ``model`` on ``lang``;
     with ``threshold``, also the share of held-out lines it would drop."""
-    from sentencex import segment
+    from pipeline.steps.sentences import sentence_splitter
 
+    segment = sentence_splitter(lang)
     held_main: list[float] = []
     held_boiler: list[float] = []
     dev_sentences: list[float] = []
@@ -147,7 +138,7 @@ def evaluate(model, lang: str, bench: Path = BENCH, threshold: float | None = No
             pages["dev"] += 1
             truth = page.truth.read_text(encoding="utf-8", errors="replace")
             for ln in truth.splitlines():
-                for sent in segment(lang, ln):
+                for sent in segment(ln):
                     n = normalize_for_lm(sent)
                     if n:
                         dev_sentences.append(line_perplexity(model, n))
@@ -197,7 +188,8 @@ def main() -> None:
     ap.add_argument("lang")
     ap.add_argument("--model", type=Path, help="binary to measure (default: the card's)")
     ap.add_argument("--bench", type=Path, default=BENCH)
-    ap.add_argument("--write", action="store_true", help="store <lang>/webeval.json")
+    ap.add_argument("--write", action="store_true",
+                    help="store <lang>/webeval.json, with the share of lines above the registry's threshold")
     ap.add_argument("--threshold", type=float,
                     help="also report the share of held-out lines above it (not stored)")
     args = ap.parse_args()
@@ -206,7 +198,8 @@ def main() -> None:
     card = json.loads((HERE / args.lang / "card.json").read_text(encoding="utf-8"))
     path = args.model or REPO / card["path"]
     model = kenlm.Model(str(path))
-    result = evaluate(model, args.lang, args.bench)
+    registered = registry_entries().get(args.lang, {}).get("threshold") if args.write else None
+    result = evaluate(model, args.lang, args.bench, registered)
     result["model_sha256"] = sha256(path)
     text = json.dumps(result, indent=2, ensure_ascii=False)
     if args.write:

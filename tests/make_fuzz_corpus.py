@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Generate a corpus of damaged WARC files from the real WARCs in ../shared/bench/warc/.
+"""Generate a corpus of damaged WARC files from real WARCs (by default the ones shipped in tests/data/).
 
-    python tests/make_fuzz_corpus.py OUT_DIR [--count 240] [--seed 7] [--seeds DIR]
+    python tests/make_fuzz_corpus.py OUT_DIR [--count 240] [--seed 7] [--seeds DIR ...]
 
 Deterministic for a given ``--seed``. Each file takes a few real records (one gzip member
 per record, as Common Crawl writes them) and damages them in one way: truncated gzip
 members, garbage between members, wrong Content-Length, missing or duplicated WARC headers,
 HTTP headers without a body, binary payloads labelled text/html, deeply nested HTML, lying
 charsets, empty and non-WARC files, HTTP-coded bodies and charset traps, a gzipped WARC as a
-record's payload, plus one 50 MB page (stored compressed). ``manifest.json``
+record's payload, real pages whose bytes lie about their charset (a Cyrillic page in cp1251
+labelled Latin-1, CESU-8 surrogates), plus one 50 MB page (stored compressed). ``manifest.json``
 lists every file with its damage and ``intact``: how many of its records were written
 undamaged and must be read back.
 """
@@ -30,7 +31,9 @@ from pathlib import Path
 import brotli
 from fastwarc.stream_io import ZstdWriter
 
-DEFAULT_SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "warc"
+# The real crawls shipped with the tests (tests/data/README.md): Common Crawl's, ClueWeb09's, wget's.
+DATA = Path(__file__).resolve().parent / "data"
+DEFAULT_SEEDS = (DATA / "cc-genuine", DATA / "other-real")
 BIG_PAGE_BYTES = 50 * 1024 * 1024
 NESTING_DEPTH = 100_000
 
@@ -77,10 +80,11 @@ def parse_record(raw: bytes) -> Record | None:
     return Record(lines[0], headers, rest[:length])
 
 
-def load_records(seed_dir: Path, per_file: int = 60) -> list[Record]:
-    """Records of the seed WARCs, one per gzip member (the first ``per_file`` of each file)."""
+def load_records(seed_dirs: tuple[Path, ...] | list[Path], per_file: int = 60) -> list[Record]:
+    """Records of the seed WARCs (``*.warc.gz`` in each directory and below), one per gzip member (the first
+    ``per_file`` of each file)."""
     records = []
-    files = sorted(seed_dir.glob("*/*.warc.gz")) + sorted(seed_dir.glob("*.warc.gz"))
+    files = [path for seed_dir in seed_dirs for path in sorted(Path(seed_dir).rglob("*.warc.gz"))]
     for path in files:
         if path.name.endswith((".wat.gz", ".wet.gz")):
             continue
@@ -101,7 +105,7 @@ def load_records(seed_dir: Path, per_file: int = 60) -> list[Record]:
                 records.append(record)
                 taken += 1
     if not records:
-        raise SystemExit(f"make_fuzz_corpus: error: no WARC records found under {seed_dir}")
+        raise SystemExit(f"make_fuzz_corpus: error: no WARC records found under {', '.join(map(str, seed_dirs))}")
     return records
 
 
@@ -382,17 +386,137 @@ def write_encoded_payloads(out_dir: Path, corpus: Corpus, files: int, first: int
     return manifest
 
 
+def _split_http(record: Record) -> tuple[bytes, bytes] | None:
+    """A real HTML response's HTTP head (with its blank line) and body."""
+    head, sep, body = record.block.partition(b"\r\n\r\n")
+    return (head + sep, body) if sep and b"text/html" in head.lower() else None
+
+
+def _cesu8(text: str) -> bytes:
+    """``text`` in CESU-8: characters outside the BMP as two three-byte surrogates."""
+    return b"".join(ch.encode("utf-8") if ord(ch) < 0x10000 else
+                    b"".join(chr(unit).encode("utf-8", "surrogatepass")
+                             for unit in (0xD800 + ((ord(ch) - 0x10000) >> 10), 0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)))
+                    for ch in text)
+
+
+# Code pages of alphabets whose bytes, read as cp1252, come out as accented Latin letters.
+LYING_CODE_PAGES = ("cp1251", "koi8-r", "iso8859-5", "cp1253", "iso8859-7", "cp1255", "cp1256")
+
+
+def _say_latin1(head: bytes, body: bytes) -> tuple[bytes, bytes]:
+    """The HTTP Content-Type and every meta charset of a page changed to say Latin-1."""
+    head = re.sub(rb"(?i)content-type:[^\r\n]*", b"Content-Type: text/html; charset=latin1", head)
+    return head, re.sub(rb"(?i)(<meta[^>]*charset\s*=\s*[\"']?)[\w-]+", rb"\1iso-8859-1", body)
+
+
+def real_page_traps(corpus: "Corpus") -> dict[str, tuple[Record, str, str | None]]:
+    """Charset lies built from the seeds' real pages: name -> (record, its URL, a word the decoded text must
+    keep, or None: its letters must be the page's alphabet, none of them Latin-1 mojibake).
+    ``code_page_as_latin1``: the real page in a non-Latin code page (cp1251, ...) with the most letters,
+    its bytes as they are and both its HTTP header and its meta saying Latin-1 (without such a page: the
+    UTF-8 page with most Cyrillic or Greek letters written in cp1251 or cp1253); ``cesu8``: a mostly-ASCII
+    real page with an emoji written as a CESU-8 surrogate pair after every paragraph and one lone surrogate
+    (more invalid UTF-8 sequences than valid ones: it read as cp1252 before)."""
+    from pipeline.reading.decode import decode
+
+    pages = []
+    for record in corpus.pages:
+        split = _split_http(record)
+        if split is not None:
+            charset = re.search(rb"(?i)content-type:[^\r\n]*charset=([\w-]+)", split[0])
+            decoded = decode(split[1], charset.group(1).decode() if charset else None)
+            letters = sum(1 for ch in decoded.text if ch.isalpha() and not ch.isascii())
+            pages.append((record, *split, decoded, letters))
+    pages.sort(key=lambda p: (-p[4], p[0].header(b"WARC-Target-URI") or b""))
+    traps: dict[str, tuple[Record, str, str | None]] = {}
+    url = "http://fuzz.example/real/code_page_as_latin1"
+    native = [p for p in pages if p[3].encoding in LYING_CODE_PAGES and p[4] >= 200]
+    if native:
+        record, head, body, decoded, _ = native[0]
+        head, body = _say_latin1(head, body)
+        traps["code_page_as_latin1"] = (_with_block(record, url, head + body), url, None)
+    else:
+        for record, head, body, decoded, _ in pages:
+            code_page = next((c for c in ("cp1251", "cp1253") if sum(
+                1 for ch in decoded.text if ch.isalpha() and not ch.encode(c, "ignore").isascii()) >= 200), None)
+            if decoded.encoding == "utf-8" and code_page:
+                head, body = _say_latin1(head, decoded.text.encode(code_page, "xmlcharrefreplace"))
+                traps["code_page_as_latin1"] = (_with_block(record, url, head + body), url, None)
+                break
+    plain = sorted((p for p in pages if p[3].encoding == "utf-8" and p[3].text.count("</p>") >= 5 and 0 < p[4] < 100),
+                   key=lambda p: (len(p[2]), p[0].header(b"WARC-Target-URI") or b""))
+    if plain:
+        record, head, _, decoded, _ = plain[0]
+        emoji = "\U0001F600"
+        body = _cesu8(decoded.text.replace("</p>", f" {emoji}</p>")).replace(b"</body>", b"\xed\xb0\x80</body>", 1)
+        url = "http://fuzz.example/real/cesu8"
+        traps["cesu8"] = (_with_block(record, url, head + body), url, emoji)
+    return traps
+
+
+def _with_block(record: Record, url: str, block: bytes) -> Record:
+    headers = [(k, url.encode() if k.lower() == b"warc-target-uri" else
+                b"<urn:uuid:" + str(uuid.uuid5(uuid.NAMESPACE_URL, url)).encode() + b">"
+                if k.lower() == b"warc-record-id" else v)
+               for k, v in record.headers if k.lower() not in (b"warc-block-digest", b"warc-payload-digest")]
+    return Record(record.version, headers, block)
+
+
+def damaged_headers(corpus: "Corpus") -> tuple[list[Record], dict[str, list[str]]]:
+    """Three real HTML responses with damaged WARC headers, among two intact ones: a lower-case version line and a
+    Latin-1 byte in the target URI (FastWARC rejects the first and reads U+FFFD for the second; warcio reads
+    both), and a version line of WARC/2.0 (neither reads it: counted). Returns the records and the URLs of the
+    pages that must come out (``recovered``) and of the one that must be counted (``rejected``)."""
+    pages = sorted((p for p in corpus.pages if _split_http(p) is not None), key=lambda p: p.header(b"WARC-Target-URI"))
+    chosen = pages[:5]
+
+    def renamed(record: Record, url: str, version: bytes = b"WARC/1.0") -> Record:
+        moved = _with_block(record, url, record.block)
+        return Record(version, [(k, url.encode("latin-1") if k.lower() == b"warc-target-uri" else v)
+                                for k, v in moved.headers], moved.block)
+
+    lower = renamed(chosen[1], "http://fuzz.example/real/lower-case-version", b"warc/1.0")
+    future = renamed(chosen[2], "http://fuzz.example/real/version-2", b"WARC/2.0")
+    latin1 = renamed(chosen[3], "http://fuzz.example/real/stra\xdfe")
+    return [chosen[0], lower, future, latin1, chosen[4]], {
+        "recovered": ["http://fuzz.example/real/lower-case-version", "http://fuzz.example/real/stra\xdfe"],
+        "rejected": ["http://fuzz.example/real/version-2"]}
+
+
+def write_real_page_traps(out_dir: Path, corpus: "Corpus", first: int) -> list[dict]:
+    """One file of kind ``real_page_trap`` per case of :func:`real_page_traps`, the trap among real records, and one
+    of :func:`damaged_headers`."""
+    manifest = []
+    for offset, (name, (record, url, word)) in enumerate(sorted(real_page_traps(corpus).items())):
+        recs = corpus.pick(1, 3)
+        recs.insert(corpus.rng.randrange(len(recs) + 1), record)
+        data = b"".join(corpus.gz(recs))
+        file = f"fuzz-{first + offset:04d}-real_page_trap.warc.gz"
+        (out_dir / file).write_bytes(data)
+        manifest.append({"file": file, "kind": "real_page_trap", "intact": len(recs), "bytes": len(data),
+                         "note": f"{name}: {url}", "url": url, "word": word})
+    recs, urls = damaged_headers(corpus)
+    data = b"".join(corpus.gz(recs))
+    file = f"fuzz-{first + len(manifest):04d}-real_page_trap.warc.gz"
+    (out_dir / file).write_bytes(data)
+    manifest.append({"file": file, "kind": "real_page_trap", "intact": len(recs) - len(urls["rejected"]),
+                     "bytes": len(data), "note": "damaged_headers: " + ", ".join(urls["recovered"] + urls["rejected"]),
+                     **urls})
+    return manifest
+
+
 KINDS = ["intact", "truncated_member", "truncated_file", "garbage_between", "wrong_content_length",
          "missing_header", "duplicated_header", "http_headers_no_body", "binary_as_html", "nested_html",
          "lying_charset", "uncompressed_damaged", "empty", "not_warc", "warc_in_record"]
 
 
-def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DEFAULT_SEEDS,
+def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dirs: tuple[Path, ...] = DEFAULT_SEEDS,
              big_page: bool = True, encoded: int = 10) -> list[dict]:
     """Write ``count`` damaged files (plus the big page and ``encoded`` files of coded payloads)
     and ``manifest.json``; return the manifest."""
     rng = random.Random(seed)
-    corpus = Corpus(load_records(seed_dir), rng)
+    corpus = Corpus(load_records(seed_dirs), rng)
     out_dir.mkdir(parents=True, exist_ok=True)
     plan = [KINDS[i % len(KINDS)] for i in range(count)]
     if big_page:
@@ -406,6 +530,7 @@ def generate(out_dir: Path, count: int = 240, seed: int = 7, seed_dir: Path = DE
         manifest.append({"file": name, "kind": kind, "intact": intact, "note": note, "bytes": len(data)})
     manifest += write_encoded_payloads(out_dir, Corpus(corpus.records, random.Random(seed + 1)), encoded,
                                        first=len(manifest))
+    manifest += write_real_page_traps(out_dir, Corpus(corpus.records, random.Random(seed + 2)), first=len(manifest))
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -415,12 +540,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--count", type=int, default=240, help="damaged files besides the 50 MB page")
     parser.add_argument("--seed", type=int, default=7, help="RNG seed (the corpus is deterministic)")
-    parser.add_argument("--seeds", type=Path, default=DEFAULT_SEEDS, help="directory of real WARCs")
+    parser.add_argument("--seeds", type=Path, nargs="+", default=list(DEFAULT_SEEDS),
+                        help="directories of real WARCs (default: tests/data/cc-genuine and other-real)")
     parser.add_argument("--no-big-page", action="store_true", help="leave out the 50 MB page")
     parser.add_argument("--encoded", type=int, default=10, help="files of HTTP-coded and charset-trap payloads")
     args = parser.parse_args(argv)
-    if not args.seeds.is_dir():
-        print(f"make_fuzz_corpus: error: seed directory {args.seeds} not found", file=sys.stderr)
+    missing = [str(d) for d in args.seeds if not d.is_dir()]
+    if missing:
+        print(f"make_fuzz_corpus: error: seed directory {', '.join(missing)} not found", file=sys.stderr)
         return 2
     manifest = generate(args.out_dir, args.count, args.seed, args.seeds, not args.no_big_page, args.encoded)
     total = sum(m["bytes"] for m in manifest)

@@ -9,16 +9,17 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from benchpages import is_heldout
 from conftest import bench_file
 
 from pipeline.config import load_settings
 from pipeline.document import visible, visible_lines
-from pipeline.models import block_model
+from pipeline.steps.blocks.model import block_model
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 from pipeline.steps.blocks import features
 from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, page_language, word_count
-from pipeline.steps.blocks.model import MODEL_PATH, is_heldout
+from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
 from pipeline.steps.blocks.rules import RuleSettings, revise

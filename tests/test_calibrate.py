@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
 import yaml
 
+from benchpages import scorer
 from conftest import bench_file
 from pipeline.analysis.calibrate import (is_main_sentence, load_pages, rouge_n_f1, score_pages, score_tokens, snippet_f,
                                         snippet_label, token_effect)
@@ -16,10 +16,7 @@ from pipeline.config import PROJECT_ROOT, load_settings, resolve_path
 
 
 def load_bench_scorer():
-    spec = importlib.util.spec_from_file_location("bench_score", bench_file("score.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return scorer(bench_file("score.py").parent)
 
 
 def test_rouge_matches_the_bench_scorer():

@@ -48,3 +48,69 @@ def test_codecarbon_measures_offline():
     measured = meter.stop()
     assert measured["country_iso_code"] == "DEU"
     assert measured["kwh"] > 0 and measured["kg_co2"] > 0 and measured["duration_s"] > 0
+
+
+def test_the_whole_job_figure_is_the_estimate_each_part_shown_and_start_up_stated():
+    carbon = CarbonSettings(snapshot_pages=3_600_000)
+    job = {"total": 40.0, "parts": {"driver_jvm": 15.0, "executor_jvms": 10.0, "python_driver": 5.0,
+                                    "python_workers": 10.0},
+           "start_up": {"python_driver": 1.0, "driver_jvm": 3.0, "python_workers": 6.0, "total": 10.0}}
+    stats = {"cpu": {"total": 8.0, "blocks": 6.0}, "records": {"html": 1000}, "job_cpu": job}
+    report = carbon_report(stats, carbon)
+    assert report["cpu_seconds"] == 40.0 and math.isclose(report["kg_co2"], carbon_estimate(40, carbon)["kg_co2"])
+    assert math.isclose(sum(p["kg_co2"] for p in report["per_part"].values()), report["kg_co2"])
+    assert set(report["per_stage"]) == {"blocks", "other"}  # the Python workers' steps, as before
+    snapshot = report["snapshot"]
+    assert snapshot["pages_per_cpu_second"] == 25 and math.isclose(snapshot["core_hours"], 40)
+    assert snapshot["start_up_share"] == 0.25 and math.isclose(snapshot["core_hours_without_start_up"], 30)
+
+
+def test_process_cpu_reads_proc_as_getrusage_does():
+    import os
+    import resource
+
+    from pipeline.spark.cpu import probe_executor, process_cpu
+
+    sum(i * i for i in range(3_000_000))
+    own = process_cpu(os.getpid(), reaped=False)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    assert own is not None and abs(own - usage.ru_utime - usage.ru_stime) < 0.1  # clock ticks against rusage
+    assert probe_executor([]) == []  # not a pyspark worker: nothing to probe
+
+
+@pytest.mark.spark
+def test_make_run_counts_the_whole_process_tree(tmp_path):
+    """`make run`'s command under an outside measurement of its whole process tree (a fresh cgroup, else /proc
+    and the reaped children): the summary's CPU is within 15% of it, and every part is there."""
+    import json
+    import os
+    import shutil
+    import sys
+
+    from conftest import ROOT, SAMPLE_WARC
+
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    from test_bench import load_cputree
+
+    measure = load_cputree().measure
+
+    out = tmp_path / "out"
+    warcplex = os.path.join(os.path.dirname(sys.executable), "warcplex")
+    command = [warcplex, "run", "--input", str(SAMPLE_WARC), "--output", str(out), "--config",
+               str(ROOT / "conf" / "local.yaml"), "--dropped", str(out / "dropped"), "--sentences",
+               str(out / "sentences")]  # the Makefile's `run`
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+           "SPARK_LOCAL_IP": "127.0.0.1"}
+    with open(tmp_path / "log", "w") as log:
+        usage = measure(command, env=env, cwd=str(ROOT), stdout=log, stderr=log)
+    assert usage.returncode == 0, (tmp_path / "log").read_text()[-2000:]
+    stats = json.loads((out / "stats.json").read_text())
+    job = stats["job_cpu"]
+    assert all(job["parts"][part] > 0 for part in ("driver_jvm", "executor_jvms", "python_driver", "python_workers"))
+    assert job["local"] and job["executors_probed"] == 1
+    assert 0 < job["start_up"]["total"] < job["total"]
+    assert stats["carbon"]["cpu_seconds"] == job["total"]
+    summary = (out / "summary.txt").read_text()
+    assert f"CPU {job['total']:.1f} s" in summary and "whole job's CPU" in summary
+    assert abs(job["total"] - usage.cpu_seconds) <= 0.15 * usage.cpu_seconds, (job, usage)

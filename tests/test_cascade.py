@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.config import load_settings
 from pipeline.steps.loop import StepLoop
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTICLE = ("<html><body><nav><a href='/'>Home</a></nav><article>"
@@ -105,7 +105,7 @@ def test_time_guard_counts_a_page_no_stage_finishes_as_error_timeout():
 
 
 def test_block_output_much_shorter_than_resiliparse_falls_back_with_its_evidence(tmp_path):
-    from pipeline.models import block_model
+    from pipeline.steps.blocks.model import block_model
     from pipeline.steps.blocks.model import MODEL_PATH
 
     settings = ["perplexity.enabled=false", "extract.cascade=[blocks, resiliparse]"]
@@ -228,13 +228,14 @@ def counters(loop: StepLoop) -> dict:
 
 def sample_pages(limit: int) -> list[Page]:
     from conftest import SAMPLE_WARC, bench_file
-    from pipeline.reading.warc import Split, iter_pages
+    from pipeline.reading.reader import read_pages
+    from pipeline.reading.shards import Split
     from pipeline.stats import Stats
 
     settings = load_settings(None, [])
     pages = []
     for path in (SAMPLE_WARC, bench_file("warc", "bench-dev.warc.gz")):
-        pages += [p for p in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()) if p.kind == "html"]
+        pages += [p for p in read_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()) if p.kind == "html"]
     return pages[:limit]
 
 

@@ -119,9 +119,8 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
               "--set", "spark.conf.spark.executor.memory=512m", "--set", "spark.conf.spark.executor.cores=1",
               "--set", "spark.conf.spark.executor.memoryOverhead=384m",
               "--set", "input.splits_per_shard=2", "--set", "input.min_split_bytes=1",
-              # every corpus stage, and the sentence side output the index-size chain is built from
-              "--set", "corpus.repeated_lines.enabled=true", "--set", "corpus.dedup.near=true",
-              "--sentences", str(out / "sentences")]
+              # every corpus stage (the index chain needs no --sentences: every split writes its sample)
+              "--set", "corpus.repeated_lines.enabled=true", "--set", "corpus.dedup.near=true"]
     # The checkout must not leak into the driver through PYTHONPATH: it imports from warcplex.zip.
     submit_env = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
     submit_env["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -141,6 +140,14 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     chain = [link["step"] for link in stats["index"]["chain"]]
     assert chain == ["visible", "main_content", "filtered", *[f"corpus.{name}" for name in corpus["order"]]]
     assert stats["index"]["chain"][-1]["documents"] == corpus["documents_out"]
+    assert stats["index"]["sample"]["splits"] == 2 and stats["index"]["sample"]["exact"]
+    assert all(link["query_cpu_seconds"] > 0 for link in stats["index"]["chain"])
+    # The whole job's CPU: the driver JVM apart from the executor JVM, which a probe task read on the worker
+    job = stats["job_cpu"]
+    assert not job["local"] and job["executors_probed"] >= 1
+    assert "probe" in job["method"]["executor_jvms"] and job["parts"]["executor_jvms"] > job["executor_tasks"] > 0
+    assert all(job["parts"][part] > 0 for part in ("driver_jvm", "python_driver", "python_workers"))
+    assert stats["carbon"]["cpu_seconds"] == job["total"]
     # The tasks ran in an executor the worker launched for this application ...
     app = wait_for(lambda: [a for a in json_ui(master_ui)["completedapps"] if a["name"] == "warcplex"],
                    "the application in the master's list")[0]

@@ -84,3 +84,17 @@ def test_project_relative_paths_resolve_against_the_root(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert resolve_path("conf/models.yaml") == PROJECT_ROOT / "conf" / "models.yaml"
     assert resolve_path(str(tmp_path)) == Path(tmp_path).resolve()
+
+
+def test_presets_are_found_by_name_or_project_path_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    local = load_settings(PROJECT_ROOT / "conf" / "local.yaml")
+    assert load_settings("local") == local == load_settings("conf/local.yaml")
+    assert load_settings("nightly") == load_settings(PROJECT_ROOT / "conf" / "nightly.yaml")
+    (tmp_path / "local").mkdir()  # a folder of that name does not hide the preset
+    assert load_settings("local") == local
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "local.yaml").write_text("spark:\n  app_name: mine\n")  # a file given is that file
+    assert load_settings("conf/local.yaml").spark.app_name == "mine"
+    with pytest.raises(ConfigError, match=r"cannot read config nosuch: .*shipped presets: cluster, local, nightly"):
+        load_settings("nosuch")

@@ -19,13 +19,13 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from conftest import bench_file
+from conftest import real_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT
 
-CC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
-WIKI = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
-SITE = ("warc", "other-real", "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz")
+CC = ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+WIKI = ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
+SITE = ("other-real", "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz")
 
 
 def responses(path: Path) -> list[tuple[dict, bytes, bytes]]:
@@ -57,7 +57,7 @@ def nights(tmp_path_factory) -> dict:
     """Two shards built from real records: night 1 holds the originals (the 29 ClueWeb09 pages are one
     shop site), night 2 copies of night-1 pages (exact, one dated earlier) and a near copy."""
     folder = tmp_path_factory.mktemp("warcs")
-    cc, wiki, site = (responses(bench_file(*parts)) for parts in (CC, WIKI, SITE))
+    cc, wiki, site = (responses(real_warc(*parts)) for parts in (CC, WIKI, SITE))
     plan: dict = {"night1": folder / "night1.warc.gz", "night2": folder / "night2.warc.gz", "ids": {}}
     with open(plan["night1"], "wb") as out:
         writer = WARCWriter(out, gzip=True)
@@ -306,7 +306,7 @@ def test_quality_filters_and_blocklist(spark, tmp_path):
 
 
 def test_missing_blocklist_is_a_one_line_error(tmp_path, capsys):
-    status = cli_main(["run", "--input", str(bench_file(*CC)), "--output", str(tmp_path / "o"),
+    status = cli_main(["run", "--input", str(real_warc(*CC)), "--output", str(tmp_path / "o"),
                        "--set", f"corpus.quality.url_blocklist={tmp_path / 'missing.txt'}"])
     assert status == 2
     err = capsys.readouterr().err

@@ -6,10 +6,10 @@ import os
 
 import yaml
 
-from conftest import ROOT, bench_file
+from conftest import ROOT, real_warc
 from pipeline.analysis.report import render
 from pipeline.config import load_settings
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 from pipeline.registry import load_registry
 from pipeline.spark.job import CleanWarcJob, summary_text
 from pipeline.spark.runner import run_split
@@ -17,7 +17,7 @@ from pipeline.stats import Stats
 
 
 def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
-    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     # A registry with the English model only: the shard's Chinese and Russian pages go unscored.
     shipped = yaml.safe_load((ROOT / "conf" / "models.yaml").read_text(encoding="utf-8"))["models"]
     english = {**shipped["en"], "path": str(ROOT / shipped["en"]["path"])}
@@ -64,7 +64,7 @@ def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
 def test_the_pyplexity_preset_filters_all_text_and_reports_what_it_removed_per_language(tmp_path):
     """conf/pyplexity.yaml: all visible text (the conservative stage, alone) judged by the filter; stats,
     summary and report say per language how many sentences and LM tokens it removed."""
-    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     settings = load_settings(ROOT / "conf" / "pyplexity.yaml", ["index.enabled=false"])
     assert settings.extract.cascade == ["conservative"]
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
@@ -74,9 +74,44 @@ def test_the_pyplexity_preset_filters_all_text_and_reports_what_it_removed_per_l
     english = stats["lang"]["en"]
     assert 0 < english["sentences_filtered"] < english["sentences_scored"]
     assert 0 < english["tokens_filtered"] < english["tokens_scored"]
-    assert english["sentences_filtered"] == counts[f"removal_reasons.perplexity:line/context@{settings.perplexity.threshold:g}"] \
-        - sum(v.get("sentences_filtered", 0) for k, v in stats["lang"].items() if k != "en")
+    removed = sum(v for k, v in counts.items() if k.startswith("removal_reasons.perplexity:line/"))
+    assert removed == sum(v.get("sentences_filtered", 0) for v in stats["lang"].values())
     summary = summary_text({**stats, "run": {**stats["run"], "files": []}})
     line = next(l for l in summary.splitlines() if "perplexity filter removed" in l)
     assert f"en {english['sentences_filtered']} of {english['sentences_scored']} sentences" in line
     assert "LM tokens removed" in render(stats)
+
+
+def test_dropped_reasons_name_the_part_of_the_rule_and_the_threshold_that_applied(tmp_path):
+    """On a real crawl sample under the default rule (line/context, protection): every removal says whether the
+    line's window went over the threshold, its length-scaled share, its neighbours or the protected bar decided,
+    with that bar; the stats count what the rule kept above and dropped below the threshold."""
+    import pyarrow.dataset as ds
+
+    path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    settings = load_settings(ROOT / "conf" / "local.yaml", ["index.enabled=false"])
+    result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"), str(tmp_path / "dropped"))
+    registry = load_registry(settings.perplexity.registry)
+    rows = ds.dataset(tmp_path / "dropped", format="parquet", partitioning="hive").to_table().to_pylist()
+    whys = set()
+    for row in rows:
+        unit, _, rest = row["reason"].removeprefix("perplexity:").partition("/")
+        why, _, bar = rest.partition("@")
+        threshold = registry[row["language"]].threshold_for(settings.perplexity)
+        assert unit == "line" and why in {"context", "length", "neighbours", "protected"}, row["reason"]
+        expected = {"context": threshold, "protected": threshold * settings.perplexity.protect_factor}
+        if why in expected:
+            assert float(bar) == round(expected[why]), row["reason"]
+        else:  # a length-scaled threshold: under the threshold itself
+            assert float(bar) < threshold, row["reason"]
+        whys.add(why)
+    assert {"context", "length", "protected"} <= whys
+    counts = Stats.from_dict(result).counts
+    assert counts["rule.zh.kept_above"] > 0 and counts["rule.zh.dropped_below"] > 0
+    # every dropped unit is counted once under what dropped it, and in the units' histogram
+    dropped_units = sum(v for k, v in counts.items() if k.startswith("rule.") and ".dropped." in k)
+    assert dropped_units == sum(v for k, v in counts.items() if k.startswith("units.") and ".dropped" in k) > 0
+    stats = CleanWarcJob().merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])
+    page = render(stats)
+    assert "kept above threshold" in page and "dropped: length" in page
+    assert page.count("<img ") >= 2

@@ -6,7 +6,7 @@ import pyarrow.dataset as ds
 
 from conftest import write_warc
 from pipeline.config import load_settings
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 
 ENGLISH = "".join(f"<p>The harbour town rebuilt its old stone bridge in spring number {i}, and the people "

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 
 import pytest
 import yaml
@@ -15,7 +13,7 @@ from pipeline.models import kenlm_model
 from pipeline.registry import load_registry
 from pipeline.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
 from pipeline.steps.perplexity import perplexity
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split as split_sentences
 
 REGISTRY = "conf/models.yaml"
 
@@ -73,14 +71,11 @@ def test_registry_covers_fifteen_languages(registry):
 
 def test_training_lines_are_the_scorer_normalisation():
     """lm_models/corpora.py turns prose into training lines exactly as the scorer normalises sentences."""
-    spec = importlib.util.spec_from_file_location("lm_corpora", PROJECT_ROOT / "lm_models" / "corpora.py")
-    corpora = importlib.util.module_from_spec(spec)
-    sys.modules["lm_corpora"] = corpora  # its dataclasses look their module up
-    spec.loader.exec_module(corpora)
+    import corpora  # lm_models/ (pytest's pythonpath)
     paragraph = ("On 4 July 1976 the town's “Old Bridge” — rebuilt twice — reopened. "
                  "Café owners, e.g. Ms. Dupont, served 1,250 visitors!")
     training_lines = corpora._segment_chunk(("en", [paragraph]))
-    scored = [normalize_for_lm(s) for para in SentenceSplitter().split(paragraph, "en") for s in para]
+    scored = [normalize_for_lm(s) for para in split_sentences(paragraph, "en") for s in para]
     assert training_lines and training_lines == [line for line in scored if line in training_lines]
     assert all("0" in line or not any(c.isdigit() for c in line) for line in training_lines)
 

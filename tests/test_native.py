@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_WARC, bench_file
+from conftest import REAL_WARCS, SAMPLE_WARC, bench_file
 
 from pipeline import _native
 from pipeline.config import load_settings
-from pipeline.models import block_model
+from pipeline.steps.blocks.model import block_model
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.stats import Stats
 from pipeline.steps.blocks import parse
 from pipeline.steps.blocks.features import context_features, featurize, word_count
@@ -35,7 +36,7 @@ def warc_pages(path, limit: int | None = None) -> list[str]:
     """Decoded HTML of the response pages of a WARC (as the pipeline reads them)."""
     settings = load_settings(None, [])
     pages = []
-    for page in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()):
+    for page in read_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats()):
         if page.kind == "html":
             pages.append(decode_html(page.html, page.http_charset))
         if limit and len(pages) >= limit:
@@ -274,8 +275,7 @@ def real_page_texts() -> tuple[str, ...]:
     """The visible text (resiliparse, no main-content selection) of every HTML page of the real WARCs."""
     from resiliparse.extract.html2text import extract_plain_text
 
-    return tuple(extract_plain_text(html) for name in ("cc-genuine", "other-real")
-                 for path in sorted(bench_file("warc", name).glob("*.warc*")) for html in warc_pages(path))
+    return tuple(extract_plain_text(html) for path in REAL_WARCS for html in warc_pages(path))
 
 
 def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_character_and_real_pages():

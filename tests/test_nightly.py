@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import bench_file
+from conftest import real_warc
 from pipeline.config import PROJECT_ROOT
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -37,9 +37,10 @@ def nightly_command(manifest: Path, output: Path, *extra: str) -> list[str]:
 
 def parquet_digests(output: Path) -> dict[str, str]:
     """Per Parquet file: its bytes' digest (warcplex's own writer), or its rows' for the corpus stages'
-    files (Spark's Parquet writer may encode the same rows in different bytes from run to run)."""
+    files, their index sample's too (Spark's Parquet writer may encode the same rows in different bytes from
+    run to run: the order of a column's encodings in its metadata)."""
     def digest(path: Path) -> str:
-        if {"corpus", "corpus_dropped"} & set(path.relative_to(output).parts):
+        if {"corpus", "corpus_dropped", "_corpus"} & set(path.relative_to(output).parts):
             rows = json.dumps(pq.read_table(path).to_pylist(), sort_keys=True, default=str)
             return hashlib.sha256(rows.encode("utf-8")).hexdigest()
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -66,7 +67,7 @@ def wait_gone(pgid: int, timeout_s: float = 60) -> None:
 
 @pytest.fixture
 def manifest(tmp_path) -> Path:
-    paths = [bench_file("warc", *parts) for parts in WARCS]
+    paths = [real_warc(*parts) for parts in WARCS]
     listing = tmp_path / "warc.paths"
     listing.write_text("".join(f"{p}\n" for p in paths))
     return listing

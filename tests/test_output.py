@@ -12,7 +12,7 @@ from conftest import SAMPLE_WARC
 from pipeline.config import S3Settings, load_settings
 from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.spark.runner import run_split
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 
 SCHEMA = pa.schema([("id", pa.string()), ("n", pa.int32())])
 

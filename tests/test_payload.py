@@ -19,12 +19,13 @@ import pytest
 
 import make_fuzz_corpus
 from make_fuzz_corpus import chunked, deflate_raw, zstd
-from conftest import bench_file
+from conftest import bench_file, real_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
 from pipeline.reading.decode import decode_html, utf16_without_bom
 from pipeline.reading.payload import Codings, PayloadError, decode_payload
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading import reader
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.writing.output import DATASET_DIR
@@ -66,7 +67,7 @@ def write_warc(path, records: list[tuple[str, str, bytes]], content_type: str = 
 def read_pages(path, settings=None):
     settings = settings or load_settings(None, [])
     stats = Stats()
-    pages = {p.url: p for p in iter_pages(Split(str(path), 0, 1), settings.input, settings.s3, stats)}
+    pages = {p.url: p for p in reader.read_pages(Split(str(path), 0, 1), settings.input, settings.s3, stats)}
     return pages, stats.counts
 
 
@@ -203,7 +204,7 @@ def test_wget_chunked_bodies_lose_their_chunk_sizes(tmp_path):
     """dolma's wget WARC keeps chunked bodies: the sizes no longer land inside words."""
     texts = {}
     for name in ("dolma-tests_data_warc_sample-0000.warc.gz", "dolma-tests_data_warc_sample-0001.warc.gz"):
-        path = bench_file("warc", "other-real", name)
+        path = real_warc("other-real", name)
         out = tmp_path / name
         stats = run_split(Split(str(path), 0, 1), load_settings(None, ["perplexity.enabled=false"]), str(out))
         assert stats["payload"]["dechunked"] >= 2 and "payload" not in stats.get("skip", {})
@@ -250,3 +251,82 @@ def test_local_spark_run_decodes_every_case(tmp_path):
     assert set(rows) == set(cases)
     for url, text in rows.items():
         assert GERMAN.split(";")[0] in text and "Ã" not in text and "\x00" not in text, url
+
+
+def alphabet_letters(text: str) -> int:
+    """Letters beyond Latin-1 (Cyrillic, Greek, ...)."""
+    return sum(1 for ch in text if ch.isalpha() and ord(ch) > 0x24F)
+
+
+def latin1_letters(text: str) -> int:
+    """Accented Latin-1 letters: what another alphabet's bytes read as Latin-1 come out as."""
+    return sum(1 for ch in text if "\u00c0" <= ch <= "\u00ff" and ch.isalpha())
+
+
+def test_real_pages_whose_bytes_lie_are_read_as_what_they_are(tmp_path):
+    """Real crawl pages (the fuzz corpus's traps): a cp1251 page whose HTTP header and meta both say Latin-1
+    came out as "Î êîìïàíèè - Ñòðàòåãèÿ" and was identified as another language; a UTF-8 page with emoji in
+    CESU-8 came out as cp1252 ("í ½í¸€" for each). Now: the page's own alphabet, the emoji, one U+FFFD for
+    the lone surrogate, each counted."""
+    import random
+
+    from pipeline.reading.decode import reads_as_mojibake
+
+    records = make_fuzz_corpus.load_records(make_fuzz_corpus.DEFAULT_SEEDS)  # the real WARCs in tests/data
+    traps = make_fuzz_corpus.real_page_traps(make_fuzz_corpus.Corpus(records, random.Random(1)))
+    assert set(traps) == {"code_page_as_latin1", "cesu8"}
+    path = tmp_path / "traps.warc.gz"
+    path.write_bytes(b"".join(make_fuzz_corpus.member(record.to_bytes()) for record, _, _ in traps.values()))
+    stats = run_split(Split(str(path), 0, 1), load_settings(None, ["index.enabled=false"]), str(tmp_path / "out"))
+    assert stats["outcome"]["kept"] == 2
+    assert stats["stage"]["decode"]["relabelled"] == stats["stage"]["decode"]["cesu8"] == 1
+    assert stats["stage"]["decode"]["relabelled_to"] == {"cp1251": 1}
+    rows = {r["url"]: r for r in ds.dataset(tmp_path / "out" / DATASET_DIR, format="parquet",
+                                            partitioning="hive").to_table().to_pylist()}
+    for name, (_, url, word) in traps.items():
+        text = rows[url]["text"]
+        assert not reads_as_mojibake(text) and "í ½" not in text and "â€" not in text, name
+        assert word in text if word else alphabet_letters(text) >= 100 and not latin1_letters(text), name
+    assert rows[traps["code_page_as_latin1"][1]]["language"] == "ru"
+    cesu = rows[traps["cesu8"][1]]["text"]
+    assert cesu.count("\U0001F600") >= 5 and "\ufffd" not in cesu.replace("\ufffd", "", 1)
+
+
+def test_cesu8_pairs_are_their_characters_and_a_lone_surrogate_one_replacement():
+    from pipeline.reading.decode import decode
+
+    pair = make_fuzz_corpus._cesu8("\U0001F600")
+    assert pair == b"\xed\xa0\xbd\xed\xb8\x80"
+    mostly_ascii = b"<p>Caf\xc3\xa9 " + pair + b" and " + pair + b" then \xed\xb0\x80 end</p>"
+    decoded = decode(mostly_ascii, "iso-8859-1")
+    assert decoded.text == "<p>Café \U0001F600 and \U0001F600 then \ufffd end</p>" and decoded.note == "cesu8"
+    # many valid multi-byte characters around a lone surrogate: one replacement character, not three
+    assert decode(PAGE.replace(b"Absatz 5.", b"Absatz \xed\xa0\x80 5.")).text.count("\ufffd") == 1
+    # a cp1252 page is not taken for CESU-8
+    cp1252 = "<p>Caf\u00e9 \u00ed\u00a0\u20ac, d\u00e9j\u00e0 vu, gar\u00e7on, na\u00efve, \u00e9t\u00e9</p>".encode("cp1252")
+    assert decode(cp1252, "windows-1252").text == cp1252.decode("cp1252")
+
+
+def test_western_text_labelled_latin1_is_never_relabelled():
+    """Every Western European bench page of data-ml (de, fr, es, it, pt, nl, sv, da, fi, ...) written in
+    cp1252 and labelled Latin-1 reads as itself: accented letters mixed with ASCII ones are not mojibake."""
+    import re
+
+    from pipeline.reading.decode import decode
+
+    western = {"de", "fr", "es", "it", "pt", "nl", "sv", "da", "fi", "no", "ga", "et", "mt", "id"}
+    manifest = bench_file("data-ml", "manifest.jsonl")
+    checked = 0
+    for line in manifest.read_text().splitlines():
+        row = json.loads(line)
+        if row["lang"] not in western:
+            continue
+        html = gzip.decompress(bench_file("data-ml", row["dataset"], "pages", f"{row['id']}.html.gz").read_bytes())
+        text = re.sub(r'(?i)charset\s*=\s*["\']?[\w-]+', "charset=iso-8859-1", html.decode("utf-8", "replace"))
+        raw = text.encode("cp1252", "xmlcharrefreplace")
+        if raw.isascii():
+            continue
+        decoded = decode(raw, "iso-8859-1")
+        assert decoded.note is None and decoded.encoding == "cp1252", row["id"]
+        checked += 1
+    assert checked >= 200

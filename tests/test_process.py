@@ -6,12 +6,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from conftest import ROOT, SAMPLE_WARC, TINY_ARPA, bench_file
+from conftest import ROOT, SAMPLE_WARC, TINY_ARPA, real_warc
 from pipeline.config import load_settings
 from pipeline.document import join_sentences
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 
 REGISTRY = ROOT / "conf" / "models.yaml"
 REQUIRED_COLUMNS = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",
@@ -47,7 +47,7 @@ REAL = [("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
 
 @pytest.mark.parametrize("folder, name", REAL, ids=[n.split(".")[0] for _, n in REAL])
 def test_every_record_of_a_real_warc_is_accounted_for(tmp_path, folder, name):
-    path = bench_file("warc", folder, name)
+    path = real_warc(folder, name)
     settings = load_settings(None, ["perplexity.enabled=false"])
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
     stats = check_accounting(result)

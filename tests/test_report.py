@@ -1,4 +1,5 @@
-"""One real Spark run with sentence scores: tantivy index stats, `warcplex sweep`, report.html in Chromium."""
+"""One real Spark run with sentence scores: the index chain and its search side, `warcplex sweep`, report.html
+in Chromium."""
 
 from __future__ import annotations
 
@@ -11,20 +12,22 @@ import pyarrow.dataset as ds
 import pytest
 
 from pipeline.cli import main as cli_main
-from pipeline.config import PROJECT_ROOT, IndexSettings, PerplexitySettings, S3Settings
-from pipeline.analysis.index_stats import _analyzer, compare_raw_clean, load_scored_pages
+from pipeline.analysis.carbon import carbon_estimate
+from pipeline.config import PROJECT_ROOT, CarbonSettings, PerplexitySettings, S3Settings
+from pipeline.analysis.index_stats import _analyzer, load_scored_pages, page_queries
+from pipeline.writing.sample import read_index_sample, sample_key
 from pipeline.analysis.sweep import sweep
-from conftest import bench_file
+from conftest import real_warc
 
 pytestmark = [pytest.mark.spark]
 
-WARC = ("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+WARC = ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 
 
 @pytest.fixture(scope="module")
 def run_output(tmp_path_factory) -> tuple[Path, dict]:
     """`warcplex run` in local[1] Spark on a real Common Crawl WARC, with the sentence side output."""
-    warc = bench_file(*WARC)
+    warc = real_warc(*WARC)
     if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
         pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
     if shutil.which("java") is None:
@@ -52,19 +55,25 @@ def test_sentence_side_output_rebuilds_the_cleaned_text_but_its_spacing(run_outp
 
 
 def test_index_statistics_match_the_tokens_of_the_text(run_output):
+    """The sample's main-content and filtered texts are the sentence side output's, rejoined; each link's
+    vocabulary and postings are those of tantivy's analyzer over its texts."""
     out, stats = run_output
     index = stats["index"]
     assert index["engine"] == "tantivy" and index["pages"] == stats["outcome"]["kept"]
-    pages = load_scored_pages(str(out / "sentences"), S3Settings())
+    sampled, drawn = read_index_sample(str(out), S3Settings(), 0)
+    assert drawn["exact"] and drawn["pages"] == index["pages"] == index["sample"]["of_pages"]
+    scored = {p.record_id: p for p in load_scored_pages(str(out / "sentences"), S3Settings())}
     analyzer = _analyzer()
-    for side, keep in (("raw", None), ("clean", lambda s: s.kept)):
-        docs = [set(analyzer.analyze(p.text(keep))) for p in pages]
+    for side, text_of, rebuilt in (("raw", lambda p: p.main_content, lambda p: p.text()),
+                                   ("clean", lambda p: p.filtered, lambda p: p.text(lambda s: s.kept))):
+        assert all(text_of(p) == rebuilt(scored[p.record_id]) for p in sampled)
+        docs = [set(analyzer.analyze(text_of(p))) for p in sampled]
         assert index[side]["vocabulary"] == len(set().union(*docs))
         assert index[side]["postings"] == sum(len(d) for d in docs)
         assert index[side]["index_bytes"] > 0
     assert index["clean"]["postings"] <= index["raw"]["postings"]
     assert index["ratio"]["index_bytes"] == index["clean"]["index_bytes"] / index["raw"]["index_bytes"]
-    assert index["queries"]["terms"] and all(len(t) >= 4 and t.isalpha() for t in index["queries"]["terms"])
+    assert index["queries"]["count"] == len(page_queries([p.main_content for p in sampled], 50, 3, 4)) > 0
     assert index["queries"]["raw_ms_per_query"] > 0 and index["queries"]["clean_ms_per_query"] > 0
 
 
@@ -76,11 +85,11 @@ def test_index_chain_from_visible_text_to_the_last_corpus_stage(run_output):
                            *[f"corpus.{name}" for name in stats["corpus"]["order"]]]
     assert "chain_missing" not in stats["index"]
     analyzer = _analyzer()
-    visible = ds.dataset(out / "sentences" / "_visible", partitioning="hive").to_table().to_pylist()
+    visible = [page.visible for page in read_index_sample(str(out), S3Settings(), 0)[0]]
     assert len(visible) == stats["index"]["pages"]
-    docs = [set(analyzer.analyze(row["text"])) for row in visible if row["text"]]
+    docs = [set(analyzer.analyze(text)) for text in visible if text]
     assert chain["visible"]["postings"] == sum(len(d) for d in docs)
-    assert chain["visible"]["bytes_text"] == sum(len(row["text"].encode()) for row in visible)
+    assert chain["visible"]["bytes_text"] == sum(len(text.encode()) for text in visible)
     # all the page's visible text is more than its main content, and the filter only removes
     assert chain["visible"]["tokens"] > chain["main_content"]["tokens"] >= chain["filtered"]["tokens"]
     assert chain["visible"]["share_of_first"]["index_bytes"] == 1.0
@@ -91,17 +100,75 @@ def test_index_chain_from_visible_text_to_the_last_corpus_stage(run_output):
     assert last["documents"] == len(corpus) == stats["corpus"]["documents_out"]
     assert last["bytes_text"] == sum(len(t.encode()) for t in corpus)
     assert last["postings"] == sum(len(set(analyzer.analyze(t))) for t in corpus)
-    assert "index-size chain, the same" in (out / "summary.txt").read_text()
     assert stats["cpu"]["visible_text"] > 0
+
+
+def test_the_search_side_is_eq9_of_the_measured_query_cpu_and_cleaning(run_output):
+    """Every link: query CPU measured, CO2 per million queries by eq. 9, and break-even = (its cleaning + its index
+    build - the visible index's build) / (the visible link's CO2 per query - its own), or never; in stats,
+    summary and report."""
+    out, stats = run_output
+    carbon = CarbonSettings(**stats["run"]["config"]["carbon"])
+    chain = stats["index"]["chain"]
+    first = chain[0]
+    assert first["step"] == "visible" and first["breakeven_queries"] is None
+    for link in chain:
+        assert link["query_cpu_seconds"] > 0 and link["build_cpu_seconds"] > 0
+        assert link["kg_co2_per_million_queries"] == carbon_estimate(link["query_cpu_seconds"] * 1e6, carbon)["kg_co2"]
+        if link is first:
+            continue
+        assert 0 < link["cleaning_cpu_seconds"]
+        saving = (first["kg_co2_per_million_queries"] - link["kg_co2_per_million_queries"]) / 1e6
+        cost = link["kg_co2_cleaning"] + link["kg_co2_build"] - first["kg_co2_build"]
+        assert link["breakeven_queries"] == (round(cost / saving) if saving > 0 else None)
+    # cleaning up to a later link costs at least as much as up to an earlier one
+    cleaning = [link["cleaning_cpu_seconds"] for link in chain[1:]]
+    assert cleaning == sorted(cleaning)
+    assert "search side (" in (out / "summary.txt").read_text()
+    page = (out / "report.html").read_text()
+    assert "Search side" in page and "g CO2 per 1M queries" in page and "break-even (queries)" in page
 
 
 def test_index_sample_is_deterministic_and_sized(run_output):
     out, _ = run_output
-    first = load_scored_pages(str(out / "sentences"), S3Settings(), sample_pages=5)
-    again = load_scored_pages(str(out / "sentences"), S3Settings(), sample_pages=5)
-    assert [p.record_id for p in first] == [p.record_id for p in again] and len(first) == 5
-    result = compare_raw_clean(first, IndexSettings(queries=3, query_repeats=1))
-    assert result["pages"] == 5 and len(result["queries"]["terms"]) <= 3
+    first, drawn = read_index_sample(str(out), S3Settings(), 5)
+    again, _ = read_index_sample(str(out), S3Settings(), 5)
+    assert [p.record_id for p in first] == [p.record_id for p in again] and len(first) == drawn["pages"] == 5
+    assert [p.record_id for p in first] == sorted((p.record_id for p in first), key=sample_key)
+    assert len(page_queries([p.main_content for p in first], 3, 2, 4)) <= 3
+
+
+def test_a_per_split_sample_is_the_global_one_while_no_full_split_could_hide_a_smaller_key(tmp_path):
+    """Splits keep their smallest keys; the driver takes the smallest of all and says whether a split that kept
+    its most could have held more of them."""
+    from pipeline.config import ExtractSettings
+    from pipeline.document import Document, Page, Sentence
+    from pipeline.stats import Stats
+    from pipeline.writing.output import OutputTarget
+    from pipeline.writing.sample import IndexSample, per_split_pages
+
+    assert per_split_pages(2000, 2) == 2000 and per_split_pages(2000, 100) == 200
+    assert per_split_pages(2000, 100_000) == 2 and per_split_pages(0, 10) == 0
+    ids = [f"<urn:uuid:{i}>" for i in range(40)]
+    target = OutputTarget(str(tmp_path), S3Settings())
+    for split, members in (("a", ids[:30]), ("b", ids[30:])):
+        sample = IndexSample(4, ExtractSettings(), visible_text=False)
+        for record_id in members:
+            doc = Document(Page(record_id, "http://x/", "", b"", None), sentences=[Sentence("words here")])
+            sample.offer(doc, Stats())
+        assert len(sample) == 4
+        sample.write(target, split, "zstd")
+    best = sorted(ids, key=sample_key)
+    exact = {}
+    for size in range(1, 9):
+        pages, drawn = read_index_sample(str(tmp_path), S3Settings(), size, per_split=4)
+        chosen = [p.record_id for p in pages]
+        assert chosen == sorted(chosen, key=sample_key) and drawn["candidates"] == 8
+        exact[size] = drawn["exact"]
+        if drawn["exact"]:  # said exact only when the pages are the smallest keys of all 40
+            assert chosen == best[:size], size
+    assert exact[1] and exact[4]  # each split holds its 4 smallest: the 4 smallest of all are among them
+    assert not exact[8]  # split a kept 4 of its 30 pages: 8 candidates cannot stand for the 8 smallest
 
 
 def test_sweep_is_monotone_and_bounded_by_raw(run_output):

@@ -26,13 +26,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import bench_file
+from conftest import real_warc
 from pipeline.config import PROJECT_ROOT, InputSettings, S3Settings, load_settings
 from pipeline.corpus.builder import CorpusBuilder
 from pipeline.reading.sources import RetriesExhausted, open_stream, resolve_inputs
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
-from pipeline.reading.warc import ShardReadError, Split, iter_pages
+from pipeline.reading.reader import ShardReadError, read_pages
+from pipeline.reading.shards import Split
 
 pytestmark = [pytest.mark.s3, pytest.mark.spark]
 
@@ -52,7 +53,7 @@ def free_port() -> int:
 
 
 class FaultProxy(http.server.ThreadingHTTPServer):
-    """Forwards to the S3 server; GETs of ``*.warc.gz`` cycle through 503 SlowDown, 500,
+    """Forwards to the S3 server; GETs of ``*.warc.gz`` and ``*.arc.gz`` cycle through 503 SlowDown, 500,
     a body cut in half, then a clean answer; every 4th PUT is throttled with a 503."""
 
     daemon_threads = True
@@ -103,7 +104,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
                     self.server.slow_until = time.monotonic() + self.server.slow_seconds
                 elif time.monotonic() < self.server.slow_until:
                     fault = "slowdown"
-            elif self.command == "GET" and ".warc.gz" in self.path:
+            elif self.command == "GET" and (".warc.gz" in self.path or ".arc.gz" in self.path):
                 self.server.warc_gets += 1
                 fault = [None, "slowdown", "internal", "cut"][self.server.warc_gets % 4]
             elif self.command == "PUT":
@@ -150,7 +151,7 @@ def s3_server():
     server = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
     if server is None:
         pytest.skip("moto_server is not installed (pip install 'moto[server]')")
-    warcs = [bench_file("warc", *parts) for parts in WARCS]
+    warcs = [real_warc(*parts) for parts in WARCS]
     port = free_port()
     process = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -216,7 +217,7 @@ def test_exhausted_retries_fail_the_split_instead_of_marking_it_read(s3_server, 
         open_stream(uri, settings).read()
     stats = Stats()
     with pytest.raises(ShardReadError, match="after 3 attempts"):
-        list(iter_pages(Split(uri, 0, 1), InputSettings(), settings, stats))
+        list(read_pages(Split(uri, 0, 1), InputSettings(), settings, stats))
     assert not stats.file_errors
 
 
@@ -244,6 +245,29 @@ def test_throttling_longer_than_the_extraction_timeout_is_survived(s3_server, fa
     assert fault_proxy.faults["cut"] == 1 and fault_proxy.faults["slowdown"] >= 5
     assert stats["records"] == reference["records"] and stats["outcome"] == reference["outcome"]
     assert "error" not in stats["outcome"] and not stats.get("file_errors")
+
+
+def test_an_arc_file_is_read_from_s3_through_faults(s3_server, fault_proxy, tmp_path):
+    """A gzipped ARC written from the bucket's real WARC, read from S3 through throttling, 5xx answers and cut
+    bodies: the same records and payloads as from disk."""
+    from make_arc import arc_bytes, responses
+
+    _, client, warcs = s3_server
+    data = arc_bytes(responses(warcs[0]), "pages.arc.gz", gzipped=True)
+    client.put_object(Bucket=BUCKET_IN, Key="arc/pages.arc.gz", Body=data)
+    local = tmp_path / "pages.arc.gz"
+    local.write_bytes(data)
+    settings = load_settings(None, [f"s3.endpoint_url={fault_proxy.url}", "s3.backoff_base_s=0.01",
+                                    "s3.backoff_max_s=0.05"])
+
+    def pages(uri: str) -> tuple[list, Stats]:
+        stats = Stats()
+        split = Split(uri, 0, 1, reader="arc")
+        return [(p.record_id, p.url, p.html) for p in read_pages(split, settings.input, settings.s3, stats)], stats
+
+    remote, stats = pages(f"s3://{BUCKET_IN}/arc/pages.arc.gz")
+    assert remote == pages(str(local))[0] and stats.counts["records.arc"] == len(remote) > 10
+    assert fault_proxy.faults["cut"] + fault_proxy.faults["slowdown"] >= 1 and not stats.file_errors
 
 
 def run_job(endpoint: str, output: str) -> subprocess.CompletedProcess:

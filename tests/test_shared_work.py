@@ -14,10 +14,12 @@ from conftest import SAMPLE_WARC
 from pipeline import _native, models
 from pipeline.config import load_settings
 from pipeline.document import Document
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.spark import cds
 from pipeline.spark.runner import run_split
-from pipeline.spark.session import BATCH_JAVA_OPTIONS, LOCAL_BATCH_CONF, local_batch_conf, require_java
+from pipeline.spark.cds import BATCH_JAVA_OPTIONS, require_java
+from pipeline.spark.session import LOCAL_BATCH_CONF, local_batch_conf
 from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.perplexity import PerplexityFilter, Unit
@@ -78,7 +80,7 @@ def test_the_filter_reuses_the_block_stages_kenlm_scores(tmp_path, monkeypatch):
 def scored_pages() -> list[Document]:
     """The sample WARC's kept pages through the default steps: real blocks, real KenLM scores."""
     loop = StepLoop(load_settings(None))
-    pages = iter_pages(Split(str(SAMPLE_WARC), 0, 1), loop.settings.input, loop.settings.s3, Stats())
+    pages = read_pages(Split(str(SAMPLE_WARC), 0, 1), loop.settings.input, loop.settings.s3, Stats())
     docs = [doc for doc in loop.run(pages) if doc.outcome == "kept" and doc.sentences]
     assert sum(1 for doc in docs if doc.extractor == "blocks") >= 10
     return docs

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from conftest import ROOT, bench_file
+from conftest import ROOT, real_warc
 from pipeline.config import ExtractSettings
 from pipeline.reading.decode import decode_html
 from pipeline.steps.extractors import ConservativeExtractor
@@ -21,7 +21,7 @@ MAIN_LANGUAGES = {"en", "de", "fr", "es", "it", "pt", "nl", "pl", "ru", "zh", "j
 
 def real_page(folder: str, name: str, url_part: str) -> tuple[str, list[str]]:
     """Decoded HTML of the page and its visible lines (all text, each line once)."""
-    path = bench_file("warc", folder, name)
+    path = real_warc(folder, name)
     with open(path, "rb") as fh:
         for record in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True):
             if url_part in (record.headers.get("WARC-Target-URI") or ""):

@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from conftest import BENCH, bench_file
+from conftest import real_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
-from pipeline.reading.warc import Split
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.steps.loop import step_class
@@ -36,7 +36,7 @@ def test_sore_is_a_step_with_its_options():
 
 
 def test_sore_step_in_the_real_loop_drops_sentences_with_reason_and_distance(tmp_path):
-    path = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     settings = load_settings(None, [*WITH_SORE, "index.enabled=false"])
     baseline = run_split(Split(str(path), 0, 1), load_settings(None), str(tmp_path / "base"))
     stats = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"), str(tmp_path / "dropped"))
@@ -62,8 +62,8 @@ def test_sore_step_in_the_real_loop_drops_sentences_with_reason_and_distance(tmp
 def test_sore_step_through_local_spark_on_real_warcs(tmp_path):
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
-    inputs = [bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
-              BENCH / "warc" / "other-real" / "dolma-tests_data_warc_sample-0000.warc.gz"]
+    inputs = [real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
+              real_warc("other-real", "dolma-tests_data_warc_sample-0000.warc.gz")]
     out = tmp_path / "out"
     status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
                        "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[1]",

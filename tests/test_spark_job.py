@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -15,15 +16,15 @@ from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT
 from pipeline.stats import Stats
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN
-from conftest import BENCH
+from conftest import real_warc
 
 pytestmark = [pytest.mark.spark]
 
-REAL_WARCS = ["warc/cc-genuine/CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz",
-              "warc/cc-genuine/CC-MAIN-2024-22.whirlwind.warc.gz",
-              "warc/other-real/clueweb09-ja.quirk.from-resiliparse-tests.warc.gz",
-              "warc/other-real/dolma-tests_data_warc_sample-0000.warc.gz",
-              "warc/other-real/dolma-tests_data_warc_sample-0001.warc.gz"]
+REAL_WARCS = [("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"),
+              ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz"),
+              ("other-real", "clueweb09-ja.quirk.from-resiliparse-tests.warc.gz"),
+              ("other-real", "dolma-tests_data_warc_sample-0000.warc.gz"),
+              ("other-real", "dolma-tests_data_warc_sample-0001.warc.gz")]
 
 
 def response_ids(path: Path) -> set[str]:
@@ -34,13 +35,11 @@ def response_ids(path: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def spark_run(tmp_path_factory) -> tuple[Path, dict, list[Path]]:
     """One local[1] run over five real WARCs (five tasks reusing one Python worker)."""
-    if not BENCH.exists():
-        pytest.skip("../shared/bench is needed for the real WARCs")
     if not (PROJECT_ROOT / "conf" / "models.yaml").exists():
         pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
-    inputs = [BENCH / rel for rel in REAL_WARCS]
+    inputs = [real_warc(*parts) for parts in REAL_WARCS]
     out = tmp_path_factory.mktemp("spark") / "out"
     status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
                        "--config", str(PROJECT_ROOT / "conf" / "local.yaml"),
@@ -89,7 +88,9 @@ def test_dropped_sentences_side_output_has_scores_and_reasons(spark_run):
     dropped = ds.dataset(out / "dropped", format="parquet", partitioning="hive").to_table().to_pylist()
     assert len(dropped) == stats["sentences"]["total"] - stats["sentences"]["kept"]
     assert dropped, "real pages have boilerplate sentences above the threshold"
-    assert all(r["reason"].startswith("perplexity:line/context@") and r["perplexity"] > 0 for r in dropped)
+    # the unit and the part of the rule that dropped the line, with the threshold that applied
+    assert all(re.fullmatch(r"perplexity:line/(context|length|neighbours|protected)@[\d.]+", r["reason"])
+               and r["perplexity"] > 0 for r in dropped)
 
 
 def test_each_worker_loads_each_model_once(spark_run):
@@ -132,9 +133,7 @@ def test_missing_java_is_one_line(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
-    sample = BENCH / REAL_WARCS[1]
-    if not sample.exists():
-        pytest.skip("../shared/bench is needed")
+    sample = real_warc(*REAL_WARCS[1])
     assert cli_main(["run", "--input", str(sample), "--output", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("warcplex: error: Java not found") and "\n" not in err

@@ -13,11 +13,11 @@ from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
 from pipeline.steps.normalize import normalize_for_lm
 from pipeline.document import Document, Language, Sentence
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 from pipeline.steps.extractors import ConservativeExtractor, ResiliparseExtractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import PerplexityFilter, log10_bin, median, perplexity
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split as split_sentences
 import make_sample_warc
 from sample_texts import ARTICLES
 
@@ -106,7 +106,7 @@ def test_langid_edge_cases():
 
 def test_english_sentences_per_paragraph():
     text = "Dr. Osei opened the library at ten. A queue had formed!\n\n  \nWas it worth the wait? Yes, it was."
-    assert SentenceSplitter().split(text, "en") == [
+    assert split_sentences(text, "en") == [
         ["Dr. Osei opened the library at ten.", "A queue had formed!"],
         ["Was it worth the wait?", "Yes, it was."],
     ]
@@ -118,11 +118,11 @@ def test_english_sentences_per_paragraph():
     ("zh", "今天天气很好。我们去公园吧！你来吗？", ["今天天气很好。", "我们去公园吧！", "你来吗？"]),
 ])
 def test_cjk_terminators_split_sentences(language, text, expected):
-    assert SentenceSplitter().split(text, language) == [expected]
+    assert split_sentences(text, language) == [expected]
 
 
 def test_unknown_language_splits_with_the_default_rules():
-    assert SentenceSplitter().split("One sentence here. Another one there.", "und") == [
+    assert split_sentences("One sentence here. Another one there.", "und") == [
         ["One sentence here.", "Another one there."]]
 
 
@@ -306,3 +306,32 @@ def test_a_protected_line_goes_only_above_its_raised_bar():
     # a bar between the two: the short line stays (no length scale: 1,479 against 5,000), the garbled line goes
     assert rule_mask(units, 100, **context, protected=protected, protected_threshold=5000) == [True, True, False, True]
     assert rule_mask(units, 100, **context, protected=protected, protected_threshold=30_000) == [True] * 4
+
+
+def test_each_verdict_names_the_part_of_the_rule_that_decided_and_the_threshold_it_faced():
+    """The reason of a dropped sentence says what dropped it, not `perplexity>threshold`: its window over the
+    threshold (the rule's name), its length-scaled share (`length`), its neighbours, or the protected bar."""
+    from pipeline.steps.perplexity import Judgement, Unit, Verdict, drop_reason
+
+    # long good, short bad, long good, long bad, short good, long bad (one sentence a line)
+    units = [Unit(100, 40, 0), Unit(50_000, 2, 1), Unit(100, 40, 2), Unit(10_000, 40, 3), Unit(200, 3, 4),
+             Unit(10_000, 40, 5)]
+    verdicts = Judgement(units, "line", "context", window_tokens=1).verdicts(3000, short_tokens=30)
+    assert verdicts[0] == Verdict(True, "score", 3000)
+    # the short bad line scored over the threshold itself, but its kept neighbours keep it
+    assert verdicts[1] == Verdict(True, "neighbours", 3000)
+    assert verdicts[3] == Verdict(False, "context", 3000)
+    # the short good line (200 under its bar of 400) goes with its two dropped neighbours
+    assert verdicts[4] == Verdict(False, "neighbours", 400)
+    assert drop_reason("line", verdicts[4]) == "perplexity:line/neighbours@400"
+    # under `length` a line scoring under the threshold goes when over its length-scaled share of it
+    length = Judgement([Unit(100, 40, 0), Unit(1000, 5, 1)], "line", "length").verdicts(3000, short_tokens=30)
+    assert length[1] == Verdict(False, "length", 600) and drop_reason("line", length[1]) == "perplexity:line/length@600"
+    # a protected line over the protected bar; unscored units are kept
+    protected = Judgement([Unit(20_000, 40, 0), Unit(None, 3, 1)], "line", "context").verdicts(
+        100, protected=[True, False], protected_threshold=300)
+    assert protected == [Verdict(False, "protected", 300), Verdict(True, "unscored", math.inf)]
+    assert drop_reason("sentence", Verdict(False, "fixed", 42169.7)) == "perplexity:sentence/fixed@42170"
+    # the mask is the verdicts' kept flags
+    judged = Judgement(units, "line", "context", window_tokens=1)
+    assert judged.mask(3000) == [v.kept for v in judged.verdicts(3000)]

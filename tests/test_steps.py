@@ -8,7 +8,8 @@ import pytest
 from conftest import SAMPLE_WARC
 from pipeline.config import ConfigError, load_settings
 from pipeline.document import Document
-from pipeline.reading.warc import Page, Split
+from pipeline.document import Page
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.steps.base import Filter
 from pipeline.steps.cascade import Cascade, filtered_too_much

@@ -12,11 +12,14 @@ from conftest import write_warc
 from pipeline.config import load_settings
 from pipeline.document import Document, Language, Sentence, cut_dropped, visible, visible_lines
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page, Split, iter_pages
+from pipeline.document import Page
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.sentences import SentenceSplitter
+from pipeline.writing.sample import read_index_sample
 
 
 def split_doc(text: str, language: str = "en") -> Document:
@@ -97,7 +100,7 @@ def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_gen
                                                        partitioning="hive").to_table().to_pylist()}
     assert len(rows) >= 10
     extractors = {}
-    for page in iter_pages(split, settings.input, settings.s3, Stats()):
+    for page in read_pages(split, settings.input, settings.s3, Stats()):
         row = rows.get(page.record_id)
         if row is None:
             continue
@@ -152,14 +155,14 @@ def test_spacer_paragraphs_leave_no_invisible_lines(tmp_path, cascade):
     character a reader sees."""
     warc = tmp_path / "spacers.warc.gz"
     write_warc(warc, [("200 OK", "text/html", None, BLANK_LINES_PAGE)])
-    settings = load_settings(None, [f"extract.cascade={cascade}", f"output.sentences={tmp_path / 'sentences'}"])
+    settings = load_settings(None, [f"extract.cascade={cascade}"])
     run_split(Split(str(warc), 0, 1), settings, str(tmp_path / "out"))
     [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
     assert row["extractor"] == cascade[1:].split(",")[0]
     assert "fishermen mended their nets" in row["text"] and "held a festival" in row["text"]
-    # the page's text and its all-visible-text side output (the index chain's first link) alike
-    [visible_row] = ds.dataset(str(tmp_path / "sentences" / "_visible"), partitioning="hive").to_table().to_pylist()
-    for text in (row["text"], visible_row["text"]):
+    # the page's text and its all visible text in the index sample (the index chain's first link) alike
+    [sampled] = read_index_sample(str(tmp_path / "out"), settings.s3, 0)[0]
+    for text in (row["text"], sampled.visible):
         assert all(line == "" or line.strip(" \xa0\u200b\u200d") for line in text.split("\n")), text
         assert not text.startswith("\n") and not text.endswith("\n")
 

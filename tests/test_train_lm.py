@@ -10,16 +10,16 @@ import pyarrow.dataset as ds
 import pytest
 import yaml
 
-from conftest import BENCH, ROOT
+from conftest import ROOT, real_warc
 from pipeline.cli import main as cli_main
 from pipeline.lm import train
 from pipeline.lm.train import CorpusCounts, TrainError, TrainOptions
 from pipeline.models import kenlm_model
 from pipeline.steps.perplexity import perplexity
 
-REAL_WARCS = ["warc/other-real/dolma-tests_data_warc_sample-0000.warc.gz",
-              "warc/other-real/dolma-tests_data_warc_sample-0001.warc.gz",
-              "warc/cc-genuine/CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz"]
+REAL_WARCS = [("other-real", "dolma-tests_data_warc_sample-0000.warc.gz"),
+              ("other-real", "dolma-tests_data_warc_sample-0001.warc.gz"),
+              ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")]
 
 
 def test_lines_repeated_anywhere_are_dropped_everywhere():
@@ -62,8 +62,6 @@ def test_not_a_run_output_is_exit_2(tmp_path, capsys):
 
 
 def _needs_spark_and_tools() -> None:
-    if not BENCH.exists():
-        pytest.skip("../shared/bench is needed for the real WARCs")
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
     try:
@@ -73,7 +71,7 @@ def _needs_spark_and_tools() -> None:
 
 
 def _run(out: Path, *extra: str) -> dict:
-    status = cli_main(["run", "--input", *(str(BENCH / w) for w in REAL_WARCS), "--output", str(out),
+    status = cli_main(["run", "--input", *(str(real_warc(*w)) for w in REAL_WARCS), "--output", str(out),
                        "--config", str(ROOT / "conf" / "local.yaml"), "--set", "index.enabled=false",
                        "--set", "spark.master=local[1]", *extra])
     assert status == 0

@@ -16,9 +16,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import bench_file
+from conftest import real_warc
 from pipeline.config import PROJECT_ROOT, S3Settings, load_settings
-from pipeline.identity import config_fingerprint, shard_key
+from pipeline.reading.shards import shard_key
+from pipeline.writing.outdir import config_fingerprint
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.redact import redact, redact_text
 from pipeline.reading.sources import resolve_shards
@@ -83,7 +84,7 @@ def crawl(tmp_path) -> Path:
     root = tmp_path / "crawl"
     root.mkdir()
     for parts in (SMALL, LARGER):
-        shutil.copy(bench_file("warc", *parts), root / parts[1])
+        shutil.copy(real_warc(*parts), root / parts[1])
     return root
 
 
@@ -124,9 +125,9 @@ def test_config_fingerprint_counts_only_settings_that_change_the_output(monkeypa
                        "langid.min_score=0.5", "output.compression=gzip", "input.dedup_record_ids=false"]:
         assert config_fingerprint(load_settings(None, [assignment])) != base, assignment
     # an output written with other page columns (an older warcplex) is not resumed into
-    from pipeline.writing import rows
+    from pipeline.writing import outdir
 
-    monkeypatch.setattr(rows, "PAGE_SCHEMA", rows.PAGE_SCHEMA.remove(rows.PAGE_SCHEMA.get_field_index("page_type")))
+    monkeypatch.setattr(outdir, "PAGE_SCHEMA", outdir.PAGE_SCHEMA.remove(outdir.PAGE_SCHEMA.get_field_index("page_type")))
     assert config_fingerprint(load_settings(None)) != base
 
 

@@ -11,17 +11,24 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.warcwriter import WARCWriter
 
-from conftest import SAMPLE_WARC, WARC_DIR, bench_file, write_warc
+from conftest import DATA, REAL_WARCS, SAMPLE_WARC, bench_file, real_warc, write_warc
 from pipeline.config import InputSettings, S3Settings
 from pipeline.stats import Stats
-from pipeline.reading.warc import Split, _is_member_start, iter_pages, plan_splits
+from pipeline.reading.reader import plan_splits, read_pages
+from pipeline.reading.shards import Shard, Split, shard_key
+from pipeline.reading.warc import _is_member_start
 
 S3 = S3Settings()
 
 
+def splits_of(uri: str, settings: InputSettings, parallelism: int) -> list[Split]:
+    """The splits the job plans for the file at ``uri`` (by the reader its name chooses)."""
+    return plan_splits([Shard(uri, shard_key(uri))], settings, S3, parallelism)
+
+
 def read_split(split: Split, settings: InputSettings | None = None) -> tuple[list, Stats]:
     stats = Stats()
-    pages = list(iter_pages(split, settings or InputSettings(), S3, stats))
+    pages = list(read_pages(split, settings or InputSettings(), S3, stats))
     return pages, stats
 
 
@@ -124,16 +131,16 @@ def test_remote_plain_or_single_shards_are_one_split(tmp_path):
     plain = tmp_path / "plain.warc"
     plain.write_bytes(b"WARC/1.0\r\n" * 1000)
     settings = InputSettings(splits_per_shard=4, min_split_bytes=1)
-    assert plan_splits("s3://bucket/key.warc.gz", settings, 8) == [Split("s3://bucket/key.warc.gz", 0, 1)]
-    assert plan_splits(str(plain), settings, 8) == [Split(str(plain), 0, 1)]
-    assert len(plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=1, min_split_bytes=1), 8)) == 1
+    assert splits_of("s3://bucket/key.warc.gz", settings, 8) == [Split("s3://bucket/key.warc.gz", 0, 1)]
+    assert splits_of(str(plain), settings, 8) == [Split(str(plain), 0, 1)]
+    assert len(splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=1, min_split_bytes=1), 8)) == 1
     # a shard smaller than min_split_bytes is not cut
-    assert len(plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=4), 8)) == 1
+    assert len(splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=4), 8)) == 1
 
 
 def test_split_ids_are_deterministic_and_distinct():
-    splits = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
-    again = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
+    splits = splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
+    again = splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=3, min_split_bytes=1), 8)
     assert [s.split_id for s in splits] == [s.split_id for s in again]
     assert len({s.split_id for s in splits}) == len(splits) == 3
     assert all(s.split_id.startswith("sample.warc.gz-") for s in splits)
@@ -159,7 +166,7 @@ def check_splits_cover_shard(path: Path, splits: list[Split], whole: Stats, whol
 
 
 def test_sample_splits_cover_every_record_once():
-    splits = plan_splits(str(SAMPLE_WARC), InputSettings(splits_per_shard=5, min_split_bytes=1), 2)
+    splits = splits_of(str(SAMPLE_WARC), InputSettings(splits_per_shard=5, min_split_bytes=1), 2)
     assert len(splits) == 5
     pages, whole = read_split(Split(str(SAMPLE_WARC), 0, 1))
     check_splits_cover_shard(SAMPLE_WARC, splits, whole, [p.record_id for p in pages])
@@ -174,7 +181,7 @@ def bench_dev_whole():
 
 def test_bench_dev_splits_cover_every_record_exactly_once(bench_dev_whole):
     path, whole_ids, whole = bench_dev_whole
-    splits = plan_splits(str(path), InputSettings(splits_per_shard=4, min_split_bytes=1 << 20), 2)
+    splits = splits_of(str(path), InputSettings(splits_per_shard=4, min_split_bytes=1 << 20), 2)
     assert len(splits) == 4
     check_splits_cover_shard(path, splits, whole, whole_ids)
 
@@ -188,14 +195,11 @@ def test_bench_dev_pages_match_its_index(bench_dev_whole):
     assert not stats.file_errors
 
 
-# --- every real WARC in the bench ---------------------------------------------------------
+# --- every real WARC in tests/data ---------------------------------------------------------
 
-REAL_WARCS = sorted(p.relative_to(WARC_DIR).as_posix() for p in WARC_DIR.glob("*/*.gz")) if WARC_DIR.exists() else []
-
-
-@pytest.mark.parametrize("name", REAL_WARCS or ["(bench absent)"])
+@pytest.mark.parametrize("name", [p.relative_to(DATA).as_posix() for p in REAL_WARCS])
 def test_reads_every_real_warc_like_warcio_does(name):
-    path = bench_file("warc", *name.split("/"))
+    path = DATA / name
     pages, stats = read_split(Split(str(path), 0, 1))
     types = warcio_counts(path)
     assert not stats.file_errors
@@ -243,8 +247,8 @@ def write_nested_warc(path: Path, inner: list[Path], pages_between: int = 6) -> 
 def test_splits_never_start_inside_a_warc_stored_in_a_record(tmp_path):
     """A gzipped WARC as a record's payload shows its gzip members verbatim in the outer file
     (deflate stores incompressible data): no split may start there and read phantom records."""
-    small = bench_file("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")  # within one 64 KiB stored block
-    large = bench_file("warc", "cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
+    small = real_warc("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")  # within one 64 KiB stored block
+    large = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
     path = tmp_path / "nested.warc.gz"
     write_nested_warc(path, [small, large, small])
     outer = path.read_bytes()
@@ -256,7 +260,7 @@ def test_splits_never_start_inside_a_warc_stored_in_a_record(tmp_path):
     inner_ids = {p.record_id for inner in (small, large) for p in read_split(Split(str(inner), 0, 1))[0]}
     assert not inner_ids & {p.record_id for p in pages}
     for wanted in (2, 3, 5, 8, 13, 32):
-        splits = plan_splits(str(path), InputSettings(splits_per_shard=wanted, min_split_bytes=1), 2)
+        splits = splits_of(str(path), InputSettings(splits_per_shard=wanted, min_split_bytes=1), 2)
         ids, total = [], Stats()
         for split in splits:
             split_pages, stats = read_split(split)

@@ -8,20 +8,21 @@ import shutil
 import pyarrow.dataset as ds
 import pytest
 
-from conftest import bench_file, write_warc
+from conftest import real_warc, write_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
 from pipeline.document import visible_lines
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 
-WET = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wet.gz")
-WAT = ("warc", "cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wat.gz")
+WET = ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wet.gz")
+WAT = ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.wat.gz")
 
 
 def test_wet_conversion_records_are_cleaned_like_pages(tmp_path):
-    wet = bench_file(*WET)
+    wet = real_warc(*WET)
     sentences = tmp_path / "sentences"
     settings = load_settings("conf/local.yaml", [f"output.sentences={sentences}"])
     stats = run_split(Split(str(wet), 0, 1), settings, str(tmp_path / "out"), str(tmp_path / "dropped"))
@@ -31,7 +32,7 @@ def test_wet_conversion_records_are_cleaned_like_pages(tmp_path):
     assert counts["records.wet"] == 1 and counts["skip.not_response.warcinfo"] == 1
     assert counts["records.wet"] == sum(v for k, v in counts.items() if k.startswith("outcome."))
     [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
-    [page] = list(iter_pages(Split(str(wet), 0, 1), settings.input, settings.s3, Stats()))
+    [page] = list(read_pages(Split(str(wet), 0, 1), settings.input, settings.s3, Stats()))
     assert page.kind == "wet"
     # the WET text as written: its blank and white-space-only lines closed up (visible_lines)
     assert row["extractor"] == "wet" and row["text_bytes_raw"] == len(visible_lines(page.html.decode("utf-8")).encode())
@@ -49,7 +50,7 @@ def test_wet_conversion_records_are_cleaned_like_pages(tmp_path):
 
 
 def test_wat_input_is_refused_in_one_line(tmp_path, capsys):
-    assert cli_main(["run", "--input", str(bench_file(*WAT)), "--output", str(tmp_path / "out")]) == 2
+    assert cli_main(["run", "--input", str(real_warc(*WAT)), "--output", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "is WAT" in err and "WET" in err
     assert not (tmp_path / "out" / "stats.json").exists()
@@ -58,7 +59,7 @@ def test_wat_input_is_refused_in_one_line(tmp_path, capsys):
 @pytest.mark.spark
 def test_wat_content_under_another_name_ends_with_exit_2(tmp_path, capsys):
     renamed = tmp_path / "segment.warc.gz"
-    shutil.copy(bench_file(*WAT), renamed)
+    shutil.copy(real_warc(*WAT), renamed)
     assert cli_main(["run", "--input", str(renamed), "--output", str(tmp_path / "out")]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warcplex: error")]
     assert len(err) == 1 and "is WAT" in err[0]

@@ -38,7 +38,7 @@ import sysconfig
 from pathlib import Path
 from types import ModuleType
 
-from pipeline.shipped import shipped_copy
+from pipeline.spark_files import shipped_copy
 
 # Raised whenever what a part computes, or how its owner calls it, changes: a module built from older source is then
 # refused. setup.py compiles it into every part (version.pxi); the tests check that the built parts carry it.

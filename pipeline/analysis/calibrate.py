@@ -43,7 +43,7 @@ from pipeline.registry import load_registry
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import Judgement, judgement, kept_mask, perplexity
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
 ROUGE_N = 5
@@ -171,7 +171,6 @@ class _Worker:
         self.min_tokens = settings.perplexity.min_tokens
         self.extractor = build_extractor(extractor, settings)
         self.langid = LanguageIdentifier(settings.langid)
-        self.splitter = SentenceSplitter()
 
     def __call__(self, item: tuple[str, str, str]) -> PageSentences:
         page_id, html_path, truth_path = item
@@ -185,9 +184,9 @@ class _Worker:
         language = self.langid.identify(text or (truth if isinstance(truth, str) else " ".join(truth["with"]))).code
         models = load_registry(self.registry)
         model = kenlm_model(models[language].path) if language in models else None
-        label = _labeller_for(truth)
+        label = sentence_labeller(truth)
         sentences = []
-        for paragraph, para in enumerate(self.splitter.split(text, language)):
+        for paragraph, para in enumerate(split(text, language)):
             for sentence in para:
                 ppl = n_words = None
                 if model is not None:
@@ -198,7 +197,7 @@ class _Worker:
         return PageSentences(page_id, language, truth, sentences, [label(s.text) for s in sentences], self.rule)
 
 
-def _labeller_for(truth: str | dict):
+def sentence_labeller(truth: str | dict):
     """A function labelling a piece of the page main (True), boilerplate (False) or unknown (None)."""
     if isinstance(truth, dict):
         return lambda sentence: snippet_label(sentence, truth)

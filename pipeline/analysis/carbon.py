@@ -1,9 +1,10 @@
-"""CO2 and cost of a run: seed 002's eq. 9 per stage, the snapshot extrapolation, codecarbon.
+"""CO2 and cost of a run: seed 002's eq. 9 for the whole job and per part, the snapshot extrapolation, codecarbon.
 
-Eq. 9 (seed 002): kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000, here times PUE. The
-CPU time is the Python workers' own ``time.process_time`` per stage (``cpu.<stage>`` in
-the stats), so it is executor CPU, not driver wall time. ``codecarbon`` (optional,
-``carbon.codecarbon: true``) measures the whole machine during the run instead, with
+Eq. 9 (seed 002): kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000, here times PUE. The CPU
+time is the whole job's (``job_cpu``, :mod:`pipeline.spark.cpu`: the driver JVM, the executor
+JVMs, the Python driver and the Python workers), each part also estimated alone; per stage, the
+Python workers' own ``time.process_time`` in each step (``cpu.<stage>``). ``codecarbon``
+(optional, ``carbon.codecarbon: true``) measures the whole machine during the run instead, with
 OfflineEmissionsTracker and a country code: no network.
 """
 
@@ -28,12 +29,17 @@ def carbon_estimate(cpu_seconds: float, carbon: CarbonSettings) -> dict[str, flo
 ROUGH_BELOW_PAGES = 10_000
 
 
-def snapshot_extrapolation(pages: int, cpu_seconds: float, carbon: CarbonSettings) -> dict[str, Any] | None:
-    """Core-hours, dollars and kg CO2 to clean ``carbon.snapshot_pages`` pages at this run's pages per CPU-second."""
+def snapshot_extrapolation(pages: int, cpu_seconds: float, carbon: CarbonSettings,
+                           start_up_seconds: float = 0.0) -> dict[str, Any] | None:
+    """Core-hours, dollars and kg CO2 to clean ``carbon.snapshot_pages`` pages at this run's pages per CPU-second
+    of the whole job; ``start_up_seconds`` of that CPU is the run's fixed cost (start-up), paid once per run
+    and not per page: stated with its share, and the extrapolation without it."""
     if not pages or cpu_seconds <= 0:
         return None
     rate = pages / cpu_seconds
     estimate = carbon_estimate(carbon.snapshot_pages / rate, carbon)
+    variable = cpu_seconds - start_up_seconds
+    without = carbon_estimate(carbon.snapshot_pages * variable / pages, carbon) if variable > 0 else None
     return {
         "pages": carbon.snapshot_pages,
         "measured_pages": pages,
@@ -43,29 +49,40 @@ def snapshot_extrapolation(pages: int, cpu_seconds: float, carbon: CarbonSetting
         "dollars": estimate["cpu_hours"] * carbon.dollars_per_core_hour,
         "kwh": estimate["kwh"],
         "kg_co2": estimate["kg_co2"],
+        "start_up_cpu_seconds": start_up_seconds,
+        "start_up_share": start_up_seconds / cpu_seconds,
+        "core_hours_without_start_up": without["cpu_hours"] if without else None,
+        "kg_co2_without_start_up": without["kg_co2"] if without else None,
     }
 
 
 def carbon_report(stats: dict[str, Any], carbon: CarbonSettings) -> dict[str, Any]:
-    """The ``carbon`` section of stats.json: totals, per stage, snapshot and every assumption."""
+    """The ``carbon`` section of stats.json: totals, per part and per stage, snapshot and every assumption."""
     cpu = stats.get("cpu", {})
-    total = float(cpu.get("total", 0.0))
+    workers = float(cpu.get("total", 0.0))
+    job = stats.get("job_cpu") or {}
+    total = float(job.get("total") or workers)
     pages = int(stats.get("records", {}).get("html", 0))
     per_stage = {}
     for stage, seconds in sorted(cpu.items()):
         if stage != "total" and isinstance(seconds, (int, float)):
             per_stage[stage] = {"cpu_seconds": float(seconds), **carbon_estimate(float(seconds), carbon)}
     staged = sum(v["cpu_seconds"] for v in per_stage.values())
-    if total > staged:
+    if workers > staged:
         # Reading and parsing WARC records, splitting and bookkeeping outside any stage.
-        rest = total - staged
+        rest = workers - staged
         per_stage["other"] = {"cpu_seconds": rest, **carbon_estimate(rest, carbon)}
+    per_part = {part: {"cpu_seconds": float(seconds), **carbon_estimate(float(seconds), carbon)}
+                for part, seconds in (job.get("parts") or {}).items() if seconds is not None}
+    start_up = float((job.get("start_up") or {}).get("total") or 0.0)
     return {
         "method": "eq9",
         **carbon.model_dump(mode="json"),
         "assumptions": {
             "formula": "kg CO2 = CPU-hours x TDP per core (W) x grid intensity (kg/kWh) / 1000 x PUE",
-            "cpu_time": "Python workers' process_time per stage, summed over tasks (Spark JVM overhead excluded)",
+            "cpu_time": ("the whole job (job_cpu): driver JVM, executor JVMs, Python driver, Python workers; "
+                         "per stage: the Python workers' process_time in each step" if job else
+                         "Python workers' process_time per stage, summed over tasks (no whole-job figure)"),
             "grid_intensity_kg_per_kwh": carbon.grid_intensity_kg_per_kwh,
             "tdp_watts_per_core": carbon.tdp_watts_per_core,
             "pue": carbon.pue,
@@ -73,8 +90,10 @@ def carbon_report(stats: dict[str, Any], carbon: CarbonSettings) -> dict[str, An
             "snapshot_pages": carbon.snapshot_pages,
         },
         **carbon_estimate(total, carbon),
+        "cpu_seconds": total,
+        "per_part": per_part,
         "per_stage": per_stage,
-        "snapshot": snapshot_extrapolation(pages, total, carbon),
+        "snapshot": snapshot_extrapolation(pages, total, carbon, start_up if job else 0.0),
     }
 
 

@@ -10,13 +10,16 @@ from typing import Any
 
 from pipeline.analysis.carbon import CodecarbonMeter, carbon_report, start_codecarbon
 from pipeline.analysis.index_stats import run_index_stats
-from pipeline.analysis.report import write_report
+from pipeline.analysis.report import draw_charts, read_sweep, write_report
 from pipeline.config import Settings
+from pipeline.explain.sample import write_index
+from pipeline.spark.cpu import refresh_python_driver
 from pipeline.spark.job import JobExtension
 
 
 class Carbon(JobExtension):
-    """``stats.carbon``: eq. 9 per stage and the snapshot extrapolation; codecarbon's measure when enabled."""
+    """``stats.carbon``: eq. 9 for the whole job, per part and per stage, and the snapshot extrapolation;
+    codecarbon's measure when enabled. Composed after :class:`IndexStats`, whose driver CPU it counts."""
 
     def __init__(self) -> None:
         self.meter: CodecarbonMeter | None = None
@@ -25,6 +28,8 @@ class Carbon(JobExtension):
         self.meter = start_codecarbon(settings.carbon)
 
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
+        if stats.get("job_cpu"):  # the Python driver's part again, now that its analysis ran
+            stats["job_cpu"] = refresh_python_driver(stats["job_cpu"])
         stats["carbon"] = carbon_report(stats, settings.carbon)
         if self.meter is not None:
             stats["carbon"]["codecarbon_measured"] = self.meter.stop()
@@ -32,35 +37,54 @@ class Carbon(JobExtension):
 
 
 class IndexStats(JobExtension):
-    """``stats.index``: real tantivy index statistics of the sampled pages along the chain, or why skipped."""
+    """``stats.index``: real tantivy indexes of the run's index sample along the chain, with the search side
+    (query CPU, CO2 per million queries, break-even), or why it was skipped."""
 
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
-        stats["index"] = self.index_stats(settings, stats.get("run", {}).get("output"))
+        stats["index"] = self.index_stats(settings, stats)
 
     @staticmethod
-    def index_stats(settings: Settings, output: str | None = None) -> dict[str, Any]:
+    def index_stats(settings: Settings, stats: dict[str, Any]) -> dict[str, Any]:
         if not settings.index.enabled:
             return {"skipped": "index.enabled is false"}
-        if not settings.output.sentences:
-            return {"skipped": "no sentence scores written (run with --sentences DIR or output.sentences)"}
+        output = stats.get("run", {}).get("output")
         started = time.process_time()
         try:
-            result = run_index_stats(settings.output.sentences, settings.s3, settings.index, output)
+            result = run_index_stats(output, settings.s3, settings.index, settings.carbon, stats,
+                                     settings.extract.cascade)
         except ValueError as exc:
             return {"skipped": str(exc)}
         result["driver_cpu_seconds"] = round(time.process_time() - started, 3)
         return result
 
 
+class Explanations(JobExtension):
+    """``explain/index.html``: every page explained with the run (``--explain-sample``), when there are any."""
+
+    def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
+        write_index(output, settings)
+
+
 class Report(JobExtension):
-    """``report.html`` from the run's stats."""
+    """``report.html`` from the run's stats; its charts are drawn in :meth:`add_stats`, before :class:`Carbon`
+    reads the driver's CPU, so that the whole job's figure counts them."""
 
     files = ("report.html",)
 
+    def __init__(self) -> None:
+        self.charts: dict[str, str | None] | None = None
+
+    def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
+        output = stats.get("run", {}).get("output")
+        sweep = read_sweep(output, settings.s3) if output else None
+        # the per-stage chart's CO2 does not depend on the driver's part, read later
+        self.charts = draw_charts({**stats, "carbon": carbon_report(stats, settings.carbon)}, sweep)
+
     def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
-        write_report(output, settings.s3, stats)
+        write_report(output, settings.s3, stats, self.charts)
+        self.charts = None
 
 
 def run_extensions() -> list[JobExtension]:
-    """What ``warcplex run`` composes after the job, in order."""
-    return [Carbon(), IndexStats(), Report()]
+    """What ``warcplex run`` composes after the job, in order (the whole job's CPU is read last)."""
+    return [IndexStats(), Explanations(), Report(), Carbon()]

@@ -1,18 +1,22 @@
-"""Real full-text index statistics: the same pages at each link of the cleaning chain, with tantivy.
+"""The search side of the paper (seed 002, Tables 4-5), from the run itself: real full-text indexes of the
+same sampled pages at each link of the cleaning chain, with tantivy.
 
-The pages come from the per-sentence side output (``output.sentences``): a page's raw text is
-all its extracted sentences, its cleaned text the sentences a filter keeps. The chain adds the
-page's tag-stripped text before them (``<output.sentences>/_visible/``, written at run time when
-``index.visible_text`` is on) and its text after each corpus stage after them
-(``_corpus/index_sample/``, written by the corpus builder for the same sample). Each text set is
-indexed with tantivy (Lucene-like: term dictionary, postings with positions, field norms,
-no stored text) in a temporary directory; we report its size on disk, the vocabulary size
-and postings count read back from the index's term dictionary, the token count from
-tantivy's own analyzer, and the latency of a fixed query set (seed 002, Tables 2 and 4).
+The links: ``visible`` (all visible text, the paper's tag-stripped input), ``main_content`` (the
+extractor's sentences), ``filtered`` (the sentences the filter kept), then ``corpus.<stage>`` after each
+corpus stage (a page a stage dropped indexes as nothing); the pages are the run's index sample
+(:mod:`pipeline.writing.sample`). Each link's texts are indexed with tantivy (Lucene-like: term
+dictionary, postings with positions, field norms, no stored text) in a temporary directory; we report its
+size on disk, the vocabulary and postings read back from its term dictionary, the tokens of tantivy's own
+analyzer, the CPU its build took, and the CPU time of a fixed query set drawn from the pages themselves
+(:func:`page_queries`), timed on every link in alternating passes. Eq. 9 turns those into CO2 per
+million queries, and the CPU the run spent cleaning the sample's pages up to a link into the number of
+queries after which the link's cheaper queries have paid for its cleaning (and its index build) against
+the visible-text index (:func:`search_side`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import tempfile
@@ -22,10 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 
-from pipeline.config import IndexSettings, S3Settings
-from pipeline.writing.rows import VISIBLE_DIR
-from pipeline.writing.sample import CORPUS_SAMPLE_DIR, open_dataset, sample_key
+from pipeline.analysis.carbon import carbon_estimate
+from pipeline.config import CarbonSettings, IndexSettings, S3Settings
 from pipeline.document import Sentence, page_text
+from pipeline.writing.sample import (CORPUS_SAMPLE_DIR, SampledPage, open_dataset, read_index_sample,
+                                     sample_key)
 
 FIELD = "body"
 CHAIN_KEYS = ("bytes_text", "tokens", "postings", "index_bytes")
@@ -129,29 +134,62 @@ class TextIndex:
             "index_bytes": _directory_bytes(self.directory),
         }
 
-    def query_pass(self, terms: list[str]) -> float:
-        """Wall seconds per query (top 10 plus the hit count) for one pass over ``terms``."""
-        queries = [self.index.parse_query(term, [FIELD]) for term in terms]
-        start = time.perf_counter()
-        for query in queries:
-            self.searcher.search(query, 10, count=True)
-        return (time.perf_counter() - start) / len(queries) if queries else 0.0
+
+def page_queries(texts: list[str], count: int, terms: int, min_chars: int) -> list[str]:
+    """The fixed query set, drawn from the pages themselves: for each of the first ``count`` pages (in sample
+    order) that has any, the ``terms`` words of highest tf-idf in its text (tantivy's own tokens, letters
+    only, at least ``min_chars`` long) among those that occur in more than one page, as one query (any of
+    the words)."""
+    analyzer = _analyzer()
+    tokens = [[t for t in analyzer.analyze(text) if len(t) >= min_chars and t.isalpha()] if text else []
+              for text in texts]
+    document_frequency: dict[str, int] = {}
+    for page in tokens:
+        for token in set(page):
+            document_frequency[token] = document_frequency.get(token, 0) + 1
+    queries = []
+    for page in tokens:
+        if len(queries) == count:
+            break
+        frequency: dict[str, int] = {}
+        for token in page:
+            if document_frequency[token] > 1:
+                frequency[token] = frequency.get(token, 0) + 1
+        ranked = sorted(frequency, key=lambda t: (-frequency[t] * math.log(len(texts) / document_frequency[t]), t))
+        if ranked:
+            queries.append(" ".join(ranked[:terms]))
+    return queries
 
 
-def query_latency(first: TextIndex, second: TextIndex, terms: list[str], repeats: int) -> tuple[float, float]:
-    """Median seconds per query on each index; passes alternate between them after one warm-up pass each."""
-    first.query_pass(terms)
-    second.query_pass(terms)
-    a, b = [], []
+# A timed pass answers the query set as many times as takes at least this much CPU on the slowest index, so that
+# the clock's resolution and a moment's load weigh little.
+PASS_SECONDS = 0.05
+
+
+def query_cpu(indexes: list[TextIndex], queries: list[str], repeats: int) -> list[dict[str, float]]:
+    """CPU (and wall) seconds per query on each index: the median of ``repeats`` passes, the passes alternating
+    between the indexes after one warm-up pass each; a pass answers ``queries`` as many times over as takes
+    :data:`PASS_SECONDS` on the slowest index (the same number on every index)."""
+    parsed = [[index.index.parse_query(query, [FIELD]) for query in queries] for index in indexes]
+
+    def run(i: int, times: int) -> tuple[float, float]:
+        started, started_wall = time.process_time(), time.perf_counter()
+        for _ in range(times):
+            for query in parsed[i]:
+                indexes[i].searcher.search(query, 10, count=True)
+        return time.process_time() - started, time.perf_counter() - started_wall
+
+    warm = max(run(i, 1)[0] for i in range(len(indexes)))
+    times = max(1, math.ceil(PASS_SECONDS / warm)) if warm > 0 else 1
+    cpu: list[list[float]] = [[] for _ in indexes]
+    wall: list[list[float]] = [[] for _ in indexes]
+    answered = max(1, len(queries) * times)
     for _ in range(repeats):
-        a.append(first.query_pass(terms))
-        b.append(second.query_pass(terms))
-    return statistics.median(a), statistics.median(b)
-
-
-def query_terms(index: TextIndex, count: int, min_chars: int) -> list[str]:
-    """The fixed query set: the ``count`` terms of highest document frequency, alphabetic, >= ``min_chars``."""
-    return [term for term, _ in index.term_doc_freqs() if len(term) >= min_chars and term.isalpha()][:count]
+        for i in range(len(indexes)):
+            seconds, wall_seconds = run(i, times)
+            cpu[i].append(seconds / answered)
+            wall[i].append(wall_seconds / answered)
+    return [{"cpu_seconds": statistics.median(c), "wall_seconds": statistics.median(w)} for c, w in zip(cpu, wall)]
 
 
 def index_size(texts: list[str]) -> dict[str, int]:
@@ -160,95 +198,150 @@ def index_size(texts: list[str]) -> dict[str, int]:
         return TextIndex(texts, directory).stats()
 
 
-def compare_raw_clean(pages: list[ScoredPage], settings: IndexSettings) -> dict[str, Any]:
-    """Index the raw and the cleaned text of ``pages``; sizes, ratio, vocabulary, postings, query latency."""
-    raw_texts = [page.text() for page in pages]
-    clean_texts = [page.text(lambda s: s.kept) for page in pages]
-    with tempfile.TemporaryDirectory(prefix="warcplex-index-") as directory:
-        raw = TextIndex(raw_texts, os.path.join(directory, "raw"))
-        clean = TextIndex(clean_texts, os.path.join(directory, "clean"))
-        raw_stats, clean_stats = raw.stats(), clean.stats()
-        terms = query_terms(clean, settings.queries, settings.min_query_chars)
-        raw_q, clean_q = query_latency(raw, clean, terms, settings.query_repeats)
-    return {
-        "engine": "tantivy",
-        "pages": len(pages),
-        "raw": raw_stats,
-        "clean": clean_stats,
-        "ratio": {key: (clean_stats[key] / raw_stats[key] if raw_stats[key] else None)
-                  for key in ("index_bytes", "bytes_text", "tokens", "vocabulary", "postings")},
-        "queries": {
-            "terms": terms,
-            "repeats": settings.query_repeats,
-            "raw_ms_per_query": raw_q * 1000,
-            "clean_ms_per_query": clean_q * 1000,
-            "speedup": raw_q / clean_q if clean_q else None,
-        },
-    }
-
-
-def _texts_by_id(uri: str, s3: S3Settings, ids: list[str], columns: list[str]) -> list[dict[str, Any]] | None:
-    """Rows of the Parquet dataset under ``uri`` whose record id is in ``ids``; None when there is none."""
+def _corpus_links(ids: list[str], output: str, s3: S3Settings) -> list[tuple[str, list[str]]]:
+    """``corpus.<stage>`` links: the sampled pages' text after each corpus stage (a page it dropped is empty)."""
     import pyarrow.compute as pc
 
     try:
-        dataset = open_dataset(uri, s3, "texts")
+        dataset = open_dataset(f"{output.rstrip('/')}/{CORPUS_SAMPLE_DIR}", s3, "corpus sample")
     except ValueError:
-        return None
+        return []
     if not dataset.files:
-        return None
-    return dataset.to_table(columns=columns, filter=pc.field("warc_record_id").isin(ids)).to_pylist()
+        return []
+    rows = dataset.to_table(columns=["stage", "warc_record_id", "text"],
+                            filter=pc.field("warc_record_id").isin(ids)).to_pylist()
+    per_stage: dict[str, dict[str, str]] = {}
+    for row in rows:
+        per_stage.setdefault(row["stage"], {})[row["warc_record_id"]] = row["text"]
+    return [(f"corpus.{stage.split('-', 1)[1]}", [per_stage[stage].get(i, "") for i in ids])
+            for stage in sorted(per_stage, key=lambda label: int(label.split("-", 1)[0]))]  # "<i>-<name>"
 
 
-def chain_texts(pages: list[ScoredPage], sentences_uri: str, output: str | None,
-                s3: S3Settings) -> tuple[list[tuple[str, list[str]]], list[str]]:
-    """The sampled pages' texts at each link of the chain, in order, and why a link is missing.
-
-    ``visible`` (tag-stripped), ``main_content`` (the extractor's sentences), ``filtered`` (the
-    sentences kept), then ``corpus.<stage>`` for each corpus stage (a page it dropped is empty).
-    """
-    ids = [page.record_id for page in pages]
+def chain_links(pages: list[SampledPage], output: str, s3: S3Settings) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """The sampled pages' texts at each link of the chain, in order, and why a link is missing."""
     links: list[tuple[str, list[str]]] = []
     missing: list[str] = []
-    visible = _texts_by_id(f"{sentences_uri.rstrip('/')}/{VISIBLE_DIR}", s3, ids, ["warc_record_id", "text"])
-    by_id = {row["warc_record_id"]: row["text"] for row in visible or []}
-    if visible is not None and len(by_id) == len(ids):
-        links.append(("visible", [by_id[i] for i in ids]))
+    if all(page.visible is not None for page in pages):
+        links.append(("visible", [page.visible or "" for page in pages]))
     else:
-        missing.append(f"visible: tag-stripped text of {len(ids) - len(by_id)} of {len(ids)} sampled pages not "
-                       f"written (index.visible_text off, or pages from an older run)")
-    links.append(("main_content", [page.text() for page in pages]))
-    links.append(("filtered", [page.text(lambda s: s.kept) for page in pages]))
-    stages = _texts_by_id(f"{output.rstrip('/')}/{CORPUS_SAMPLE_DIR}", s3, ids,
-                          ["stage", "warc_record_id", "text"]) if output else None
-    if stages is not None:
-        per_stage: dict[str, dict[str, str]] = {}
-        for row in stages:
-            per_stage.setdefault(row["stage"], {})[row["warc_record_id"]] = row["text"]
-        for stage in sorted(per_stage, key=lambda label: int(label.split("-", 1)[0])):  # "<i>-<name>"
-            texts = per_stage[stage]
-            links.append((f"corpus.{stage.split('-', 1)[1]}", [texts.get(i, "") for i in ids]))
+        missing.append("visible: the tag-stripped text was not extracted (index.visible_text is off)")
+    links.append(("main_content", [page.main_content for page in pages]))
+    links.append(("filtered", [page.filtered for page in pages]))
+    links += _corpus_links([page.record_id for page in pages], output, s3)
     return links, missing
 
 
-def index_chain(links: list[tuple[str, list[str]]], known: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
-    """tantivy statistics of each link (``known`` ones are not indexed again), each one's share of the first's."""
-    chain = [{"step": name, **(known[name] if name in known else index_size(texts))} for name, texts in links]
-    first = chain[0] if chain else {}
+def cleaning_cpu(stats: dict[str, Any], cascade: list[str], links: list[str], pages: int) -> dict[str, float | None]:
+    """CPU seconds the run spent bringing the sampled ``pages`` to each link from all visible text, from its
+    own per-page costs: the extraction stages (``main_content``), then language ID, sentences and the filter
+    (``filtered``), then each corpus stage (the whole job's CPU during the corpus stages, ``job_cpu.corpus``,
+    shared by their wall time, per document in); ``visible``'s own figure is the tag-stripping pass."""
+    cpu = stats.get("cpu", {})
+    counts = stats.get("records", {})
+    run_pages = (counts.get("html", 0) + counts.get("wet", 0)) or 1
+    extract = sum(float(cpu.get(name, 0.0)) for name in [*cascade, "wet"]) / run_pages
+    steps = sum(float(cpu.get(name, 0.0)) for name in ("langid", "sentences", "perplexity", "sore", "min_words"))
+    visible_pages = stats.get("index_sample", {}).get("visible_extracted", 0)
+    costs: dict[str, float | None] = {
+        "visible": float(cpu.get("visible_text", 0.0)) / visible_pages * pages if visible_pages else None,
+        "main_content": extract * pages,
+        "filtered": (extract + steps / run_pages) * pages,
+    }
+    corpus = stats.get("corpus") or {}
+    corpus_cpu = (stats.get("job_cpu") or {}).get("corpus")
+    stages = corpus.get("stages", {})
+    walls = sum(v.get("wall_seconds", 0.0) for v in stages.values())
+    running = costs["filtered"]
+    for name in corpus.get("order", []):
+        share = stages[name].get("wall_seconds", 0.0) / walls if walls else 0.0
+        documents = stages[name].get("documents_in") or corpus.get("documents_in") or 1
+        if corpus_cpu is None or running is None:
+            running = None
+        else:
+            running += corpus_cpu * share / documents * pages
+        costs[f"corpus.{name}"] = running
+    return {link: costs.get(link) for link in links}
+
+
+def search_side(chain: list[dict[str, Any]], carbon: CarbonSettings) -> None:
+    """Add to each link eq. 9's kg CO2 of its build, of a million queries and of cleaning the sample up to it,
+    and ``breakeven_queries``: after how many queries answering from it instead of the first link (all
+    visible text) has saved the CO2 of its cleaning and of the difference in index builds (None: its
+    queries cost no less)."""
+    first = chain[0]
+    for link in chain:
+        link["kg_co2_build"] = carbon_estimate(link["build_cpu_seconds"], carbon)["kg_co2"]
+        link["kg_co2_per_million_queries"] = carbon_estimate(link["query_cpu_seconds"] * 1e6, carbon)["kg_co2"]
+        cleaning = link.get("cleaning_cpu_seconds")
+        link["kg_co2_cleaning"] = None if cleaning is None else carbon_estimate(cleaning, carbon)["kg_co2"]
+    for link in chain:
+        saving = (first["kg_co2_per_million_queries"] - link["kg_co2_per_million_queries"]) / 1e6
+        cost = None if link is first or link["kg_co2_cleaning"] is None else \
+            link["kg_co2_cleaning"] + link["kg_co2_build"] - first["kg_co2_build"]
+        link["breakeven_queries"] = round(cost / saving) if cost is not None and saving > 0 else None
+
+
+def run_index_stats(output: str, s3: S3Settings, settings: IndexSettings, carbon: CarbonSettings,
+                    stats: dict[str, Any], cascade: list[str]) -> dict[str, Any]:
+    """The ``index`` section of stats.json: the chain over the run's index sample, with the search side."""
+    pages, sample = read_index_sample(output, s3, settings.sample_pages, settings.per_split_pages)
+    links, missing = chain_links(pages, output, s3)
+    main_texts = dict(links)["main_content"]
+    queries = page_queries(main_texts, settings.queries, settings.query_terms, settings.min_query_chars)
+    costs = cleaning_cpu(stats, cascade, [name for name, _ in links], len(pages))
+    chain: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="warcplex-index-") as directory:
+        indexes = []
+        for name, texts in links:
+            started = time.process_time()
+            index = TextIndex(texts, os.path.join(directory, name.replace(".", "_")))
+            build = time.process_time() - started
+            indexes.append(index)
+            chain.append({"step": name, **index.stats(), "build_cpu_seconds": build,
+                          "cleaning_cpu_seconds": costs.get(name)})
+        for link, timing in zip(chain, query_cpu(indexes, queries, settings.query_repeats)):
+            link["query_cpu_seconds"], link["query_wall_seconds"] = timing["cpu_seconds"], timing["wall_seconds"]
+    first = chain[0]
     for link in chain:
         link["share_of_first"] = {key: (link[key] / first[key] if first.get(key) else None) for key in CHAIN_KEYS}
-    return chain
-
-
-def run_index_stats(sentences_uri: str, s3: S3Settings, settings: IndexSettings,
-                    output: str | None = None) -> dict[str, Any]:
-    """The ``index`` section of stats.json for a finished run's sentence side output (and corpus stages)."""
-    pages = load_scored_pages(sentences_uri, s3, settings.sample_pages)
-    result = compare_raw_clean(pages, settings)
-    links, missing = chain_texts(pages, sentences_uri, output, s3)
-    result["chain"] = index_chain(links, {"main_content": result["raw"], "filtered": result["clean"]})
+        link["query_speedup"] = first["query_cpu_seconds"] / link["query_cpu_seconds"] if link["query_cpu_seconds"] \
+            else None
+    search_side(chain, carbon)
+    by_step = {link["step"]: link for link in chain}
+    raw, clean = by_step["main_content"], by_step["filtered"]
+    result: dict[str, Any] = {
+        "engine": "tantivy",
+        "pages": len(pages),
+        "sample": {**sample, "sample_pages": settings.sample_pages,
+                   "of_pages": stats.get("outcome", {}).get("kept", 0)
+                   + stats.get("outcome", {}).get("empty_after_filter", 0)},
+        "raw": {key: raw[key] for key in (*CHAIN_KEYS, "documents", "vocabulary")},
+        "clean": {key: clean[key] for key in (*CHAIN_KEYS, "documents", "vocabulary")},
+        "ratio": {key: (clean[key] / raw[key] if raw[key] else None)
+                  for key in ("index_bytes", "bytes_text", "tokens", "vocabulary", "postings")},
+        "queries": {
+            "how": (f"for each of the first {settings.queries} sampled pages, its {settings.query_terms} words of "
+                    f"highest tf-idf in its main content that occur in more than one page (at least "
+                    f"{settings.min_query_chars} letters), any of them; top 10 and the hit count; the median CPU "
+                    f"of {settings.query_repeats} passes alternating between the links, each pass answering the "
+                    f"set as many times as takes {PASS_SECONDS:g} CPU-s on the slowest link"),
+            "count": len(queries),
+            "examples": queries[:5],
+            "repeats": settings.query_repeats,
+            "raw_ms_per_query": raw["query_cpu_seconds"] * 1000,
+            "clean_ms_per_query": clean["query_cpu_seconds"] * 1000,
+            "speedup": raw["query_cpu_seconds"] / clean["query_cpu_seconds"] if clean["query_cpu_seconds"] else None,
+        },
+        "chain": chain,
+    }
     if missing:
         result["chain_missing"] = missing
-    result["sample_pages"] = settings.sample_pages
-    result["source"] = sentences_uri
+    whole = (stats.get("job_cpu") or {}).get("total")
+    run_pages = stats.get("records", {}).get("html", 0) + stats.get("records", {}).get("wet", 0)
+    last = chain[-1]
+    if whole and run_pages and last is not first:
+        saving = (first["kg_co2_per_million_queries"] - last["kg_co2_per_million_queries"]) / 1e6
+        cost = carbon_estimate(whole * len(pages) / run_pages, carbon)["kg_co2"]
+        result["breakeven_whole_job"] = {"step": last["step"], "kg_co2_cleaning": cost,
+                                         "queries": round(cost / saving) if saving > 0 else None}
     return result

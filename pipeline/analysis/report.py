@@ -11,11 +11,14 @@ import base64
 import html
 import io
 import json
+import math
 import sys
 from typing import Any
 
 from pipeline.config import PerplexitySettings, S3Settings
 from pipeline.corpus.accounting import report_table
+from pipeline.explain.sample import all_explained, explained_pages
+from pipeline.explain.select import group_title
 from pipeline.registry import RegistryError, load_registry
 from pipeline.writing.output import OutputTarget
 from pipeline.stats import Stats
@@ -63,42 +66,148 @@ def run_thresholds(stats: dict[str, Any]) -> dict[str, float]:
     return result
 
 
-def _histograms(stats: dict[str, Any]) -> dict[str, dict[str, dict[int, int]]]:
-    hist: dict[str, dict[str, dict[int, int]]] = {}
-    for lang, sides in stats.get("ppl_hist", {}).items():
-        for side, bins in sides.items():
-            hist.setdefault(lang, {}).setdefault(side, {}).update({int(k): int(v) for k, v in bins.items()})
-    return hist
+def _units(stats: dict[str, Any]) -> dict[str, dict[str, dict[tuple[int, int], int]]]:
+    """``stats.units``: per language and side (kept, dropped), units counted by (length bin, perplexity bin)."""
+    cells: dict[str, dict[str, dict[tuple[int, int], int]]] = {}
+    for lang, sides in stats.get("units", {}).items():
+        for side, by_length in sides.items():
+            counts = cells.setdefault(lang, {}).setdefault(side, {})
+            for length, by_ppl in by_length.items():
+                for ppl, count in by_ppl.items():
+                    counts[(int(length), int(ppl))] = int(count)
+    return cells
+
+
+# How each side of ``stats.units`` is drawn: colour, and a hatch for the units the rule kept above the
+# threshold or dropped below it (hollow markers in the scatter).
+SIDES = {"kept": ("#2a9d8f", None), "kept_above": ("#2a9d8f", "//"), "dropped": ("#e76f51", None),
+         "dropped_below": ("#e76f51", "\\\\")}
+
+
+def _bin_edges(k: int) -> tuple[float, float]:
+    """The values a :func:`~pipeline.steps.perplexity.log10_bin` bin covers (10 bins a decade)."""
+    return 10 ** (k / 10), 10 ** ((k + 1) / 10)
+
+
+def _rule_settings(stats: dict[str, Any]) -> PerplexitySettings | None:
+    config = stats.get("run", {}).get("config", {}).get("perplexity")
+    try:
+        return PerplexitySettings(**config) if config else None
+    except ValueError:
+        return None
 
 
 def chart_perplexity(stats: dict[str, Any]) -> str | None:
-    """Stacked kept/dropped sentence counts per log10 perplexity bin, one panel per language."""
-    hist = _histograms(stats)
-    if not hist:
+    """Per language, the units the rule judged (lines under ``unit: line``) by their own perplexity: kept under
+    the threshold, kept above it, dropped above it and dropped below it (the length scale, the window, the
+    neighbours and protection decide those), stacked; the threshold drawn where it applies in full."""
+    cells = _units(stats)
+    if not cells:
         return None
-    languages = sorted(hist, key=lambda l: -sum(sum(s.values()) for s in hist[l].values()))[:MAX_LANGUAGES]
+    languages = sorted(cells, key=lambda l: -sum(sum(side.values()) for side in cells[l].values()))[:MAX_LANGUAGES]
     thresholds = run_thresholds(stats)
+    settings = _rule_settings(stats)
+    unit = settings.unit if settings else "unit"
     height = 2.3 * len(languages)
     fig, axes = _pyplot().subplots(len(languages), 1, figsize=(8, height), squeeze=False)
     for ax, lang in zip(axes[:, 0], languages):
-        bins = sorted(set(hist[lang].get("kept", {})) | set(hist[lang].get("dropped", {})))
-        lefts = [10 ** (b / 10) for b in bins]
-        widths = [10 ** ((b + 1) / 10) - 10 ** (b / 10) for b in bins]
-        kept = [hist[lang].get("kept", {}).get(b, 0) for b in bins]
-        dropped = [hist[lang].get("dropped", {}).get(b, 0) for b in bins]
-        ax.bar(lefts, kept, width=widths, align="edge", color="#2a9d8f", label="kept")
-        ax.bar(lefts, dropped, width=widths, align="edge", bottom=kept, color="#e76f51", label="dropped")
+        threshold = thresholds.get(lang, float("inf"))
+        parts: dict[str, dict[int, int]] = {}
+        for side, counts in cells[lang].items():
+            part = parts.setdefault(side, {})
+            for (_, ppl), count in counts.items():
+                part[ppl] = part.get(ppl, 0) + count
+        bins = sorted({b for part in parts.values() for b in part})
+        lefts = [_bin_edges(b)[0] for b in bins]
+        widths = [_bin_edges(b)[1] - _bin_edges(b)[0] for b in bins]
+        bottom = [0] * len(bins)
+        for side, (color, hatch) in SIDES.items():
+            heights = [parts.get(side, {}).get(b, 0) for b in bins]
+            if any(heights):
+                total = sum(heights)
+                ax.bar(lefts, heights, width=widths, align="edge", bottom=bottom, color="white" if hatch else color,
+                       hatch=hatch, edgecolor=color if hatch else None, label=f"{side.replace('_', ' ')} ({total:,})")
+                bottom = [a + b for a, b in zip(bottom, heights)]
         if lang in thresholds:
-            ax.axvline(thresholds[lang], color="black", linestyle="--", label=f"threshold {thresholds[lang]:g}")
+            ax.axvline(threshold, color="black", linestyle="--", label=f"threshold {threshold:,.0f}")
         ax.set_xscale("log")
-        ax.set_title(f"{lang}: sentence perplexity", fontsize=10)
-        ax.set_ylabel("sentences")
-        ax.legend(fontsize=8, loc="upper right")
+        ax.set_title(f"{lang}: {unit}s by their own perplexity (kept above / dropped below the threshold "
+                     "marked)", fontsize=10)
+        ax.set_ylabel(f"{unit}s")
+        ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("perplexity (log scale)")
     # Fixed margins (in inches) instead of tight_layout and a tight crop: the driver draws the
     # panels once, not three times.
     fig.subplots_adjust(left=0.09, right=0.98, top=1 - 0.3 / height, bottom=0.5 / height, hspace=0.45)
     return _png(fig, tight=False)
+
+
+def chart_effective_threshold(stats: dict[str, Any]) -> str | None:
+    """Per language, every judged unit by its length (LM tokens + 1) and its own perplexity, kept and dropped,
+    under the threshold each length faces (``length`` and ``context`` scale it by ``(n + 1) / short_tokens``
+    below ``short_tokens``), with the protected lines' bar."""
+    cells = _units(stats)
+    settings = _rule_settings(stats)
+    if not cells or settings is None:
+        return None
+    thresholds = run_thresholds(stats)
+    languages = [l for l in sorted(cells, key=lambda l: -sum(sum(s.values()) for s in cells[l].values()))
+                 if l in thresholds][:3]
+    if not languages:
+        return None
+    scaled = settings.rule in ("length", "context")
+    fig, axes = _pyplot().subplots(1, len(languages), figsize=(8, 4.2), squeeze=False)
+    for ax, lang in zip(axes[0], languages):
+        threshold = thresholds[lang]
+        for side, (color, hatch) in SIDES.items():
+            counts = cells[lang].get(side, {})
+            if not counts:
+                continue
+            xs = [10 ** ((length + 0.5) / 10) for length, _ in counts]
+            ys = [10 ** ((ppl + 0.5) / 10) for _, ppl in counts]
+            sizes = [6 + 6 * count ** 0.5 for count in counts.values()]
+            ax.scatter(xs, ys, s=sizes, marker="o" if side.startswith("kept") else "X",
+                       facecolors="none" if hatch else color, edgecolors=color, alpha=0.7, linewidths=1.0,
+                       label=f"{side.replace('_', ' ')} ({sum(counts.values()):,})")
+        longest = max(10 ** ((length + 1) / 10) for side in cells[lang].values() for length, _ in side) * 1.2
+        xs = [10 ** (k / 20) for k in range(0, int(20 * math.log10(max(longest, 2))) + 2)]
+        ys = [threshold * min(1.0, x / settings.short_tokens) if scaled else threshold for x in xs]
+        ax.plot(xs, ys, color="black", linestyle="--", label=f"threshold by length ({threshold:,.0f} at "
+                f"{settings.short_tokens}+ tokens)" if scaled else f"threshold {threshold:,.0f}")
+        if math.isfinite(settings.protect_factor):
+            ax.axhline(threshold * settings.protect_factor, color="#6c757d", linestyle=":",
+                       label=f"protected lines' bar (x{settings.protect_factor:g})")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{lang}: {settings.unit}/{settings.rule}", fontsize=9)
+        ax.set_xlabel("LM tokens + 1 (log)", fontsize=8)
+        ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+    axes[0, 0].set_ylabel("own perplexity (log)", fontsize=8)
+    return _png(fig)
+
+
+def _rule_table(stats: dict[str, Any]) -> str:
+    """Per language: the units judged, those kept above the threshold and dropped below it, and what dropped them."""
+    rules = stats.get("rule", {})
+    cells = _units(stats)
+    whys = sorted({why for v in rules.values() for why in v.get("dropped", {})})
+    rows = []
+    for lang in sorted(rules, key=lambda l: -sum(sum(s.values()) for s in cells.get(l, {}).values())):
+        v = rules[lang]
+        judged = sum(sum(side.values()) for side in cells.get(lang, {}).values())
+        rows.append([lang, _fmt(judged), _fmt(v.get("kept_above", 0)), _fmt(v.get("dropped_below", 0)),
+                     *[_fmt(v.get("dropped", {}).get(why, 0)) for why in whys]])
+    if not rows:
+        return ""
+    settings = _rule_settings(stats)
+    unit = settings.unit if settings else "unit"
+    return ("<p>Units dropped by each part of the rule: over the threshold itself (the rule's name), over their "
+            "length-scaled share of it (<code>length</code>), under it but between two dropped neighbours "
+            "(<code>neighbours</code>), a line the block stage was sure of over the protected bar "
+            "(<code>protected</code>). Each dropped sentence's reason names the same, with the threshold "
+            "that applied.</p>"
+            + _table(["language", f"{unit}s judged", "kept above threshold", "dropped below threshold",
+                      *[f"dropped: {why}" for why in whys]], rows))
 
 
 def chart_language_share(stats: dict[str, Any]) -> str | None:
@@ -160,18 +269,44 @@ def chart_sizes(stats: dict[str, Any]) -> str | None:
 
 
 def _chain_section(index: dict[str, Any]) -> str:
-    """The index-size chain: the same sampled pages from all visible text to the last corpus stage."""
+    """The search side (seed 002, Tables 4-5, from this run): the same sampled pages indexed at every link from
+    all visible text to the last corpus stage, with query CPU, CO2 per million queries and break-even."""
     chain = index.get("chain", [])
     if not chain:
         return ""
-    rows = [[link["step"], _fmt(link["documents"]), *[_fmt(link[key]) for key in ("bytes_text", "tokens", "postings",
-                                                                                  "index_bytes")],
-             f"{100 * link['share_of_first']['index_bytes']:.1f}%" if link["share_of_first"]["index_bytes"] else "-"]
+    first = chain[0]["step"]
+
+    def g(kg):
+        return "-" if kg is None else f"{kg * 1000:.4g}"
+
+    rows = [[link["step"], _fmt(link["postings"]), _fmt(link["index_bytes"]),
+             f"{100 * link['share_of_first']['index_bytes']:.1f}%" if link["share_of_first"]["index_bytes"] else "-",
+             f"{link['query_cpu_seconds'] * 1e6:,.1f}", f"{link['query_speedup']:.2f}x" if link.get("query_speedup") else "-",
+             g(link["kg_co2_per_million_queries"]), g(link["kg_co2_build"]), g(link.get("kg_co2_cleaning")),
+             "-" if link["step"] == first else _fmt(link.get("breakeven_queries")) if link.get("breakeven_queries")
+             is not None else "never"]
             for link in chain]
+    sample, queries = index.get("sample", {}), index.get("queries", {})
+    drawn = (f"{index['pages']:,} of the {sample.get('of_pages', 0):,} pages that reached the filter, the smallest "
+             f"SHA-1 of their record ids; {sample.get('splits', 1)} split(s) kept at most "
+             f"{sample.get('per_split', 0):,} candidates each; "
+             + ("the same pages as one hash order over the run" if sample.get("exact", True)
+                else "a per-split sample (a split that kept its most may have held more of the smallest keys)"))
+    whole = index.get("breakeven_whole_job")
+    whole_note = (f"<p>Counting the whole job's CPU for these pages instead ({whole['kg_co2_cleaning'] * 1000:.4g} g), "
+                  f"{whole['step']} pays it back after "
+                  + (f"{whole['queries']:,} queries" if whole["queries"] is not None else "no number of queries")
+                  + ".</p>") if whole else ""
     missing = "".join(f"<p class='none'>Not in the chain: {html.escape(m)}</p>" for m in index.get("chain_missing", []))
-    return (f"<h3>Index-size chain ({index['pages']} sampled pages, tantivy)</h3>"
-            + _table(["step", "documents", "text bytes", "tokens", "postings", "index bytes",
-                      f"index % of {chain[0]['step']}"], rows) + missing)
+    return (f"<h3>Search side: index size, query time and CO2 per link (seed 002, Tables 4-5)</h3>"
+            f"<p>Pages: {html.escape(drawn)}. Queries ({queries.get('count', 0)}): {html.escape(queries.get('how', ''))}; "
+            f"e.g. <code>{html.escape(' | '.join(queries.get('examples', [])[:3]))}</code>. CO2 by eq. 9; "
+            f"cleaning is the CPU the run spent bringing these pages from all visible text to the link; "
+            f"break-even: the queries after which answering from the link instead of {html.escape(first)} has "
+            f"saved its cleaning and the difference in index builds.</p>"
+            + _table(["link", "postings", "index bytes", f"% of {first}", "us CPU per query", "speed-up",
+                      "g CO2 per 1M queries", "g CO2 index build", "g CO2 cleaning", "break-even (queries)"], rows)
+            + whole_note + missing)
 
 
 def chart_cpu(stats: dict[str, Any]) -> str | None:
@@ -232,8 +367,37 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
-    """The report page for a run's stats (and an optional sweep result)."""
+def _explained_section(explained: list[dict[str, Any]]) -> str:
+    """Links to the explanations written with the run (``--explain-sample``), by outcome group."""
+    groups: dict[str, list[str]] = {}
+    for entry in explained:
+        label = html.escape(entry.get("url") or entry["record_id"])
+        groups.setdefault(entry["group"], []).append(f"<a href='explain/{html.escape(entry['file'])}'>{label}</a>")
+    rows = "".join(f"<tr><td>{html.escape(group_title(name))}</td><td>{'<br>'.join(links)}</td></tr>"
+                   for name, links in groups.items())
+    return ("<h2>Explained pages</h2><p>Each page as the pipeline saw it: its blocks outlined by label, its text "
+            "kept and dropped with the rule that decided, its path through the cascade "
+            "(<a href='explain/index.html'>all of them</a>).</p>"
+            f"<table><thead><tr><th>outcome</th><th>pages</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+CHARTS = {"perplexity": chart_perplexity, "effective_threshold": chart_effective_threshold,
+          "language_share": chart_language_share, "sizes": chart_sizes, "cpu": chart_cpu}
+
+
+def draw_charts(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> dict[str, str | None]:
+    """Every chart of the report (base64 PNG, None: no data), drawn once: :func:`render` takes them ready, so
+    that ``warcplex run`` draws them before it reads the driver's CPU for the whole job's figure."""
+    charts = {name: chart(stats) for name, chart in CHARTS.items()}
+    charts["sweep"] = chart_sweep(sweep) if sweep else None
+    return charts
+
+
+def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None,
+           charts: dict[str, str | None] | None = None, explained: list[dict[str, Any]] | None = None) -> str:
+    """The report page for a run's stats (and an optional sweep result), with the ``charts`` already drawn
+    (:func:`draw_charts`; drawn here when None), and the explanations to link."""
+    charts = charts if charts is not None else draw_charts(stats, sweep)
     run = stats.get("run", {})
     records, outcome = stats.get("records", {}), stats.get("outcome", {})
     carbon = stats.get("carbon", {})
@@ -248,7 +412,12 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
         ["wall seconds", _fmt(run.get("wall_seconds"))],
         ["HTML pages per CPU-second", _fmt(run.get("pages_per_cpu_second"))],
     ]))
-    sections.append("<h2>Perplexity per language</h2>" + _img(chart_perplexity(stats), "perplexity histogram"))
+    if explained:
+        sections.append(_explained_section(explained))
+    sections.append("<h2>What the perplexity rule did, per language</h2>"
+                    + _img(charts["perplexity"], "perplexity histogram")
+                    + _img(charts["effective_threshold"], "effective threshold by unit length")
+                    + _rule_table(stats))
     coverage_rows = [[lang, _fmt(v["pages"]), _fmt(v["pages_kept"]), _fmt(v["sentences_scored"]),
                       _fmt(v["sentences_unscored"]), v["model"] or "none (unscored)"]
                      for lang, v in sorted(stats.get("coverage", {}).items(), key=lambda kv: -kv[1]["pages"])]
@@ -259,7 +428,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
                    for lang, v in sorted(languages.items(), key=lambda kv: -kv[1].get("sentences_scored", 0))
                    if v.get("sentences_scored")]
     sections.append("<h2>Kept, dropped and unscored sentences per language</h2>"
-                    + _img(chart_language_share(stats), "kept/dropped/unscored share")
+                    + _img(charts["language_share"], "kept/dropped/unscored share")
                     + (_table(["language", "pages", "pages kept", "sentences scored", "sentences unscored", "model"],
                               coverage_rows) if coverage_rows else "")
                     + ("<p>What the perplexity filter removed of the text it scored (its cost in main-content "
@@ -275,12 +444,12 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
             size_rows.append([f"{key} ({index['pages']} sampled pages)", _fmt(index["raw"][key]),
                               _fmt(index["clean"][key]), f"{100 * ratio:.1f}%" if ratio is not None else "-"])
         q = index["queries"]
-        size_rows.append([f"query latency, ms ({len(q['terms'])} terms x {q['repeats']})",
+        size_rows.append([f"CPU ms per query ({q['count']} queries x {q['repeats']})",
                           _fmt(q["raw_ms_per_query"], 3), _fmt(q["clean_ms_per_query"], 3),
                           f"speed-up {q['speedup']:.2f}x" if q.get("speedup") else "-"])
     index_note = (f"<p class='none'>Index statistics: {html.escape(str(index.get('skipped')))}</p>"
                   if index.get("skipped") else "")
-    sections.append("<h2>Size before and after</h2>" + _img(chart_sizes(stats), "sizes")
+    sections.append("<h2>Size before and after</h2>" + _img(charts["sizes"], "sizes")
                     + _table(["", "raw", "cleaned", "cleaned / raw"], size_rows) + index_note + _chain_section(index))
     corpus_rows = report_table(stats.get("corpus"))
     if corpus_rows:
@@ -292,7 +461,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
     if sweep:
         sweep_rows = [[r["threshold"], _fmt(r["sentences_kept"]), _fmt(r["bytes_text"]), _fmt(r["postings"]),
                        _fmt(r["index_bytes"]), f"{100 * r['index_share']:.1f}%"] for r in sweep.get("rows", [])]
-        sections.append(f"<h2>Threshold sweep ({sweep.get('pages')} pages)</h2>" + _img(chart_sweep(sweep), "sweep")
+        sections.append(f"<h2>Threshold sweep ({sweep.get('pages')} pages)</h2>" + _img(charts["sweep"], "sweep")
                         + _table(["threshold", "sentences kept", "text bytes", "postings", "index bytes",
                                   "index % of raw"], sweep_rows))
     stage_rows = [[k, _fmt(v["cpu_seconds"]), _fmt(v["kg_co2"] * 1000, 5)]
@@ -304,7 +473,19 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
     if carbon.get("codecarbon_measured"):
         for key, value in carbon["codecarbon_measured"].items():
             co2_rows.append([f"codecarbon: {key}", _fmt(value, 6)])
-    sections.append("<h2>CPU time and CO2 per stage</h2>" + _img(chart_cpu(stats), "cpu per stage")
+    part_rows = [[name.replace("_", " "), _fmt(v["cpu_seconds"]), _fmt(v["kg_co2"] * 1000, 5)]
+                 for name, v in carbon.get("per_part", {}).items()]
+    job = stats.get("job_cpu") or {}
+    if part_rows:
+        part_rows.append(["whole job", _fmt(job.get("total")), _fmt(carbon.get("kg_co2", 0) * 1000, 5)])
+        part_rows.append(["of which Spark task metrics (executor task threads)", _fmt(job.get("executor_tasks")), ""])
+        part_rows.append(["of which start-up (before the first page)", _fmt(job.get("start_up", {}).get("total")), ""])
+    how = "".join(f"<li>{html.escape(k.replace('_', ' '))}: {html.escape(v)}</li>"
+                  for k, v in job.get("method", {}).items())
+    sections.append("<h2>CPU time and CO2 of the whole job</h2>"
+                    + (_table(["process", "CPU s", "g CO2"], part_rows) + f"<ul>{how}</ul>" if part_rows else "")
+                    + "<h3>Per stage (the Python workers' time in each step)</h3>"
+                    + _img(charts["cpu"], "cpu per stage")
                     + _table(["stage", "CPU s", "g CO2"], stage_rows) + _table(["", ""], co2_rows))
     snapshot = carbon.get("snapshot")
     if snapshot:
@@ -312,8 +493,11 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
                  + " pages; below 10,000 measured pages the rate is not stable.</p>") if snapshot.get("rough") else ""
         sections.append("<h2>Extrapolation to one Common Crawl snapshot</h2>" + rough + _table(["", ""], [
             ["pages", _fmt(snapshot["pages"])],
-            ["pages per CPU-second (measured)", _fmt(snapshot["pages_per_cpu_second"])],
+            ["pages per CPU-second of the whole job (measured)", _fmt(snapshot["pages_per_cpu_second"])],
             ["core-hours", _fmt(snapshot["core_hours"], 0)],
+            ["of the measured CPU, fixed start-up", f"{_fmt(snapshot.get('start_up_cpu_seconds'))} s "
+             f"({100 * (snapshot.get('start_up_share') or 0):.0f}%)"],
+            ["core-hours without the start-up", _fmt(snapshot.get("core_hours_without_start_up"), 0)],
             [f"dollars (at ${carbon.get('dollars_per_core_hour')}/core-hour)", _fmt(snapshot["dollars"], 0)],
             ["kWh", _fmt(snapshot["kwh"], 0)],
             ["kg CO2", _fmt(snapshot["kg_co2"], 0)],
@@ -333,16 +517,25 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None) -> str:
             f"</head><body><h1>{title}</h1>{''.join(sections)}</body></html>\n")
 
 
-def write_report(output: str, s3: S3Settings, stats: dict[str, Any] | None = None) -> str:
-    """Render ``report.html`` into ``output`` from its stats.json (or ``stats``) and sweep.json."""
+def read_sweep(output: str, s3: S3Settings) -> dict[str, Any] | None:
+    """``sweep.json`` of an output, if ``warcplex sweep`` wrote one."""
+    data = OutputTarget(output, s3).read_bytes("sweep.json")
+    return json.loads(data) if data else None
+
+
+def write_report(output: str, s3: S3Settings, stats: dict[str, Any] | None = None,
+                 charts: dict[str, str | None] | None = None) -> str:
+    """Render ``report.html`` into ``output`` from its stats.json (or ``stats``) and sweep.json (``charts``:
+    drawn already, :func:`draw_charts`)."""
     target = OutputTarget(output, s3)
     if stats is None:
         data = target.read_bytes("stats.json")
         if data is None:
             raise ValueError(f"{output}/stats.json not found (is it the output of `warcplex run`?)")
         stats = json.loads(data)
-    sweep_data = target.read_bytes("sweep.json")
-    page = render(stats, json.loads(sweep_data) if sweep_data else None)
+    per_group = stats.get("run", {}).get("config", {}).get("output", {}).get("explain_sample") or 3
+    explained = explained_pages(all_explained(output, s3), per_group)
+    page = render(stats, read_sweep(output, s3), charts, explained)
     target.write_bytes("report.html", page.encode("utf-8"))
     return target.path("report.html")
 

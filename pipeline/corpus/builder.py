@@ -38,10 +38,10 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
+from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.lists import with_domains
-from pipeline.corpus.stages import (DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, NearDedup, Quality,
-                                    RecordIds, RepeatedLines, StageOutput)
+from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, StageOutput
 from pipeline.writing.sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 
@@ -52,22 +52,10 @@ WORK_DIR = "_tmp/corpus"
 
 
 def enabled_stages(settings: Settings) -> list[CorpusStage]:
-    """The configured stages in their fixed order: record ids, exact dedup, repeated lines, near dedup, quality.
-
-    Repeated record ids go first when the job kept them (every stage keys documents by record id), exact
-    duplicates next so that copies of one page do not make all its lines "repeated".
-    """
-    corpus = settings.corpus
-    stages: list[CorpusStage] = [] if settings.input.dedup_record_ids else [RecordIds()]
-    if corpus.dedup.exact:
-        stages.append(ExactDedup())
-    if corpus.repeated_lines.enabled:
-        stages.append(RepeatedLines(corpus.repeated_lines))
-    if corpus.dedup.near:
-        stages.append(NearDedup(corpus.dedup))
-    if corpus.quality.signals or corpus.quality.filters or corpus.quality.url_blocklist:
-        stages.append(Quality(corpus.quality))
-    return stages
+    """The stages ``corpus.stages`` lists, in its order, but those their own settings switch off
+    (:meth:`CorpusStage.from_settings`)."""
+    stages = (parts.find(CorpusStage, name).from_settings(settings) for name in settings.corpus.stages)
+    return [stage for stage in stages if stage is not None]
 
 
 class CorpusBuilder:
@@ -94,10 +82,10 @@ class CorpusBuilder:
 
     def _index_sample(self) -> list[str] | None:
         """The record ids whose text after each stage the index chain measures (None: no index statistics)."""
-        if not (self.settings.index.enabled and self.settings.output.sentences):
+        if not self.settings.index.enabled:
             return None
         try:
-            return sample_record_ids(self.settings.output.sentences, self.settings.s3, self.settings.index.sample_pages)
+            return sample_record_ids(self.target.uri, self.settings.s3, self.settings.index.sample_pages)
         except ValueError:
             return None
 

@@ -21,11 +21,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from pipeline import _native
-from pipeline.corpus.signals import is_mark, words
-
-
-def _digit(category: str) -> bool:
-    return category == "Nd"
+from pipeline.corpus.characters import character_kind, character_kinds, is_digit, is_mark, words
 
 
 def _bmp_class(predicate) -> str:
@@ -47,7 +43,7 @@ def _bmp_class(predicate) -> str:
 @lru_cache(maxsize=1)
 def _patterns() -> tuple[re.Pattern, re.Pattern]:
     """(decimal digits, punctuation and symbols) of the BMP, built once per process from ``unicodedata``."""
-    return re.compile(_bmp_class(_digit)), re.compile(_bmp_class(is_mark) + "+")
+    return re.compile(_bmp_class(is_digit)), re.compile(_bmp_class(is_mark) + "+")
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -56,7 +52,7 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 def _astral(match: re.Match) -> str:
     char = match.group()
     category = unicodedata.category(char)
-    return "0" if _digit(category) else " " if is_mark(category) else char
+    return "0" if is_digit(category) else " " if is_mark(category) else char
 
 
 def _reference_lines(text: str) -> list[str]:
@@ -70,23 +66,6 @@ def _reference_lines(text: str) -> list[str]:
         lowered = _ASTRAL.sub(_astral, lowered)
     replaced = marks.sub(" ", digits.sub("0", lowered))
     return [" ".join(words(line)) for line in replaced.split("\n")]
-
-
-# What each character is to the compiled normaliser: part of a word, a decimal digit
-# (becomes 0), or a gap between words (punctuation, symbols and white space, as words() splits).
-WORD, DIGIT, GAP = 0, 1, 2
-
-
-def character_kind(char: str) -> int:
-    """WORD, DIGIT or GAP: the kind of one (lower-cased) character."""
-    category = unicodedata.category(char)
-    return DIGIT if _digit(category) else GAP if is_mark(category) or not words(char) else WORD
-
-
-@lru_cache(maxsize=1)
-def character_kinds() -> bytes:
-    """:func:`character_kind` of every character of the Basic Multilingual Plane, by code point."""
-    return bytes(character_kind(chr(code)) for code in range(0x10000))
 
 
 @lru_cache(maxsize=1)

@@ -8,8 +8,8 @@ characters); the compiled ``SignalCounter`` (the ``text`` part) computes the sam
 0.17 ms and runs where it is built.
 
 Character classes are spelled out so that they do not depend on the regex engine's defaults:
-words are separated by Unicode ``White_Space``; the end-of-line patterns allow ASCII whitespace
-(and a final line separator) after the mark.
+words are separated by Unicode ``White_Space`` (:mod:`pipeline.corpus.characters`); the end-of-line
+patterns allow ASCII whitespace (and a final line separator) after the mark.
 """
 
 from __future__ import annotations
@@ -23,12 +23,7 @@ from typing import Iterator
 import pyarrow as pa
 
 from pipeline import _native
-# Unicode White_Space separates words. Python's str.split() also splits at the four information
-# separators \x1c-\x1f, so a text holding one of them is split with the regex instead.
-WHITE_SPACE = ("\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
-               + "\u2028\u2029\u202f\u205f\u3000")
-_WORD = re.compile(f"[^{re.escape(WHITE_SPACE)}]+")
-_NOT_WHITE_SPACE = "\x1c\x1d\x1e\x1f"
+from pipeline.corpus.characters import WHITE_SPACE, character_kind, character_kinds, is_mark, words
 # A line's end: ASCII white space, then at most one line separator.
 LINE_SPACE = " \t\n\x0b\x0c\r"
 LINE_BREAK = "\x85\u2028\u2029"
@@ -65,22 +60,9 @@ def stop_words(language: str | None) -> frozenset[str] | None:
     return listed or None
 
 
-def is_mark(category: str) -> bool:
-    """Whether a Unicode general category is punctuation or a symbol (stripped from words here, a gap between
-    words in the corpus normalisation)."""
-    return category[0] in "PS"
-
-
 @lru_cache(maxsize=1 << 16)
 def _punctuation_or_symbol(char: str) -> bool:
     return is_mark(unicodedata.category(char))
-
-
-def words(text: str) -> list[str]:
-    """The words of ``text``: maximal runs of characters that are not Unicode White_Space."""
-    if any(separator in text for separator in _NOT_WHITE_SPACE):
-        return _WORD.findall(text)
-    return text.split()
 
 
 def _stripped(word: str) -> str:
@@ -128,12 +110,10 @@ def _reference_signals(text: str, stop: frozenset[str] | None, ngram_words: int)
 def _compiled():
     """The compiled signals (``SignalCounter`` of the compiled ``text`` part, about 3 times faster), or None without
     it."""
-    from pipeline.corpus import normalize
-
     module = _native.compiled("text")
     if module is None:
         return None
-    return module.SignalCounter(normalize.character_kinds(), normalize.character_kind, WHITE_SPACE, TERMINAL, BULLETS,
+    return module.SignalCounter(character_kinds(), character_kind, WHITE_SPACE, TERMINAL, BULLETS,
                                 LINE_SPACE, LINE_BREAK)
 
 

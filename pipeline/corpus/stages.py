@@ -2,7 +2,10 @@
 
 Documents carry the per-page columns of ``data/`` (``warc_record_id`` is the key) plus ``host``,
 ``registered_domain`` and ``lines_removed``. A stage returns :class:`StageOutput`; the
-:class:`~pipeline.corpus.builder.CorpusBuilder` checkpoints it and counts it.
+:class:`~pipeline.corpus.builder.CorpusBuilder` checkpoints it and counts it. A stage is a part
+(:mod:`pipeline.parts`): a :class:`CorpusStage` in a module of ``pipeline/corpus/`` that says its
+``name``, which ``corpus.stages`` lists; a :class:`CorpusRule` is a stage that drops the documents
+one condition rejects.
 
 Which copy of a duplicate is kept is decided by :func:`order_key`: earliest WARC-Date, then
 record id, then shard name, so the choice does not depend on partitioning or on the night.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import pyarrow as pa
 
@@ -20,7 +24,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
 
-from pipeline.config import DedupSettings, QualitySettings, RepeatedLinesSettings
+from pipeline.config import ConfigError, DedupSettings, QualitySettings, RepeatedLinesSettings, Settings
 from pipeline.corpus import text as T
 from pipeline.corpus import normalize as N
 from pipeline.corpus import signals
@@ -64,12 +68,39 @@ def normalized(frame: DataFrame, form: str, keep_text: bool) -> DataFrame:
 
 
 class CorpusStage:
-    """A stage: ``name`` (its stats key and checkpoint folder) and :meth:`apply`."""
+    """A stage: ``name`` (its stats key, its checkpoint folder and its entry in ``corpus.stages``) and :meth:`apply`."""
 
+    part, home, setting = "corpus stage", "pipeline.corpus", "corpus.stages"
     name = "stage"
+
+    def __init__(self, settings: Any = None) -> None:
+        self.settings = settings  # its section of the corpus settings, if it has one
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "CorpusStage | None":
+        """The stage as the run's settings configure it, or None where they switch it off; by default made with its
+        ``corpus.options.<name>`` as keyword arguments."""
+        options = settings.corpus.options.get(cls.name, {})
+        try:
+            return cls(**options)
+        except TypeError as exc:
+            raise ConfigError(f"corpus.options.{cls.name}: {exc}") from None
 
     def apply(self, docs: DataFrame) -> StageOutput:
         raise NotImplementedError
+
+
+class CorpusRule(CorpusStage):
+    """A stage that drops the documents its condition rejects (:meth:`rejects`, a condition over the documents'
+    columns), each with the stage's name as its reason in ``corpus_dropped/``."""
+
+    def rejects(self) -> Column:
+        """True for a document the rule drops (null counts as False)."""
+        raise NotImplementedError
+
+    def apply(self, docs: DataFrame) -> StageOutput:
+        rejected = F.coalesce(self.rejects(), F.lit(False))
+        return StageOutput(docs.where(~rejected), dropped_docs(docs.where(rejected), F.lit(self.name)))
 
 
 class RecordIds(CorpusStage):
@@ -78,6 +109,10 @@ class RecordIds(CorpusStage):
     ids (``input.dedup_record_ids`` off); otherwise they are unique already."""
 
     name = "record_ids"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "RecordIds | None":
+        return None if settings.input.dedup_record_ids else cls()
 
     def apply(self, docs: DataFrame) -> StageOutput:
         # Copies with the same order key are the same record read twice; the text's hash breaks the tie
@@ -93,6 +128,10 @@ class ExactDedup(CorpusStage):
     """Documents with the same normalised text: the first in :func:`order_key` order is kept."""
 
     name = "exact_dedup"
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "ExactDedup | None":
+        return cls() if settings.corpus.dedup.exact else None
 
     def apply(self, docs: DataFrame) -> StageOutput:
         # The text is normalised and hashed once, in a narrow frame of (id, hash, order); only the
@@ -116,9 +155,11 @@ class RepeatedLines(CorpusStage):
     """
 
     name = "repeated_lines"
+    settings: RepeatedLinesSettings
 
-    def __init__(self, settings: RepeatedLinesSettings) -> None:
-        self.settings = settings
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "RepeatedLines | None":
+        return cls(settings.corpus.repeated_lines) if settings.corpus.repeated_lines.enabled else None
 
     def _too_many(self) -> Column:
         rules = [F.lit(False)]
@@ -185,9 +226,11 @@ class NearDedup(CorpusStage):
     """
 
     name = "near_dedup"
+    settings: DedupSettings
 
-    def __init__(self, settings: DedupSettings) -> None:
-        self.settings = settings
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "NearDedup | None":
+        return cls(settings.corpus.dedup) if settings.corpus.dedup.near else None
 
     def _signatures(self, docs: DataFrame) -> DataFrame:
         """``_order`` and ``_sig``, the MinHash signature of the document's distinct shingles.
@@ -255,8 +298,13 @@ class Quality(CorpusStage):
     name = "quality"
 
     def __init__(self, settings: QualitySettings) -> None:
-        self.settings = settings
+        super().__init__(settings)
         self.blocklist = read_blocklist(settings.url_blocklist)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "Quality | None":
+        quality = settings.corpus.quality
+        return cls(quality) if quality.signals or quality.filters or quality.url_blocklist else None
 
     def _signals(self, docs: DataFrame) -> DataFrame:
         """``docs`` with the :data:`~pipeline.corpus.signals.SIGNAL_COLUMNS`, computed on the Python workers."""

@@ -26,8 +26,8 @@ from pipeline.config import Settings
 from pipeline.document import UNKNOWN_LANGUAGE
 from pipeline.lm.train import TrainError, TrainOptions, train_lm
 from pipeline.registry import load_registry
-from pipeline.spark.job import JobExtension
-from pipeline.spark.session import UsageError
+from pipeline.spark.job import CleanWarcJob, JobExtension
+from pipeline.usage import UsageError
 
 log = logging.getLogger("warcplex")
 
@@ -50,6 +50,17 @@ def candidates(stats: dict[str, Any], settings: Settings) -> dict[str, int]:
     return {lang: int(counts.get("pages", 0)) for lang, counts in sorted(stats.get("lang", {}).items())
             if lang not in models and lang != UNKNOWN_LANGUAGE
             and counts.get("pages", 0) >= settings.perplexity.self_train_min_pages}
+
+
+class SelfTrainingJob(CleanWarcJob):
+    """The cleaning job, run as two passes around the training of models (:func:`run_self_trained`) where
+    ``perplexity.unknown_language`` is ``self-train`` (each pass itself runs with ``keep``)."""
+
+    def run(self, args: argparse.Namespace, shards=None) -> dict[str, Any]:
+        settings = self.settings_from_args(args)
+        if settings.perplexity.unknown_language == "self-train":
+            return run_self_trained(self, args, settings, shards)
+        return super().run(args, shards)
 
 
 def run_self_trained(job, args: argparse.Namespace, settings: Settings, shards=None) -> dict[str, Any]:

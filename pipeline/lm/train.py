@@ -41,10 +41,11 @@ import yaml
 
 from pipeline.config import PROJECT_ROOT, resolve_path
 from pipeline.models import kenlm_model
+from pipeline.reading.reader import default_extractors
 from pipeline.registry import load_registry
 from pipeline.steps.normalize import NORMALIZATION_VERSION, lm_tokens
 from pipeline.steps.perplexity import perplexity
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 98, 99)
 MIN_SENTENCE_TOKENS, MAX_SENTENCE_TOKENS = 3, 200
@@ -118,9 +119,10 @@ def run_config(output: str) -> dict:
 
 
 def primary_stages(config: dict) -> set[str]:
-    """The extractors whose text counts as primary: the run's first cascade stage, and WET text."""
+    """The extractors whose text counts as primary: the run's first cascade stage, and those readers name for their
+    pages (WET text)."""
     cascade = config.get("extract", {}).get("cascade") or []
-    return {cascade[0], "wet"} if cascade else {"wet"}
+    return {*cascade[:1], *default_extractors()}
 
 
 def read_pages(output: str, language: str) -> Iterator[dict]:
@@ -186,9 +188,8 @@ def is_heldout_sentence(normalised: str) -> bool:
 
 def corpus_sentences(lines: list[str], language: str, counts: CorpusCounts) -> tuple[list[str], list[str]]:
     """(training lines for lmplz, held-out raw sentences) from the unique lines (step 3)."""
-    splitter = SentenceSplitter()
     train, heldout = [], []
-    for paragraph in splitter.split("\n".join(lines), language):
+    for paragraph in split("\n".join(lines), language):
         for sentence in paragraph:
             tokens = lm_tokens(sentence)
             alphabetic = sum(1 for t in tokens if t.isalpha())

@@ -7,11 +7,19 @@ The rule, in order (measured on every bench page by ``scripts/studies/check_deco
 3. UTF-8 when the payload decodes as strict UTF-8, or when it is UTF-8 with a few stray bytes:
    valid multi-byte sequences outnumber invalid ones :data:`UTF8_MIN_RATIO` to one. Invalid
    UTF-8 is never an accident of another encoding's text; a page with many multi-byte UTF-8
-   characters and one bad byte is a UTF-8 page, not cp1252 mojibake.
+   characters and one bad byte is a UTF-8 page, not cp1252 mojibake. Surrogate code points
+   written as bytes (CESU-8, as some Java and database exports write characters outside the
+   BMP) are first read as what they encode: a high and low surrogate pair as its character, a
+   lone surrogate as U+FFFD (:func:`repair_surrogates`, noted ``cesu8``).
 4. The declared charsets (HTTP header, then ``<meta>``) and then the content-based detection
    (resiliparse's uchardet), the first in which the payload decodes strictly. A UTF-16/32
    label without a BOM or NUL pattern is ignored (every even-length byte string "decodes").
 5. Nothing decodes strictly: the detected encoding with invalid bytes replaced by U+FFFD.
+6. Bytes that lie: when the text came out of a single-byte Western encoding (:data:`WESTERN`) and
+   reads as mojibake of another one (:func:`reads_as_mojibake`: Western words mix accented and
+   ASCII letters, ``élèves``; Cyrillic, Greek, Hebrew or Arabic read as cp1252 gives word after word
+   of accented letters alone, ``ëåòíèé``, and Polish gives symbols inside words, ``wi¹za³``), the
+   detected encoding is used instead when it decodes strictly and reads clean (noted ``relabelled``).
 
 Labels go through the WHATWG label table (``iso-8859-1`` means cp1252); a bogus label
 (``none``, ``x-user-defined``, garbage) is ignored. NUL characters are dropped after
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from dataclasses import dataclass
 
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 
@@ -96,27 +105,104 @@ def detected_encoding(html: bytes) -> str:
     return normalize_label(detect_encoding(html, max_len=DETECT_BYTES)) or "cp1252"
 
 
+# A high surrogate (U+D800-DBFF) then a low one (U+DC00-DFFF) as three-byte sequences, and any surrogate alone.
+_SURROGATE_PAIR = re.compile(rb"\xed([\xa0-\xaf])([\x80-\xbf])\xed([\xb0-\xbf])([\x80-\xbf])")
+_SURROGATE = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+
+
+def _pair(match: re.Match) -> bytes:
+    high = 0xD800 | (match[1][0] & 0x0F) << 6 | match[2][0] & 0x3F
+    low = 0xDC00 | (match[3][0] & 0x0F) << 6 | match[4][0] & 0x3F
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).encode("utf-8")
+
+
+def repair_surrogates(html: bytes) -> bytes | None:
+    """``html`` with CESU-8 surrogate pairs as the UTF-8 of the characters they encode and lone surrogates as
+    U+FFFD; None when it holds no surrogate bytes."""
+    if b"\xed" not in html or _SURROGATE.search(html) is None:
+        return None
+    return _SURROGATE.sub("\ufffd".encode("utf-8"), _SURROGATE_PAIR.sub(_pair, html))
+
+
+# Single-byte encodings of Western European text: a page read in one of them may be another encoding's bytes.
+WESTERN = frozenset({"cp1252", "iso8859-1", "iso8859-15", "mac-roman", "cp850"})
+# Mojibake: at least this many words, and this share of the words with a Latin-1 letter, made only of them.
+MOJIBAKE_MIN_WORDS = 5
+MOJIBAKE_MIN_SHARE = 0.2
+_TAGS = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.IGNORECASE | re.DOTALL)
+_WORDS = re.compile(r"[^\W\d_]{3,}")
+_LATIN1_LETTER = re.compile(r"[\u00c0-\u00ff]")
+# A Latin-1 symbol between two letters (the middle dot of Catalan l·l excepted).
+_SYMBOL_IN_WORD = re.compile(r"(?<=[^\W\d_])[\u00a1-\u00b6\u00b8-\u00bf](?=[^\W\d_])")
+
+
+def reads_as_mojibake(text: str) -> bool:
+    """Words of Latin-1 letters only (:func:`mojibake_words`), or Latin-1 symbols inside words (``wi¹za³``:
+    ą and ł of cp1250 read as cp1252), at least :data:`MOJIBAKE_MIN_WORDS` times and in at least
+    :data:`MOJIBAKE_MIN_SHARE` of the words with a Latin-1 letter."""
+    visible = _TAGS.sub(" ", text)
+    words = [w for w in _WORDS.findall(visible) if _LATIN1_LETTER.search(w)]
+    foreign = sum(1 for w in words if all("\u00c0" <= c <= "\u00ff" for c in w))
+    foreign = max(foreign, len(_SYMBOL_IN_WORD.findall(visible)))
+    return foreign >= MOJIBAKE_MIN_WORDS and foreign >= MOJIBAKE_MIN_SHARE * len(words)
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A payload's text, the encoding it was read in, and what decoding had to do (``relabelled``: another
+    encoding than the one that read as mojibake; ``cesu8``: surrogate bytes read as characters)."""
+
+    text: str
+    encoding: str
+    note: str | None = None
+
+
 def decode_html(html: bytes, http_charset: str | None = None) -> str:
     """Decode an HTML payload to text by the rule in this module's docstring; never raises."""
+    return decode(html, http_charset).text
+
+
+def decode(html: bytes, http_charset: str | None = None) -> Decoded:
+    """:func:`decode_html` with the encoding used and what decoding had to do."""
     encoding = bom_encoding(html) or utf16_without_bom(html)
     if encoding is not None:
-        text = html.decode(encoding, "replace")
+        decoded = Decoded(html.decode(encoding, "replace"), encoding)
     else:
-        text = _decode_by_content(html, http_charset)
-    text = text.removeprefix("\ufeff")
-    return text.replace("\x00", "") if "\x00" in text else text
+        decoded = _decode_by_content(html, http_charset)
+    text = decoded.text.removeprefix("\ufeff")
+    text = text.replace("\x00", "") if "\x00" in text else text
+    return Decoded(text, decoded.encoding, decoded.note) if text is not decoded.text else decoded
 
 
-def _decode_by_content(html: bytes, http_charset: str | None) -> str:
+def _decode_by_content(html: bytes, http_charset: str | None) -> Decoded:
     text = strict(html, "utf-8")
-    if text is None:
-        text = mostly_utf8(html)
     if text is not None:
-        return text
-    candidates = [normalize_label(http_charset), normalize_label(meta_charset(html)), detected_encoding(html)]
+        return Decoded(text, "utf-8")
+    repaired = repair_surrogates(html)
+    if repaired is not None:
+        text = strict(repaired, "utf-8") or mostly_utf8(repaired)
+        if text is not None:
+            return Decoded(text, "utf-8", "cesu8")
+    text = mostly_utf8(html)
+    if text is not None:
+        return Decoded(text, "utf-8")
+    detected = detected_encoding(html)
+    candidates = [normalize_label(http_charset), normalize_label(meta_charset(html)), detected]
     for encoding in dict.fromkeys(c for c in candidates if c and not c.startswith(("utf-8", "utf-16", "utf-32"))):
         text = strict(html, encoding)
         if text is not None:
-            return text
-    fallback = candidates[-1] if not candidates[-1].startswith(("utf-16", "utf-32")) else "utf-8"
-    return html.decode(fallback, "replace")
+            return _unless_mojibake(html, Decoded(text, encoding), detected)
+    fallback = detected if not detected.startswith(("utf-16", "utf-32")) else "utf-8"
+    return _unless_mojibake(html, Decoded(html.decode(fallback, "replace"), fallback), detected)
+
+
+def _unless_mojibake(html: bytes, decoded: Decoded, detected: str) -> Decoded:
+    """``decoded``, or the payload in the ``detected`` encoding when ``decoded`` came out of a Western
+    single-byte encoding as mojibake and the detected one reads it strictly and clean."""
+    if decoded.encoding not in WESTERN or detected in WESTERN or detected.startswith(("utf-", "ascii")) or \
+            decoded.text.isascii() or not reads_as_mojibake(decoded.text):
+        return decoded
+    text = strict(html, detected)
+    if text is None or reads_as_mojibake(text):
+        return decoded
+    return Decoded(text, detected, "relabelled")

@@ -21,7 +21,7 @@ import urllib.request
 from typing import Callable
 
 from pipeline.config import S3Settings
-from pipeline.identity import Shard, shard_key
+from pipeline.reading.shards import Shard, shard_key
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def resolve_inputs(specs: list[str], s3: S3Settings, base_url: str | None = None
 
 
 def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None) -> list[Shard]:
-    """Expand specs into shards with their keys (see :mod:`pipeline.identity`), de-duplicated by location and key."""
+    """Expand specs into shards with their keys (see :mod:`pipeline.reading.shards`), de-duplicated by location and key."""
     shards: list[Shard] = []
     for spec in specs:
         if is_manifest(spec):
@@ -97,9 +97,10 @@ def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None
             shards.append(Shard(spec, shard_key(spec)))
         elif os.path.isdir(spec):
             found = sorted(p for p in glob.glob(os.path.join(spec, "**", "*"), recursive=True)
-                           if os.path.isfile(p) and ".warc" in os.path.basename(p))
+                           if os.path.isfile(p) and (".warc" in os.path.basename(p)
+                                                     or os.path.basename(p).endswith((".arc", ".arc.gz"))))
             if not found:
-                raise InputError(f"{spec}: directory holds no *.warc* files")
+                raise InputError(f"{spec}: directory holds no *.warc* or *.arc(.gz) files")
             shards.extend(Shard(p, shard_key(os.path.abspath(p), os.path.abspath(spec))) for p in found)
         elif glob.has_magic(spec):
             found = sorted(p for p in glob.glob(spec, recursive=True) if os.path.isfile(p))

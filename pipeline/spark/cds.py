@@ -1,4 +1,5 @@
-"""A JVM class-data-sharing (CDS) archive for the driver JVM of the runs ``warcplex`` starts itself.
+"""The driver JVM of the runs ``warcplex`` starts itself: its ``java``, its options and its class-data-sharing
+(CDS) archive.
 
 The driver JVM loads and verifies thousands of classes on every run (Spark core, and Spark SQL for
 the corpus stages); from a dynamic CDS archive it maps them instead. ``python -m pipeline.spark.cds``
@@ -15,15 +16,34 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from pipeline.config import PROJECT_ROOT
+from pipeline.usage import UsageError
 
 ARCHIVE_DIR = Path(sys.prefix) / "var" / "warcplex-cds"
 TRAINING_CONFIG = PROJECT_ROOT / "conf" / "local.yaml"
+
+# JVM options for the JVMs `warcplex run` starts itself (the driver, which is also the local
+# executor, and spark-submit's launcher): they only schedule one task per split and pass file
+# names and stats dicts (no rows, no shuffle), so C1-compiled code and the serial collector do
+# that with less CPU than the optimising JIT and G1's background threads.
+BATCH_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def require_java() -> str:
+    """Path of the ``java`` Spark will use, or a clear error."""
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not candidate or not os.access(candidate, os.X_OK):
+        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no `java` on PATH"
+        raise UsageError(f"Java not found ({where}); Spark needs Java 17: install openjdk-17-jre-headless "
+                         "or set JAVA_HOME")
+    return candidate
 
 
 def java_runtime_version(java: str) -> str | None:
@@ -92,8 +112,6 @@ class ClassArchive:
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipeline.spark.cds WARC``: build the archive for the ``java`` a run would use, with a training
     run on WARC (``make setup`` gives the sample); a failure is reported, not fatal."""
-    from pipeline.spark.session import BATCH_JAVA_OPTIONS, UsageError, require_java
-
     try:
         archive = ClassArchive(require_java(), BATCH_JAVA_OPTIONS)
         if archive.java_option() is not None:

@@ -19,19 +19,23 @@ import warnings
 from typing import Any, Sequence
 
 from pipeline.config import ConfigError, Settings, load_settings
-from pipeline.corpus.accounting import summary_lines as corpus_summary_lines
-from pipeline.identity import Shard
 from pipeline.reading.sources import InputError, resolve_shards
-from pipeline.reading.warc import ShardReadError, Split, is_wat, plan_splits
+from pipeline.reading.reader import ShardReadError, pages_line, pages_read, plan_splits
+from pipeline.reading.shards import Shard, Split
+from pipeline.reading.warc import is_wat
 from pipeline.redact import install_log_redaction, redact, redact_text
 from pipeline.registry import load_registry
+from pipeline.spark.cpu import JobCpu
 from pipeline.spark.dedup import duplicate_skip_sets
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
-from pipeline.spark.session import OneLineParser, UsageError, model_files, spark_context, under_spark_submit
+from pipeline.spark.session import model_files, spark_context, under_spark_submit
 from pipeline.stats import Stats, index_summary_lines
+from pipeline.steps.loop import build_steps
+from pipeline.usage import OneLineParser, UsageError
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.writing.output import OutputTarget
+from pipeline.writing.sample import per_split_pages
 
 log = logging.getLogger("warcplex")
 
@@ -45,6 +49,9 @@ class JobExtension:
 
     files: tuple[str, ...] = ()  # the files :meth:`write` writes into the output
 
+    def check(self, settings: Settings) -> None:
+        """Before anything is written: raise ConfigError for settings it could not run with."""
+
     def start(self, settings: Settings) -> None:
         """Before the Spark job starts."""
 
@@ -56,6 +63,10 @@ class JobExtension:
 
     def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
         """After stats.json is written: write :attr:`files`."""
+
+    def summary_lines(self, stats: dict[str, Any]) -> list[str]:
+        """Its lines of the run's summary (summary.txt), from the stats it added."""
+        return []
 
 
 class WarcJob:
@@ -83,6 +94,8 @@ class WarcJob:
         parser.add_argument("--dropped", help="also write every dropped sentence with its score and reason here")
         parser.add_argument("--sentences", help="also write every sentence with its perplexity here "
                             "(for `warcplex sweep` and the real index sizes)")
+        parser.add_argument("--explain-sample", type=int, metavar="N",
+                            help="also explain N pages of each outcome group in OUTPUT/explain/ (output.explain_sample)")
         parser.add_argument("--no-resume", action="store_true", help="reprocess splits that have a completion marker")
         parser.add_argument("--overwrite", action="store_true",
                             help="replace an earlier run's output (its own files only), e.g. after a config change")
@@ -99,7 +112,12 @@ class WarcJob:
             overrides.append(f"output.sentences={args.sentences}")
         if args.no_resume:
             overrides.append("output.resume=false")
+        if getattr(args, "explain_sample", None) is not None:
+            overrides.append(f"output.explain_sample={args.explain_sample}")
         return load_settings(args.config, overrides)
+
+    def check(self, settings: Settings) -> None:
+        """Before Spark starts: raise ConfigError for settings the tasks could not run with (the parts they name)."""
 
     def process_split(self, split: Split, settings: Settings, output: str,
                       skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -116,6 +134,10 @@ class WarcJob:
             failed.file_errors[split.uri] = f"not read, retried by the next run: {exc}"
             return failed.to_dict()
 
+    def has_spark_extensions(self) -> bool:
+        """Whether an extension does Spark work after the splits (the corpus stages)."""
+        return any(type(e).with_spark is not JobExtension.with_spark for e in self.extensions)
+
     def files(self) -> list[str]:
         """The run-level files this job writes besides stats.json (its own, then its extensions')."""
         return [name for extension in self.extensions for name in extension.files]
@@ -128,13 +150,12 @@ class WarcJob:
     def run(self, args: argparse.Namespace, shards: list[Shard] | None = None) -> dict[str, Any]:
         """Run the job over ``args.input`` (or the already resolved ``shards``); return the merged stats."""
         settings = self.settings_from_args(args)
-        if settings.perplexity.unknown_language == "self-train":  # two passes around this method
-            from pipeline.lm.selftrain import run_self_trained
-
-            return run_self_trained(self, args, settings, shards)
         if shards is None:
             shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         refuse_wat(shards)
+        self.check(settings)
+        for extension in self.extensions:
+            extension.check(settings)
         files = model_files(settings)
         prepare_output(args.output, settings, args.input, overwrite=getattr(args, "overwrite", False))
         OutputTarget(args.output, settings.s3).retract_success()
@@ -142,6 +163,7 @@ class WarcJob:
         for extension in self.extensions:
             extension.start(settings)
         sc = spark_context(settings)
+        cpu = JobCpu(sc)
         try:
             # Files already shipped with spark-submit --files are found by name on executors.
             shipped = {os.path.basename(f) for f in sc.getConf().get("spark.files", "").split(",") if f}
@@ -150,11 +172,11 @@ class WarcJob:
                     sc.addFile(path)
             parallelism = (os.cpu_count() or 1) if settings.spark.master.startswith("local") and \
                 not under_spark_submit() else sc.defaultParallelism
-            splits = [split for shard in shards
-                      for split in plan_splits(shard.uri, settings.input, parallelism, shard.key)]
+            splits = plan_splits(shards, settings.input, settings.s3, parallelism)
+            settings = with_split_sample(settings, len(splits))
             output = args.output
             skip_sets = (duplicate_skip_sets(sc, splits, OutputTarget(output, settings.s3).finished_split_ids(),
-                                             output, settings.s3)
+                                             output, settings.input, settings.s3)
                          if settings.input.dedup_record_ids else {})
             job = self
             pages = sc.accumulator(0)
@@ -162,17 +184,23 @@ class WarcJob:
             def task(split: Split) -> dict[str, Any]:
                 result = job.run_task(split, settings, output, skip_sets.get(split.split_id, frozenset()))
                 if not result.get("splits", {}).get("resumed"):
-                    pages.add(result.get("records", {}).get("html", 0))
+                    pages.add(pages_read(result.get("records", {})))
                 return result
 
             with Progress(sc, len(splits), pages):
                 results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
+            if self.has_spark_extensions():
+                cpu.read_pages_done(sc, sc.defaultParallelism)
             for extension in self.extensions:
                 extension.with_spark(sc, settings, output)
+            cpu.read_spark(sc, sc.defaultParallelism)
         finally:
             sc.stop()
         wall = time.time() - started
         stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
+        this_run = [Stats.from_dict(r).counts for r in results if not r.get("splits", {}).get("resumed")]
+        stats["job_cpu"] = cpu.section(sum(c["cpu_start_up.python_workers"] + c["cpu_start_up.model_loads"]
+                                           for c in this_run), sum(c["cpu.total"] for c in this_run))
         for extension in self.extensions:
             extension.add_stats(stats, settings)
         stats["run"]["files"] = ["stats.json", *self.files()]
@@ -189,7 +217,7 @@ class WarcJob:
         for result in results:
             merged.merge(Stats.from_dict(result))
         tree = merged.to_dict()
-        pages = tree.get("records", {}).get("html", 0) + tree.get("records", {}).get("wet", 0)
+        pages = pages_read(tree.get("records", {}))
         cpu = tree.get("cpu", {}).get("total", 0.0)
         tree["run"] = {
             "inputs": inputs,
@@ -206,10 +234,23 @@ class WarcJob:
         tree["coverage"] = language_coverage(tree, settings)
         return tree
 
+    def summary(self, stats: dict[str, Any]) -> str:
+        """The run's summary (:func:`summary_text`), with its extensions' lines."""
+        return summary_text(stats, self.extensions)
+
     def main(self, argv: list[str] | None = None) -> int:
         parser = self.build_parser()
         args = parser.parse_args(argv)
         return run_cli(self, args)
+
+
+def with_split_sample(settings: Settings, splits: int) -> Settings:
+    """``settings`` with ``index.per_split_pages`` worked out for a run of ``splits`` splits when it is 0
+    (:func:`~pipeline.writing.sample.per_split_pages`)."""
+    if settings.index.per_split_pages or not settings.index.sample_pages:
+        return settings
+    quota = per_split_pages(settings.index.sample_pages, splits)
+    return settings.model_copy(update={"index": settings.index.model_copy(update={"per_split_pages": quota})})
 
 
 WAT_MESSAGE = ("is WAT (JSON metadata records, no page text): warcplex reads WARC files (HTML responses) "
@@ -227,7 +268,7 @@ def refuse_wat(shards: list[Shard]) -> None:
 def no_pages_message(stats: dict[str, Any]) -> str | None:
     """What to say when the input held no HTML response and no WET record, else None."""
     records = stats.get("records", {})
-    if records.get("html", 0) or records.get("wet", 0):
+    if pages_read(records):
         return None
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     kinds = ", ".join(f"{k.removeprefix('skip.')} {v:g}" for k, v in sorted(skipped.items())) or "none"
@@ -261,7 +302,7 @@ def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
     except (UsageError, *USER_ERRORS) as exc:
         print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    print(summary_text(stats))
+    print(job.summary(stats))
     nothing = no_pages_message(stats)
     if nothing:
         metadata_only = set(stats.get("skip", {}).get("not_response", {})) <= {"metadata", "warcinfo"}
@@ -331,8 +372,9 @@ def native_summary_lines(native: dict[str, dict[str, int]], splits: int) -> list
             for cause, parts in sorted(native.items()) for part, count in sorted(parts.items())]
 
 
-def summary_text(stats: dict[str, Any]) -> str:
-    """The short human summary printed at the end of a run and saved as summary.txt."""
+def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ()) -> str:
+    """The short human summary printed at the end of a run and saved as summary.txt (with the lines of the job's
+    ``extensions``)."""
     run = stats["run"]
     records = stats.get("records", {})
     outcome = stats.get("outcome", {})
@@ -342,12 +384,11 @@ def summary_text(stats: dict[str, Any]) -> str:
     skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
     outcomes = Stats.from_dict({"outcome": outcome}).counts
     languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
-    wet = f" + WET text records: {records['wet']}" if records.get("wet") else ""
     coverage = stats.get("coverage", {})
     lines = [
         f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
         f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
-        f"  HTML pages: {records.get('html', 0)}{wet}; "
+        f"  {pages_line(records)}; "
         + ", ".join(f"{k.removeprefix('outcome.')} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])),
         f"  skipped records: {sum(skipped.values())} "
         + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
@@ -365,15 +406,27 @@ def summary_text(stats: dict[str, Any]) -> str:
     if carbon:
         lines.append(f"  CPU {carbon['cpu_hours'] * 3600:.1f} s, est. {carbon['kg_co2'] * 1000:.4f} g CO2 "
                      f"(eq. 9, C_e {carbon['grid_intensity_kg_per_kwh']} kg/kWh)")
+    job = stats.get("job_cpu")
+    if job:
+        parts = job["parts"]
+        shown = ", ".join(f"{name.replace('_', ' ')} {parts[name]:.1f}" for name in
+                          ("driver_jvm", "executor_jvms", "python_driver", "python_workers")
+                          if parts.get(name) is not None)
+        lines.append(f"  whole job's CPU {job['total']:.1f} s: {shown} (Spark task metrics "
+                     f"{job['executor_tasks']:.1f}); start-up {job['start_up']['total']:.1f} s")
     snapshot = carbon.get("snapshot")
     if snapshot:
         rough = f"rough, extrapolated from only {snapshot['measured_pages']:,} pages" if snapshot.get("rough") \
             else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
+        fixed = (f"; {100 * snapshot['start_up_share']:.0f}% of the measured CPU is start-up, without it "
+                 f"{snapshot['core_hours_without_start_up']:,.0f} core-hours"
+                 if snapshot.get("start_up_share") and snapshot.get("core_hours_without_start_up") is not None else "")
         lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
-                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2")
+                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2{fixed}")
     lines += native_summary_lines(stats.get("native", {}), run["splits"])
     lines += index_summary_lines(stats.get("index", {}))
-    lines += corpus_summary_lines(stats.get("corpus"))
+    for extension in extensions:
+        lines += extension.summary_lines(stats)
     failed = run.get("splits_failed", 0)
     if failed:
         lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "
@@ -396,6 +449,9 @@ class CleanWarcJob(WarcJob):
     name = "clean_warc"
     description = "Clean WARC shards into a Parquet text corpus (perplexity-filtered sentences)."
 
+    def check(self, settings: Settings) -> None:
+        build_steps(settings)  # every step and extractor it names, with its options
+
     def process_split(self, split: Split, settings: Settings, output: str,
                       skip_ids: frozenset[str] = frozenset()) -> dict[str, Any]:
         return run_split(split, settings, output, settings.output.dropped, skip_ids)
@@ -404,5 +460,5 @@ class CleanWarcJob(WarcJob):
         return ["summary.txt", *super().files()]
 
     def write_files(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
-        OutputTarget(output, settings.s3).write_bytes("summary.txt", (summary_text(stats) + "\n").encode("utf-8"))
+        OutputTarget(output, settings.s3).write_bytes("summary.txt", (self.summary(stats) + "\n").encode("utf-8"))
         super().write_files(output, stats, settings)

@@ -22,13 +22,13 @@ import sys
 from typing import Callable
 
 from pipeline.config import load_settings
-from pipeline.identity import Shard
+from pipeline.reading.reader import plan_splits
+from pipeline.reading.shards import Shard
 from pipeline.reading.sources import resolve_shards
-from pipeline.reading.warc import plan_splits
 from pipeline.redact import redact_text
 from pipeline.spark.job import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, USER_ERRORS, CleanWarcJob, exit_status,
-                                setup_logging, summary_text)
-from pipeline.spark.session import UsageError
+                                setup_logging)
+from pipeline.usage import UsageError
 from pipeline.writing.output import OutputTarget
 
 log = logging.getLogger("warcplex.nightly")
@@ -49,8 +49,8 @@ def plan(shards: list[Shard], done: set[str], settings, max_shards: int | None) 
     """Split the shard list into (finished shards, shards to process now), in manifest order."""
     finished, pending = [], []
     for shard in shards:
-        ids = {split.split_id for split in plan_splits(shard.uri, settings.input, settings.input.splits_per_shard,
-                                                       shard.key)}
+        ids = {split.split_id for split in plan_splits([shard], settings.input, settings.s3,
+                                                       settings.input.splits_per_shard)}
         (finished if ids <= done else pending).append(shard)
     if max_shards is not None:
         pending = pending[:max_shards]
@@ -124,6 +124,6 @@ def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = Clea
                       str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             job_args.overwrite = False  # the next attempt keeps what this one finished
             continue
-        print(summary_text(stats))
+        print(job.summary(stats))
         return exit_status(stats)
     return EXIT_FAILED

@@ -9,32 +9,31 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections import Counter
 
 from pipeline import _native, models
-from pipeline.config import Settings
+from pipeline.config import PerplexitySettings, Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
+from pipeline.spark.cpu import worker_start_up
 from pipeline.stats import Stats, timed
+from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
-from pipeline.steps.perplexity import log10_bin
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.steps.perplexity import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
-from pipeline.writing.rows import (DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, VISIBLE_DIR, VISIBLE_SCHEMA,
-                                   VisibleText, dropped_rows, page_row, sentence_rows)
+from pipeline.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
+from pipeline.writing.sample import IndexSample
 
-_FALLBACK_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`: counted by kind
-
-
-def _count_page(stats: Stats, cleaned: Document) -> None:
+def _count_page(stats: Stats, cleaned: Document, settings: PerplexitySettings) -> None:
     lang = cleaned.language_code
     stats.add(f"outcome.{cleaned.outcome}")
     stats.add(f"lang.{lang}.pages")
     stats.add("bytes.html", len(cleaned.page.html))
     if cleaned.fallback_reason:
-        stats.add(f"fallback.{_FALLBACK_COUNTS.sub('', cleaned.fallback_reason)}")
+        stats.add(f"fallback.{fallback_kind(cleaned.fallback_reason)}")
     if cleaned.outcome != "kept":
         return
     clean_text = cleaned.clean_text
@@ -53,6 +52,42 @@ def _count_page(stats: Stats, cleaned: Document) -> None:
     stats.add("sentences.total", n_sent)
     stats.add("sentences.kept", n_kept)
     _count_sentences(stats, lang, cleaned.sentences)
+    _count_units(stats, lang, cleaned, settings)
+
+
+def _count_units(stats: Stats, lang: str, cleaned: Document, settings: PerplexitySettings) -> None:
+    """What the filter's rule did to a kept page, unit by unit (lines under ``perplexity.unit: line``): each
+    scored unit's own perplexity (its sentences pooled) and LM tokens as a 2-D histogram,
+    ``units.<lang>.<side>.<length bin>.<perplexity bin>`` (:func:`log10_bin` of tokens + 1 and of the
+    perplexity), the side ``kept``, ``kept_above`` (kept with a perplexity above the threshold), ``dropped``
+    or ``dropped_below`` (dropped below it: protection, the length scale, the window and the neighbours
+    decided those; their totals also as ``rule.<lang>.kept_above``, ``dropped_below``), and the units dropped by each part of the rule (``rule.<lang>.dropped.<why>``,
+    :class:`~pipeline.steps.perplexity.Verdict`)."""
+    threshold = cleaned.threshold
+    if threshold is None:
+        return
+    units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
+             for s in cleaned.sentences]
+    groups = lines_of(units) if settings.unit == "line" else [[i] for i in range(len(units))]
+    events: Counter[str] = Counter()
+    for group in groups:
+        own = pooled([units[i] for i in group])
+        if own.perplexity is None:
+            continue
+        reason = cleaned.sentences[group[0]].reason
+        kept = not (reason or "").startswith(REASON_PREFIX)
+        side = "kept" if kept else "dropped"
+        if kept and own.perplexity > threshold:
+            side = "kept_above"
+        elif not kept and own.perplexity <= threshold:
+            side = "dropped_below"
+        events[f"units.{lang}.{side}.{log10_bin(own.n_tokens + 1)}.{log10_bin(own.perplexity)}"] += 1
+        if side != "kept" and side != "dropped":
+            events[f"rule.{lang}.{side}"] += 1
+        if not kept:  # perplexity:<unit>/<why>@<threshold>
+            events[f"rule.{lang}.dropped.{reason[len(REASON_PREFIX):].partition('/')[2].partition('@')[0]}"] += 1
+    for key, value in events.items():
+        stats.add(key, value)
 
 
 def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None:
@@ -102,9 +137,12 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
         if done is not None:
             done.setdefault("splits", {})["resumed"] = 1
             return done
-    wall_start, cpu_start = time.time(), time.process_time()
-    loads_before = models.LOADS.copy()
     stats = Stats()
+    start_up = worker_start_up()
+    if start_up:
+        stats.add("cpu_start_up.python_workers", start_up)
+    wall_start, cpu_start = time.time(), time.process_time()
+    loads_before, load_seconds_before = models.LOADS.copy(), sum(models.LOAD_SECONDS.values())
     loop = StepLoop(settings)
     pages_writer = SplitWriter(target, split.split_id, PAGE_SCHEMA, settings.output.compression)
     dropped_writer = (SplitWriter(OutputTarget(dropped, settings.s3), split.split_id, DROPPED_SCHEMA,
@@ -112,20 +150,25 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
                                     SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
-    visible = VisibleText(settings.extract) if sentences_writer and settings.index.visible_text else None
-    visible_writer = (SplitWriter(OutputTarget(f"{settings.output.sentences.rstrip('/')}/{VISIBLE_DIR}", settings.s3),
-                                  split.split_id, VISIBLE_SCHEMA, settings.output.compression, dataset="")
-                      if visible else None)
-    pages = iter_pages(split, settings.input, settings.s3, stats, skip_ids)
+    sample = (IndexSample(settings.index.per_split_pages, settings.extract, settings.index.visible_text)
+              if settings.index.enabled else None)
+    pages = read_pages(split, settings.input, settings.s3, stats, skip_ids)
+    explained = None
+    if settings.output.explain_sample:
+        from pipeline.explain.sample import RunSample
+
+        explained = RunSample(settings.output.explain_sample)
     for cleaned in loop.run(pages):
-        _count_page(stats, cleaned)
-        if sentences_writer is not None and cleaned.outcome in ("kept", "empty_after_filter"):
-            with timed(stats, "cpu.write"):
-                for row in sentence_rows(cleaned):
-                    sentences_writer.add(cleaned.language_code, row)
-            if visible is not None:
-                with timed(stats, "cpu.visible_text"):
-                    visible_writer.add(cleaned.language_code, visible.row(cleaned))
+        _count_page(stats, cleaned, settings.perplexity)
+        if explained is not None:
+            explained.offer(cleaned)
+        if cleaned.outcome in ("kept", "empty_after_filter"):
+            if sentences_writer is not None:
+                with timed(stats, "cpu.write"):
+                    for row in sentence_rows(cleaned):
+                        sentences_writer.add(cleaned.language_code, row)
+            if sample is not None:
+                sample.offer(cleaned, stats)
         if cleaned.outcome != "kept":
             continue
         with timed(stats, "cpu.write"):
@@ -140,8 +183,12 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             dropped_writer.commit()
         if sentences_writer is not None:
             sentences_writer.commit()
-        if visible_writer is not None:
-            visible_writer.commit()
+        if sample is not None:
+            sample.write(target, split.split_id, settings.output.compression)
+            stats.add("index_sample.candidates", len(sample))
+    if explained is not None:
+        with timed(stats, "cpu.explain"):
+            explained.write(settings, target, split.split_id, stats)
     for step in loop.all_steps:
         stats.merge(step.stats)
     for part, cause in _native.unavailable().items():
@@ -151,6 +198,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     stats.add("splits.processed")
     for name, count in (models.LOADS - loads_before).items():
         stats.add(f"model_loads.pid{os.getpid()}.{name.replace('.', '_')}", count)
+    if sum(models.LOAD_SECONDS.values()) > load_seconds_before:  # loading the models is start-up too
+        stats.add("cpu_start_up.model_loads", sum(models.LOAD_SECONDS.values()) - load_seconds_before)
     _check_worker_memory(stats, settings.extract.worker_max_rss_mb)
     result = stats.to_dict()
     target.write_marker(split.split_id, result)

@@ -1,53 +1,22 @@
-"""The Spark side of a run: Java check, the SparkContext, the model files shipped to executors.
-
-Also the one-line argument parser and :class:`UsageError` every command shares.
-"""
+"""The Spark side of a run: the SparkContext and the model files shipped to executors."""
 
 from __future__ import annotations
 
-import argparse
 import os
-import shutil
 import sys
 
 from pipeline.config import Settings, resolve_path
+from pipeline.spark.cds import BATCH_JAVA_OPTIONS, ClassArchive, require_java
 from pipeline.models import default_lid_model_path
 from pipeline.redact import redact_text
 from pipeline.registry import load_registry
-
-
-class UsageError(Exception):
-    """A problem the user can fix; printed as one line, without a traceback."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (no usage dump)."""
-
-    def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"warcplex: error: {message} (see {self.prog} --help)\n")
-
-
-def require_java() -> str:
-    """Path of the ``java`` Spark will use, or a clear error."""
-    java_home = os.environ.get("JAVA_HOME")
-    candidate = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
-    if not candidate or not os.access(candidate, os.X_OK):
-        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no `java` on PATH"
-        raise UsageError(f"Java not found ({where}); Spark needs Java 17: install openjdk-17-jre-headless "
-                         "or set JAVA_HOME")
-    return candidate
+from pipeline.usage import UsageError
 
 
 def under_spark_submit() -> bool:
     """True when the driver was launched by spark-submit (it then owns master and conf)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
-
-# JVM options for the JVMs `warcplex run` starts itself (the driver, which is also the local
-# executor, and spark-submit's launcher): they only schedule one task per split and pass file
-# names and stats dicts (no rows, no shuffle), so C1-compiled code and the serial collector do
-# that with less CPU than the optimising JIT and G1's background threads.
-BATCH_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 # Spark properties of a run started outside spark-submit, unless a preset or --set gives them:
 # no web UI (`--set spark.conf.spark.ui.enabled=true` brings it back), no console progress bar,
@@ -64,8 +33,6 @@ LOCAL_BATCH_CONF = {
 def local_batch_conf(java: str) -> dict[str, str]:
     """:data:`LOCAL_BATCH_CONF`, the driver JVM also mapping the class-data archive when it has been made
     for this ``java`` (:mod:`pipeline.spark.cds`, ``make setup``)."""
-    from pipeline.spark.cds import ClassArchive
-
     archive = ClassArchive(java, BATCH_JAVA_OPTIONS).java_option()
     if archive is None:
         return LOCAL_BATCH_CONF
@@ -150,7 +117,7 @@ def model_files(settings: Settings) -> list[str]:
         files.append(str(resolve_path(settings.langid.model_path)) if settings.langid.model_path
                      else default_lid_model_path())
     if blocks:
-        from pipeline.models import block_model
+        from pipeline.steps.blocks.model import block_model
 
         if settings.extract.blocks_model:
             files.append(str(resolve_path(settings.extract.blocks_model)))

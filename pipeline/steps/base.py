@@ -18,8 +18,10 @@ from pipeline.stats import Stats, timed
 
 
 class Step:
-    """Base class of every step: counters, CPU time and the drop reason."""
+    """Base class of every step: counters, CPU time and the drop reason. A step is a part (:mod:`pipeline.parts`): a
+    subclass in a module of ``pipeline/steps/`` that says its ``name``, which ``pipeline.steps`` lists."""
 
+    part, home, setting = "step", "pipeline.steps", "pipeline.steps"
     name = "step"
     section: str | None = None  # the section of Settings the step is built with, if any
 

@@ -8,12 +8,14 @@ A stage that raises, times out, returns nothing or shows evidence that its text 
 (:func:`incomplete`) passes the page to the next stage, or to the later stage its evidence names
 (:meth:`~pipeline.steps.extractors.Extractor.skip_to`; the stages between count ``skipped``); the
 last stage's result is kept as it is.
-A step after the cascade that drops the page ends it (no fallback). A WET record's text
-(``wet``) is the one stage of a WET page.
+A step after the cascade that drops the page ends it (no fallback). A page whose reader names its
+extractor (:attr:`~pipeline.document.Page.extractor`: a WET record's text is ``wet``) has that one stage.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,10 +23,17 @@ from pipeline.config import ExtractSettings, Settings
 from pipeline.document import Document
 from pipeline.steps import guards
 from pipeline.steps.base import Step
-from pipeline.steps.extractors import Extractor, WetExtractor, build_extractor
+from pipeline.steps.extractors import Extractor, build_extractor
 from pipeline.steps.perplexity import REASON_PREFIX
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
+
+_COUNTS = re.compile(r"_\d+of\d+$")  # `blocks_short_12of340`, `x_filtered_9of10`
+
+
+def fallback_kind(reason: str) -> str:
+    """A fallback reason without its counts (``blocks_short_12of340`` -> ``blocks_short``): what stats count."""
+    return _COUNTS.sub("", reason)
 
 
 def filtered_too_much(doc: Document, settings: ExtractSettings) -> str | None:
@@ -52,23 +61,25 @@ class Cascade(Step):
     name = "cascade"
 
     def __init__(self, extractors: list[Extractor], then: list[Step], settings: ExtractSettings,
-                 fallback: FallbackRule = filtered_too_much) -> None:
+                 fallback: FallbackRule = filtered_too_much,
+                 build: Callable[[str], Extractor] | None = None) -> None:
         super().__init__(settings)
         self.extractors = extractors
-        self.wet = WetExtractor()
         self.then = then
         self.fallback = fallback
+        self.build_stage = build  # an extractor by name, for the pages that name their own (Page.extractor)
+        self.named: dict[str, Extractor] = {}  # ... built when the first such page comes
 
     @classmethod
     def build(cls, settings: Settings, then: list[Step]) -> "Cascade":
         names = settings.extract.cascade
         return cls([build_extractor(name, settings, first=i == 0) for i, name in enumerate(names)], then,
-                   settings.extract)
+                   settings.extract, build=functools.partial(build_extractor, settings=settings))
 
     @property
     def steps(self) -> list[Step]:
         """Every step the cascade runs (whose counters the split's stats take in)."""
-        return [*self.extractors, self.wet, *self.then]
+        return [*self.extractors, *self.named.values(), *self.then]
 
     def __call__(self, doc: Document) -> Document | None:
         return self.run(doc)  # each stage and step times itself
@@ -76,7 +87,7 @@ class Cascade(Step):
     def prepare(self, docs: list[Document]) -> None:
         """Let the first stage prepare the HTML pages of the loop's window (:meth:`Extractor.prepare`) before
         they come one by one. A guard interrupt while preparing leaves each page to be extracted on its own."""
-        htmls = [doc.html for doc in docs if doc.page.kind != "wet"]
+        htmls = [doc.html for doc in docs if doc.page.extractor is None]
         if htmls and self.extractors:
             try:
                 self.extractors[0].prepare(htmls)
@@ -147,7 +158,13 @@ class Cascade(Step):
         return results  # type: ignore[return-value]  # every page has its result
 
     def _stages(self, doc: Document) -> list[Extractor]:
-        return [self.wet] if doc.page.kind == "wet" else self.extractors
+        """The page's stages: the cascade's, or the one its reader names."""
+        name = doc.page.extractor
+        if name is None:
+            return self.extractors
+        if name not in self.named:
+            self.named[name] = self.build_stage(name)
+        return [self.named[name]]
 
     def _go_on(self, doc: Document, attempt: "_Attempt") -> Document | None:
         """The cascade from ``attempt.position`` on: each stage's text through the steps after it until one is kept."""
@@ -169,6 +186,8 @@ class Cascade(Step):
             if attempt.skip_to is not None:
                 if extractor.name != attempt.skip_to:
                     extractor.count("skipped")
+                    if doc.trace is not None:
+                        doc.trace.tried(extractor.name, "skipped", f"passed over for {attempt.skip_to}")
                     continue
                 attempt.skip_to = None
             try:
@@ -178,10 +197,14 @@ class Cascade(Step):
                 extractor.count(f"error.{attempt.guard_failure}")
                 attempt.first_reason = attempt.first_reason or f"{extractor.name}_{attempt.guard_failure}"
                 guards.restart()
+                if doc.trace is not None:
+                    doc.trace.tried(extractor.name, attempt.guard_failure, f"{type(exc).__name__}: {exc}")
                 continue
             except Exception as exc:
                 extractor.count(f"error.{type(exc).__name__}")
                 attempt.first_reason = attempt.first_reason or f"{extractor.name}_error"
+                if doc.trace is not None:
+                    doc.trace.tried(extractor.name, "error", f"{type(exc).__name__}: {exc}")
                 continue
             guards.restart()  # the time limit holds per stage: the steps after it get their own
             reason = incomplete(extractor, doc, self.settings, position < last_stage)
@@ -190,6 +213,8 @@ class Cascade(Step):
                 attempt.first_reason = attempt.first_reason or f"{extractor.name}_{reason}"
                 target = extractor.skip_to(reason)
                 attempt.skip_to = target if target in [stage.name for stage in stages[position + 1:]] else None
+                if doc.trace is not None:
+                    doc.trace.tried(extractor.name, reason.split("_")[0], reason, doc)
                 continue
             doc.fallback_reason = attempt.first_reason
             attempt.position = position
@@ -201,6 +226,9 @@ class Cascade(Step):
         rejects the stage's text, the page going on from the next stage (:meth:`_go_on`)."""
         extractor = attempt.stages[attempt.position]
         reason = self.fallback(doc, self.settings) if attempt.position < len(attempt.stages) - 1 else None
+        if doc.trace is not None:  # the stage's sentences as the filter left them, before an overruling undoes it
+            doc.trace.tried(extractor.name, ("filter_overruled" if extractor.overrules_filter else "filtered_too_much")
+                            if reason else "kept", reason, doc)
         if reason and extractor.overrules_filter:
             return self.overrule_filter(extractor, doc, attempt.first_reason or f"{extractor.name}_kept_{reason}")
         if reason:

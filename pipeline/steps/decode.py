@@ -1,9 +1,14 @@
-"""Step ``decode``: the page's payload bytes -> ``doc.html`` (a page no decoder accepts is dropped)."""
+"""Step ``decode``: the page's payload bytes -> ``doc.html`` (a page no decoder accepts is dropped).
+
+Counted: ``stage.decode.relabelled`` (a declared Western single-byte charset that read as mojibake,
+replaced by the detected encoding; ``relabelled_to.<encoding>``) and ``stage.decode.cesu8``
+(surrogate code points written as bytes, read as the characters they encode).
+"""
 
 from __future__ import annotations
 
 from pipeline.document import Document
-from pipeline.reading.decode import decode_html
+from pipeline.reading.decode import decode
 from pipeline.steps.base import Step
 
 
@@ -12,7 +17,12 @@ class Decode(Step):
 
     def run(self, doc: Document) -> Document | None:
         try:
-            doc.html = decode_html(doc.page.html, doc.page.http_charset)
+            decoded = decode(doc.page.html, doc.page.http_charset)
         except Exception as exc:  # a payload no decoder accepts
             return self.drop(doc, f"error.decode_{type(exc).__name__}")
+        doc.html = decoded.text
+        if decoded.note is not None:
+            self.count(decoded.note)
+            if decoded.note == "relabelled":
+                self.count(f"relabelled_to.{decoded.encoding.replace('.', '_')}")
         return doc

@@ -2,6 +2,8 @@
 
 Each extractor is a :class:`~pipeline.steps.base.Step` whose ``extract(html) -> str`` does
 the work; the cascade (:mod:`pipeline.steps.cascade`) tries them in ``extract.cascade`` order.
+An extractor is a part (:mod:`pipeline.parts`): a class in a module of ``pipeline/steps/`` that
+says its ``name``, which ``extract.cascade`` (or a reader, for its pages) names.
 :class:`ResiliparseExtractor` holds the resiliparse options and the depth guard for every
 caller (the ``blocks`` stage uses its main-content text as a feature).
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from pipeline import _native
+from pipeline import _native, parts
 from pipeline.config import ExtractSettings, Settings
 from pipeline.document import Document, visible_lines
 from pipeline.steps.base import Step
@@ -20,10 +22,17 @@ from pipeline.steps.base import Step
 class Extractor(Step):
     """Turns decoded HTML into plain text with paragraphs separated by newlines."""
 
+    part, setting = "extractor", "extract.cascade"
     unfiltered = False  # True: its text passes the perplexity filter unscored
+    visible_text = False  # True: its text is all the page's visible text (the index chain's first link reuses it)
     # True: when the filter removes too much of its text, the stage keeps it unfiltered instead of passing
     # the page on (its own evidence outweighs the filter's: the block stage, see Cascade.overrule_filter).
     overrules_filter = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings, first: bool = False) -> "Extractor":
+        """The stage as the run's settings configure it (``first``: the cascade's first stage)."""
+        return cls(settings.extract)
 
     def extract(self, html: str) -> str:
         raise NotImplementedError
@@ -154,10 +163,15 @@ class ConservativeExtractor(ResiliparseExtractor):
     filter cleans (``conf/pyplexity.yaml``)."""
 
     name = "conservative"
+    visible_text = True
 
     def __init__(self, settings: ExtractSettings, revert: bool = True) -> None:
         super().__init__(settings, main_content=False)
         self.unfiltered = revert
+
+    @classmethod
+    def from_settings(cls, settings: Settings, first: bool = False) -> "ConservativeExtractor":
+        return cls(settings.extract, revert=not first)
 
 
 class TrafilaturaExtractor(Extractor):
@@ -192,6 +206,7 @@ class WetExtractor(Extractor):
     stage's text, with its blank lines closed up: :func:`~pipeline.document.visible_lines`)."""
 
     name = "wet"
+    visible_text = True
 
     def extract(self, html: str) -> str:
         return html
@@ -199,17 +214,4 @@ class WetExtractor(Extractor):
 
 def build_extractor(name: str, settings: Settings, first: bool = False) -> Extractor:
     """The extraction stage called ``name`` (an ``extract.cascade`` entry; ``first``: the cascade's first)."""
-    extract = settings.extract
-    if name == "resiliparse":
-        return ResiliparseExtractor(extract)
-    if name == "trafilatura":
-        return TrafilaturaExtractor(extract)
-    if name == "readability":
-        return ReadabilityExtractor()
-    if name == "conservative":
-        return ConservativeExtractor(extract, revert=not first)
-    if name == "blocks":
-        from pipeline.steps.blocks.step import BlocksExtractor
-
-        return BlocksExtractor(extract, settings.langid, regions=settings.perplexity.protect_regions)
-    raise ValueError(f"unknown extraction stage {name!r}")
+    return parts.find(Extractor, name).from_settings(settings, first)

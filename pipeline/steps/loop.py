@@ -1,21 +1,19 @@
 """The per-page pipeline: the steps of ``pipeline.steps``, run in order by one loop.
 
-A step name is a module of :mod:`pipeline.steps` holding a :class:`~pipeline.steps.base.Step`
-subclass of that ``name`` (``min_words`` -> ``pipeline/steps/min_words.py``), or a
-``package.module:Class`` path for a step of your own. ``cascade`` runs the steps listed after
-it once per extraction stage (:mod:`pipeline.steps.cascade`).
+A step name names a :class:`~pipeline.steps.base.Step` part (:func:`pipeline.parts.find`: ``min_words`` is the
+step of that name in ``pipeline/steps/min_words.py``), or is a ``package.module:Class`` path for a step of your
+own. ``cascade`` runs the steps listed after it once per extraction stage (:mod:`pipeline.steps.cascade`).
 """
 
 from __future__ import annotations
 
 import gc
-import importlib
 from typing import Iterable, Iterator
 
-from pipeline.config import ConfigError, Settings
-from pipeline.document import Document
+from pipeline import parts
+from pipeline.config import Settings
+from pipeline.document import Document, Page
 from pipeline.reading.readahead import read_ahead
-from pipeline.reading.warc import Page
 from pipeline.steps import guards
 from pipeline.steps.base import Step
 from pipeline.steps.cascade import Cascade
@@ -23,23 +21,7 @@ from pipeline.steps.cascade import Cascade
 
 def step_class(name: str) -> type[Step]:
     """The step class a ``pipeline.steps`` entry names."""
-    module_name, _, class_name = name.partition(":")
-    if not class_name:
-        module_name = f"pipeline.steps.{name}"
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"pipeline.steps: no step {name!r} ({exc})") from None
-    if class_name:
-        found = getattr(module, class_name, None)
-        if isinstance(found, type) and issubclass(found, Step):
-            return found
-    else:
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Step) and value.__module__ == module_name \
-                    and value.name == name:
-                return value
-    raise ConfigError(f"pipeline.steps: {module_name} has no step {class_name or name!r}")
+    return parts.find(Step, name)
 
 
 def build_steps(settings: Settings) -> list[Step]:
@@ -115,7 +97,7 @@ class StepLoop:
         ``error.timeout``/``error.memory``.
         """
         cut = self.cascade_at
-        docs = [self._through(Document(page), self.steps[:cut]) for page in pages]
+        docs = [self._through(self.document(page), self.steps[:cut]) for page in pages]
         if cut < len(self.steps):
             cascade = self.steps[cut]
             reached = [doc for doc, going in docs if going]
@@ -126,6 +108,9 @@ class StepLoop:
             if through and not doc.clean_text.strip():
                 doc.outcome = "empty_after_filter"
         return [doc for doc, _ in docs]
+
+    # A page's document as it enters the steps: ``document(page)`` (``warcplex explain``'s loop gives it a trace).
+    document = staticmethod(Document)
 
     @staticmethod
     def _through(doc: Document, steps: list[Step]) -> tuple[Document, bool]:

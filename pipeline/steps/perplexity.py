@@ -154,22 +154,55 @@ class Judgement:
     def mask(self, threshold: float, short_tokens: int = 30, protected: list[bool] | None = None,
              protected_threshold: float = math.inf) -> list[bool]:
         """Which units are kept at ``threshold`` (see :func:`rule_mask`)."""
+        return [verdict.kept for verdict in self.verdicts(threshold, short_tokens, protected, protected_threshold)]
+
+    def verdicts(self, threshold: float, short_tokens: int = 30, protected: list[bool] | None = None,
+                 protected_threshold: float = math.inf) -> list[Verdict]:
+        """Each unit's :class:`Verdict` at ``threshold``: kept or not, which part of the rule decided, and
+        the threshold its score faced (the rule of :func:`rule_mask`)."""
         groups, judged, rule = self.groups, self.judged, self.rule
         scale = rule in ("length", "context")
         safe = [protected is not None and any(protected[i] for i in group) for group in groups]
-        keep = [own.perplexity is None or
-                (score.perplexity <= protected_threshold if sure else
-                 score.perplexity <= threshold * (min(1.0, (own.n_tokens + 1) / short_tokens) if scale else 1.0))
-                for own, score, sure in zip(judged, self.scores, safe)]
-        if rule == "context":
-            keep = [keep[i - 1] if 0 < i < len(keep) - 1 and keep[i - 1] == keep[i + 1] and not safe[i] and
-                    judged[i].n_tokens < short_tokens and judged[i].perplexity is not None else keep[i]
-                    for i in range(len(keep))]
-        mask = [True] * self.size
-        for group, kept in zip(groups, keep):
+        decided = []
+        for own, score, sure in zip(judged, self.scores, safe):
+            if own.perplexity is None:
+                decided.append(UNSCORED)
+            elif sure:
+                decided.append(Verdict(score.perplexity <= protected_threshold, "protected", protected_threshold))
+            else:
+                bar = threshold * min(1.0, (own.n_tokens + 1) / short_tokens) if scale else threshold
+                if score.perplexity <= bar:
+                    decided.append(Verdict(True, "score", bar))
+                elif score.perplexity > threshold:  # over the threshold itself, whatever its length
+                    decided.append(Verdict(False, rule, threshold))
+                else:
+                    decided.append(Verdict(False, "length", bar))
+        if rule == "context":  # a short line whose two neighbours agree takes their decision
+            decided = [Verdict(decided[i - 1].kept, "neighbours", decided[i].bar)
+                       if 0 < i < len(decided) - 1 and decided[i - 1].kept == decided[i + 1].kept != decided[i].kept
+                       and not safe[i] and judged[i].n_tokens < short_tokens and judged[i].perplexity is not None
+                       else decided[i] for i in range(len(decided))]
+        out = [UNSCORED] * self.size
+        for group, verdict in zip(groups, decided):
             for i in group:
-                mask[i] = kept
-        return mask
+                out[i] = verdict
+        return out
+
+
+class Verdict(NamedTuple):
+    """What the rule decided for a unit: ``kept``; ``why``: ``score`` (kept: its score was under its
+    threshold), ``unscored``, ``protected`` (judged against the protected bar), ``neighbours`` (a short
+    line that took its two neighbours' decision), ``length`` (dropped: under the threshold but over its
+    length-scaled share of it), or the rule's name (dropped: over the threshold itself); ``bar``: the
+    threshold that decided: the length-scaled one for ``score``, ``length`` and ``neighbours``, the threshold
+    itself for the rule's name, the protected bar for ``protected``."""
+
+    kept: bool
+    why: str
+    bar: float
+
+
+UNSCORED = Verdict(True, "unscored", math.inf)
 
 
 def rule_mask(units: list[Unit], threshold: float, unit: str = "sentence", rule: str = "fixed",
@@ -230,11 +263,14 @@ def protected(sentences: list[Sentence], settings: PerplexitySettings) -> list[b
 REASON_PREFIX = "perplexity:"  # every reason of this filter's removals starts so
 
 
-def drop_reason(settings: PerplexitySettings, threshold: float) -> str:
-    """A filtered sentence's reason: the unit and rule that judged it and the threshold, e.g.
-    ``perplexity:line/context@3000`` (under ``length`` or ``context`` a unit can be dropped while scoring
-    below the threshold: its length or its neighbours decided)."""
-    return f"{REASON_PREFIX}{settings.unit}/{settings.rule}@{threshold:g}"
+def drop_reason(unit: str, verdict: Verdict) -> str:
+    """A filtered sentence's reason: the unit, the part of the rule that dropped it and the threshold that
+    applied, e.g. ``perplexity:line/context@3000`` (its window scored over the threshold),
+    ``perplexity:line/length@600`` (a short line over its length-scaled share of it),
+    ``perplexity:line/neighbours@600`` (a short line under its threshold whose two neighbours were dropped),
+    ``perplexity:line/protected@9000`` (a line the block stage was sure of, over the protected bar)."""
+    bar = verdict.bar
+    return f"{REASON_PREFIX}{unit}/{verdict.why}@{round(bar) if bar >= 100 else float(f'{bar:.3g}'):g}"
 
 
 class PerplexityFilter(Step):
@@ -251,6 +287,7 @@ class PerplexityFilter(Step):
     settings: PerplexitySettings
 
     def __call__(self, doc: Document) -> Document | None:
+        doc.threshold = None
         if doc.unfiltered or not self.settings.enabled:
             return doc  # sentences stay kept and unscored
         if not self.has_model(doc.language_code) and self.settings.unknown_language == "drop":
@@ -268,18 +305,18 @@ class PerplexityFilter(Step):
             self.count("sentences_preformatted", len(doc.sentences) - len(scored))  # kept unscored
         for sentence, (ppl, n_tokens) in zip(scored, perplexities(model, [s.text for s in scored])):
             sentence.perplexity, sentence.n_tokens = ppl, n_tokens
-        limit = entry.threshold_for(self.settings)
+        limit = doc.threshold = entry.threshold_for(self.settings)
         judged = judgement(doc.sentences, self.settings)
-        mask = kept_mask(doc.sentences, limit, self.settings, judged=judged)
-        if any(protected(doc.sentences, self.settings)):
-            unprotected = kept_mask(doc.sentences, limit, self.settings, protect=False, judged=judged)
-            saved = sum(k and not u for k, u in zip(mask, unprotected))
+        sure = protected(doc.sentences, self.settings)
+        verdicts = judged.verdicts(limit, self.settings.short_tokens, sure, limit * self.settings.protect_factor)
+        if any(sure):
+            unprotected = judged.mask(limit, self.settings.short_tokens)
+            saved = sum(v.kept and not u for v, u in zip(verdicts, unprotected))
             if saved:
                 self.count("sentences_protected", saved)  # kept only because the block stage was sure of them
-        reason = drop_reason(self.settings, limit)
-        for sentence, kept in zip(doc.sentences, mask):
-            if not kept:
-                sentence.kept, sentence.reason = False, reason
+        for sentence, verdict in zip(doc.sentences, verdicts):
+            if not verdict.kept:
+                sentence.kept, sentence.reason = False, drop_reason(self.settings.unit, verdict)
         return doc
 
     def has_model(self, language: str) -> bool:

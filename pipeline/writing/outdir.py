@@ -6,28 +6,92 @@ It must not be a file, lie inside an input directory (the next run would read it
 input) or be unwritable. A rerun with a different config fingerprint is refused unless
 ``--overwrite``, which removes the earlier run's entries (only warcplex's own) first.
 Every problem is one :class:`OutputError` line.
+
+The config fingerprint hashes the settings that change what a run writes, and the page rows' columns;
+Spark, S3, paths of side outputs, carbon and index settings do not count.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
+from typing import Any
 
 from pyarrow import fs as pafs
 
-from pipeline.config import Settings
-from pipeline.identity import config_fingerprint, fingerprinted_settings, settings_difference
-from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, SUCCESS,
-                                     OutputTarget)
+from pipeline.config import Settings, resolve_path
+from pipeline.reading.sources import glob_root, is_manifest, is_remote
 from pipeline.redact import redact
-from pipeline.reading.sources import is_manifest, is_remote
-from pipeline.reading.sources import glob_root
+from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR,
+                                     INDEX_STATE_DIR, SUCCESS, OutputTarget)
+from pipeline.writing.rows import PAGE_SCHEMA
+
+# Settings that do not change the corpus written to the output (its data and markers).
+_NOT_OUTPUT = {"spark": None, "s3": None, "carbon": None, "index": None,
+               "input": {"base_url"}, "extract": {"worker_max_rss_mb"},
+               "output": {"dropped", "sentences", "resume", "explain_sample"}}
+# Settings that name a file: the fingerprint takes the file's name and size, not its location.
+_FILE_SETTINGS = {("extract", "blocks_model"), ("langid", "model_path")}
+
+
+def _file_identity(path: str | None) -> str | None:
+    if not path:
+        return path
+    resolved = resolve_path(path)
+    try:
+        return f"{resolved.name}@{resolved.stat().st_size}"
+    except OSError:
+        return resolved.name
+
+
+def fingerprinted_settings(settings: Settings) -> dict[str, Any]:
+    """The settings that change the output, with files by name and size and the registry by content."""
+    tree = settings.model_dump(mode="json")
+    kept: dict[str, Any] = {}
+    for section, values in tree.items():
+        if section in _NOT_OUTPUT and _NOT_OUTPUT[section] is None:
+            continue
+        excluded = _NOT_OUTPUT.get(section) or set()
+        kept[section] = {k: (_file_identity(v) if (section, k) in _FILE_SETTINGS else v)
+                         for k, v in values.items() if k not in excluded}
+    if settings.perplexity.enabled:
+        registry = resolve_path(settings.perplexity.registry)
+        try:
+            kept["perplexity"]["registry"] = hashlib.sha256(registry.read_bytes()).hexdigest()[:16]
+        except OSError:
+            pass  # model_files() reports a missing registry
+    else:
+        kept["perplexity"]["registry"] = None
+    # The page rows' columns: an output written by a warcplex with other columns is not resumed into.
+    kept.setdefault("output", {})["page_columns"] = PAGE_SCHEMA.names
+    return kept
+
+
+def config_fingerprint(settings: Settings) -> str:
+    """A short hash of :func:`fingerprinted_settings`."""
+    canonical = json.dumps(fingerprinted_settings(settings), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def settings_difference(old: dict[str, Any], new: dict[str, Any], limit: int = 3) -> str:
+    """The first differing keys of two fingerprinted settings trees, e.g. ``perplexity.threshold: 500 -> 800``."""
+    changes = []
+    for section in sorted(set(old) | set(new)):
+        a, b = old.get(section) or {}, new.get(section) or {}
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                changes.append(f"{section}.{key}: {json.dumps(a.get(key))} -> {json.dumps(b.get(key))}")
+    shown = "; ".join(changes[:limit])
+    return shown + (f" (+{len(changes) - limit} more)" if len(changes) > limit else "")
+
 
 STAMP = "_warcplex.json"
 # Everything a run writes at the top of its output.
 OWN_ENTRIES = frozenset({DATASET_DIR, "_markers", "_tmp", "_ids", SUCCESS, STAMP, "stats.json", "summary.txt",
-                         "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR})
+                         "report.html", "sweep.json", CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR,
+                         INDEX_STATE_DIR, "explain"})
 
 
 class OutputError(ValueError):

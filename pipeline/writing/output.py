@@ -4,6 +4,7 @@ Layout of an output directory::
 
     data/language=<code>/part-<split_id>.parquet   the dataset, hive-partitioned by language
     _markers/<split_id>.json                  completion marker of a split, holding its stats
+    _index/pages/<split_id>.parquet           the split's candidates for the index statistics' sample
     _tmp/<split_id>/...                       files being written (never read by readers)
     _SUCCESS                                  written last: JSON list of every file with its size
 
@@ -129,6 +130,8 @@ DATASET_DIR = "data"
 CORPUS_DIR = "corpus"
 CORPUS_DROPPED_DIR = "corpus_dropped"
 CORPUS_STATE_DIR = "_corpus"
+# The index statistics' per-split sample (pipeline/writing/sample.py).
+INDEX_STATE_DIR = "_index"
 
 
 class SplitWriter:

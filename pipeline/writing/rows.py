@@ -6,8 +6,10 @@ from typing import Iterator
 
 import pyarrow as pa
 
+from pipeline import parts
 from pipeline.config import ExtractSettings
 from pipeline.document import Document, visible_lines
+from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 from pipeline.steps.normalize import lm_tokens
 from pipeline.steps.perplexity import median
 
@@ -32,29 +34,20 @@ SENTENCE_SCHEMA = _schema(warc_record_id=pa.string(), paragraph=pa.int32(), posi
                           sentence=pa.string(), n_tokens=pa.int32(), perplexity=pa.float32(), kept=pa.bool_())
 
 
-# Side output (`<output.sentences>/_visible/`, when `index.visible_text` is on) of each page's
-# tag-stripped text: the first link of the index-size chain (all visible text -> main content -> ...).
-VISIBLE_SCHEMA = _schema(warc_record_id=pa.string(), text=pa.string())
-VISIBLE_DIR = "_visible"
-
-
 class VisibleText:
     """A page's tag-stripped text: resiliparse without main-content detection, the paper's input.
 
-    The ``conservative`` stage's and WET input's text already is that text and is reused;
-    any other extractor's page is parsed a second time, and its blank-looking lines closed up as every
-    stage's text is (:func:`~pipeline.document.visible_lines`).
+    The text of an extractor whose text already is that text (:attr:`~pipeline.steps.extractors.Extractor
+    .visible_text`: the ``conservative`` stage, WET input) is reused; any other extractor's page is parsed a
+    second time, and its blank-looking lines closed up as every stage's text is
+    (:func:`~pipeline.document.visible_lines`).
     """
 
-    _REUSED = frozenset({"conservative", "wet"})
-
     def __init__(self, settings: ExtractSettings) -> None:
-        from pipeline.steps.extractors import ResiliparseExtractor
-
         self.extractor = ResiliparseExtractor(settings, main_content=False)
 
     def row(self, cleaned: Document) -> dict:
-        if cleaned.extractor in self._REUSED:
+        if parts.find(Extractor, cleaned.extractor).visible_text:
             text = cleaned.text
         else:
             text = visible_lines(self.extractor.plain_text(cleaned.html))

@@ -1,37 +1,152 @@
-"""The deterministic page sample of the index statistics, shared by the corpus builder and
-:mod:`pipeline.analysis.index_stats`: record ids of the sentence side output in SHA-1 order."""
+"""The deterministic page sample of the index statistics, written by every split, read by the driver.
+
+The sample is the ``index.sample_pages`` pages of smallest SHA-1(record id) among all pages that reached
+the filter (kept, or emptied by it); 0 means every page. Each split keeps its own candidates, the
+``index.per_split_pages`` pages of smallest key it saw (:class:`IndexSample`), with each page's text at
+the three links the run produces: ``visible`` (all visible text: resiliparse without main-content
+detection, the paper's tag-stripped input; only when ``index.visible_text``), ``main_content`` (the
+extractor's sentences) and ``filtered`` (the sentences the filter kept), and writes them to
+``_index/pages/<split_id>.parquet``. The driver takes the smallest keys of all candidates
+(:func:`read_index_sample`): the same pages as one global hash order whenever no split that filled its
+quota could have held more of them, which the driver checks and states (``exact``). The corpus builder
+writes the sample's text after each corpus stage to ``_corpus/index_sample/``.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import heapq
+import io
+import math
+from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
-from pipeline.config import S3Settings
-from pipeline.writing.output import CORPUS_STATE_DIR, filesystem_for
+from pipeline.config import ExtractSettings, S3Settings
+from pipeline.document import Document, page_text
+from pipeline.stats import Stats, timed
+from pipeline.writing.output import CORPUS_STATE_DIR, INDEX_STATE_DIR, OutputTarget, filesystem_for
 
 # The corpus builder's texts of the sampled pages after each stage: (stage, warc_record_id, text).
 CORPUS_SAMPLE_DIR = f"{CORPUS_STATE_DIR}/index_sample"
+# Each split's candidates for the sample.
+INDEX_SAMPLE_DIR = f"{INDEX_STATE_DIR}/pages"
+INDEX_SAMPLE_SCHEMA = pa.schema([("warc_record_id", pa.string()), ("language", pa.string()),
+                                 ("split_id", pa.string()), ("visible", pa.string()),
+                                 ("main_content", pa.string()), ("filtered", pa.string())])
+# A split keeps this many times its even share of the sample (at least 2), up to the whole sample: with
+# even splits, a split holds more than ten times its share of the global sample almost never.
+OVERSAMPLE = 10
 
 
 def sample_key(record_id: str) -> bytes:
     return hashlib.sha1(record_id.encode("utf-8")).digest()
 
 
-def open_dataset(uri: str, s3: S3Settings, what: str):
-    """The hive-partitioned Parquet dataset under ``uri``; ValueError naming ``what`` when there is none."""
+def per_split_pages(sample_pages: int, splits: int) -> int:
+    """How many candidates each of ``splits`` splits keeps for a sample of ``sample_pages`` (0: all of them)."""
+    if not sample_pages:
+        return 0
+    return min(sample_pages, max(2, math.ceil(OVERSAMPLE * sample_pages / max(1, splits))))
+
+
+class IndexSample:
+    """One split's candidates: the ``limit`` pages of smallest :func:`sample_key` (every page when 0), with
+    their texts at the three links; the visible text is extracted only for a page that enters."""
+
+    def __init__(self, limit: int, extract: ExtractSettings, visible_text: bool = True) -> None:
+        self.limit = limit
+        self._heap: list[tuple[bytes, dict[str, Any]]] = []  # (inverted key, row): the largest key on top
+        self._visible = None
+        if visible_text:
+            from pipeline.writing.rows import VisibleText
+
+            self._visible = VisibleText(extract)
+
+    def offer(self, doc: Document, stats: Stats) -> bool:
+        """Take ``doc`` (a page that reached the filter) if its key is among the smallest; True if taken. The
+        tag-stripping pass is timed as ``cpu.visible_text`` and counted as ``index_sample.visible_extracted``."""
+        inverted = bytes(255 - b for b in sample_key(doc.page.record_id))
+        if self.limit and len(self._heap) >= self.limit and inverted <= self._heap[0][0]:
+            return False
+        visible = None
+        if self._visible is not None:
+            with timed(stats, "cpu.visible_text"):
+                visible = self._visible.row(doc)["text"]
+            stats.add("index_sample.visible_extracted")
+        row = {"warc_record_id": doc.page.record_id, "language": doc.language_code, "visible": visible,
+               "main_content": page_text(doc.sentences), "filtered": page_text(doc.sentences, lambda s: s.kept)}
+        if self.limit and len(self._heap) >= self.limit:
+            heapq.heapreplace(self._heap, (inverted, row))
+        else:
+            heapq.heappush(self._heap, (inverted, row))
+        return True
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def write(self, target: OutputTarget, split_id: str, compression: str) -> None:
+        """The candidates as ``_index/pages/<split_id>.parquet`` (written atomically), smallest key first."""
+        rows = [{**row, "split_id": split_id} for _, row in sorted(self._heap, reverse=True)]
+        buffer = io.BytesIO()
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows, schema=INDEX_SAMPLE_SCHEMA), buffer,
+                       compression=None if compression == "none" else compression)
+        target.write_bytes(f"{INDEX_SAMPLE_DIR}/{split_id}.parquet", buffer.getvalue())
+
+
+def open_dataset(uri: str, s3: S3Settings, what: str, partitioning: str | None = "hive"):
+    """The Parquet dataset under ``uri``; ValueError naming ``what`` when there is none."""
     # pyarrow.dataset imports pandas: only a run that builds index statistics pays for it
     import pyarrow.dataset as ds
 
     fs, root = filesystem_for(uri, s3)
     try:
-        return ds.dataset(root, filesystem=fs, format="parquet", partitioning="hive", exclude_invalid_files=True)
+        return ds.dataset(root, filesystem=fs, format="parquet", partitioning=partitioning,
+                          exclude_invalid_files=True)
     except (FileNotFoundError, pa.ArrowInvalid) as exc:
         raise ValueError(f"no {what} under {uri}: {exc}") from None
 
 
-def sample_record_ids(sentences_uri: str, s3: S3Settings, sample_pages: int) -> list[str]:
-    """The record ids of the deterministic sample of ``sample_pages`` pages (all pages when 0)."""
-    ids = open_dataset(sentences_uri, s3, "sentence scores").to_table(columns=["warc_record_id"])
-    unique = sorted(set(ids.column("warc_record_id").to_pylist()), key=sample_key)
-    return unique[:sample_pages] if sample_pages else unique
+@dataclass(frozen=True)
+class SampledPage:
+    """A sampled page's text at each link the run produced (``visible`` None: not extracted)."""
+
+    record_id: str
+    language: str
+    visible: str | None
+    main_content: str
+    filtered: str
+
+
+def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
+                      per_split: int = 0) -> tuple[list[SampledPage], dict[str, Any]]:
+    """The sample (smallest keys first) from every split's candidates, and how it was drawn: ``pages``,
+    ``candidates`` (read), ``splits``, ``per_split`` (the most a split could keep, 0: all), ``exact`` (the
+    same pages as one hash order over the whole run: no split that kept ``per_split`` candidates, and so may
+    have left pages out, left out a key below the sample's largest)."""
+    dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", partitioning=None)
+    rows = dataset.to_table().to_pylist()
+    if not rows:
+        raise ValueError(f"no page reached the filter (nothing under {output}/{INDEX_SAMPLE_DIR})")
+    by_split: dict[str, list[bytes]] = {}
+    unique: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        by_split.setdefault(row["split_id"], []).append(sample_key(row["warc_record_id"]))
+        unique.setdefault(row["warc_record_id"], row)
+    ordered = sorted(unique.values(), key=lambda row: sample_key(row["warc_record_id"]))
+    chosen = ordered[:sample_pages] if sample_pages else ordered
+    cutoff = sample_key(chosen[-1]["warc_record_id"])
+    # a split that kept its quota may have left out pages, all of keys above its largest kept one
+    exact = all(max(keys) >= cutoff for keys in by_split.values() if per_split and len(keys) >= per_split)
+    pages = [SampledPage(row["warc_record_id"], row["language"], row["visible"], row["main_content"] or "",
+                         row["filtered"] or "") for row in chosen]
+    return pages, {"pages": len(pages), "candidates": len(unique), "splits": len(by_split), "per_split": per_split,
+                   "exact": exact}
+
+
+def sample_record_ids(output: str, s3: S3Settings, sample_pages: int) -> list[str]:
+    """The record ids of the sample (:func:`read_index_sample`)."""
+    return [page.record_id for page in read_index_sample(output, s3, sample_pages)[0]]

@@ -8,7 +8,7 @@ stage calls: the parse, resiliparse's main-content pass (with its depth guard), 
 KenLM scoring of the blocks, the features, the two-stage inference, the page type's signals and the
 structure rules; ``other`` is the rest of ``extract``. ``--profile`` prints cProfile's top functions by own time instead.
 
-usage: scripts/blocks_cpu.py [--warc ../shared/bench/warc/bench-dev.warc.gz] [--pages 600] [--warmup 20] [--profile]
+usage: python scripts/studies/blocks_cpu.py [--warc ../shared/bench/warc/bench-dev.warc.gz] [--pages 600] [--warmup 20] [--profile]
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from pathlib import Path
 
 from pipeline.config import load_settings
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Split, iter_pages
+from pipeline.reading.reader import read_pages
+from pipeline.reading.shards import Split
 from pipeline.stats import Stats
 from pipeline.steps.blocks import model as block_model_module
 from pipeline.steps.blocks import step
@@ -44,7 +45,7 @@ def html_pages(path: str, limit: int) -> list[str]:
     """Decoded HTML of the first ``limit`` HTML responses of the WARC at ``path``."""
     settings = load_settings(None, [])
     pages: list[str] = []
-    for page in iter_pages(Split(path, 0, 1), settings.input, settings.s3, Stats()):
+    for page in read_pages(Split(path, 0, 1), settings.input, settings.s3, Stats()):
         if page.kind == "html":
             pages.append(decode_html(page.html, page.http_charset))
             if len(pages) >= limit:

@@ -28,14 +28,13 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   (half labelled comments, half not) with page, label and text, to read against the pages; with ``--heldout``, the
   held-out pages' blocks told comments against those labels (precision, recall).
 
-usage: scripts/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
-                                [--warc FILE ...]
+usage: PYTHONPATH=scripts python scripts/studies/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
+                                                                  [--warc FILE ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import defaultdict
 from multiprocessing import Pool
 from pathlib import Path
@@ -47,9 +46,8 @@ from pipeline.steps.blocks.model import BlockModel
 from pipeline.steps.blocks.rules import revise
 from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the bench pages and the fit's parses
-import train_blocks  # noqa: E402 (the cached parses and labels of the fit)
-from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path  # noqa: E402
+import train_blocks  # scripts/ (run with PYTHONPATH=scripts): the cached parses and labels of the fit
+from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -157,7 +155,7 @@ def report_warc(paths: list[Path]) -> None:
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     from pipeline.config import load_settings
-    from pipeline.models import block_model
+    from pipeline.steps.blocks.model import block_model
     from pipeline.reading.decode import decode_html
     from pipeline.steps.blocks.step import BlocksExtractor
 
@@ -257,7 +255,7 @@ def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None
     import json
 
     from pipeline.config import load_settings
-    from pipeline.reading.warc import Page
+    from pipeline.document import Page
     from pipeline.steps.loop import StepLoop
 
     score = scorer(bench).score_snippets

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measure HTML charset decoding on every page of ../shared/bench (data, data-wcxb, data-ml).
 
-    python scripts/check_decoding.py [--bench DIR] [--show ID ...]
+    PYTHONPATH=scripts python scripts/studies/check_decoding.py [--bench DIR] [--show ID ...]
 
 For each page the *strict decodes* are the payload decoded without a single error in UTF-8,
 in its ``<meta>`` charset and in each candidate detector's guess (BOM stripped, NULs dropped
@@ -23,8 +23,6 @@ replaced). The detectors: resiliparse (uchardet), charset-normalizer, chardet, c
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import re
 import sys
 import time
@@ -33,10 +31,8 @@ from pathlib import Path
 
 from pipeline.reading import decode as charset
 
-ROOT = Path(__file__).resolve().parents[2]
+from benchpages import BENCH, SETS, manifest, page_bytes, page_path, truth_path  # scripts/: run with PYTHONPATH=scripts
 
-DEFAULT_BENCH = ROOT.parent / "shared" / "bench"
-SETS = ("data", "data-wcxb", "data-ml")
 SAMPLE = charset.DETECT_BYTES
 
 
@@ -77,13 +73,11 @@ def finish(text: str) -> str:
 
 
 def pages(bench: Path):
-    for name in SETS:
-        for manifest in sorted((bench / name).glob("manifest.jsonl")):
-            for line in manifest.open():
-                row = json.loads(line)
-                page = bench / name / row["dataset"] / "pages" / f"{row['id']}.html.gz"
-                truth = bench / name / row["dataset"] / "truth" / f"{row['id']}.txt"
-                yield name, row["id"], gzip.decompress(page.read_bytes()), truth
+    """(set folder, page id, HTML bytes, truth path) of every page of the three dev sets there are."""
+    for _, folder, _ in SETS:
+        if (bench / folder / "manifest.jsonl").exists():
+            for row in manifest(bench, folder):
+                yield folder, row["id"], page_bytes(page_path(bench, folder, row)), truth_path(bench, folder, row)
 
 
 _WORD = re.compile(r"\w+")
@@ -95,7 +89,7 @@ def non_ascii_words(text: str) -> set[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bench", type=Path, default=DEFAULT_BENCH)
+    parser.add_argument("--bench", type=Path, default=BENCH)
     parser.add_argument("--show", nargs="*", default=[], help="page ids whose text to print before/after")
     args = parser.parse_args(argv)
     if not (args.bench / "data").is_dir():
@@ -111,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     no_strict_pages: list[str] = []
     total = utf8_pages = 0
     shown: dict[str, dict[str, str]] = {}
-    for set_name, page_id, html, truth_path in pages(args.bench):
+    for set_name, page_id, html, truth_file in pages(args.bench):
         total += 1
         current = {}
         for det, fn in dets.items():
@@ -130,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         if not stricts:
             no_strict_pages.append(f"{set_name}/{page_id}")
         truth_words = None
-        if utf8 is None and truth_path.exists():
-            truth_words = non_ascii_words(truth_path.read_text(encoding="utf-8", errors="replace"))
+        if utf8 is None and truth_file.suffix == ".txt" and truth_file.exists():  # full-text truth
+            truth_words = non_ascii_words(truth_file.read_text(encoding="utf-8", errors="replace"))
         for name, how in policies.items():
             if name == "old":
                 text = old_decode(html)

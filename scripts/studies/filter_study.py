@@ -7,20 +7,18 @@ heuristics), language ID, sentence splitting and KenLM scoring of every sentence
 :func:`pipeline.steps.perplexity.rule_mask` then decides which sentences are kept, and the page is
 scored against its truth with ROUGE-5 F1 and bag-of-words precision/recall (the bench scorer's tokens). Rows are
 the best threshold of each rule on the fitting pages (not held out by
-:func:`pipeline.steps.blocks.model.is_heldout`), with the same threshold's figures on the held-out
+:func:`benchpages.is_heldout`), with the same threshold's figures on the held-out
 pages, plus the corpus view: boilerplate tokens removed and main-content tokens kept (a token is
 main when its sentence's word trigrams are mostly in the truth, as ``warcplex calibrate`` labels).
 The scored pages are cached (``--cache``); the rules run on the cache.
 
-usage: scripts/filter_study.py [--bench ../shared/bench] [--data data] [--cache build/filter_study.v2.pkl]
-                               [--grid 1000,2000,...] [--rules 0 1 ...]
+usage: PYTHONPATH=scripts python scripts/studies/filter_study.py [--bench ../shared/bench] [--data data] [--cache build/filter_study.v2.pkl]
+                                                                 [--grid 1000,2000,...] [--rules 0 1 ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import multiprocessing
 import pickle
@@ -28,16 +26,17 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from pipeline.analysis.calibrate import _labeller_for, score_tokens
+from pipeline.analysis.calibrate import score_tokens, sentence_labeller
 from pipeline.config import load_settings
 from pipeline.models import kenlm_model
 from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
-from pipeline.steps.blocks.model import is_heldout
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import Unit, perplexity, rule_mask
-from pipeline.steps.sentences import SentenceSplitter
+from pipeline.steps.sentences import split
+
+from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, truth_path  # scripts/: run with PYTHONPATH=scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,29 +46,22 @@ class _Scorer:
         settings = load_settings(None, [])
         self.extractor = build_extractor("conservative", settings)
         self.langid = LanguageIdentifier(settings.langid)
-        self.splitter = SentenceSplitter()
         self.registry = load_registry(settings.perplexity.registry)
 
     def __call__(self, item: tuple[str, str, str, str]) -> dict:
         page_id, dataset, html_path, truth_path = item
         truth = Path(truth_path).read_text(encoding="utf-8", errors="replace")
-        text = self.extractor.extract(decode_html(gzip.decompress(Path(html_path).read_bytes())))
+        text = self.extractor.extract(decode_html(page_bytes(html_path)))
         language = self.langid.identify(text or truth).code
         model = kenlm_model(self.registry[language].path) if language in self.registry else None
         lines = [[(s, *(perplexity(model, s) if model else (None, len(s.split())))) for s in para]
-                 for para in self.splitter.split(text, language)]
+                 for para in split(text, language)]
         return {"id": page_id, "dataset": dataset, "language": language, "truth": truth, "lines": lines}
 
 
 def build_cache(bench: Path, data: str, processes: int) -> list[dict]:
-    root = bench / data
-    items = []
-    for row in map(json.loads, (root / "manifest.jsonl").read_text(encoding="utf-8").splitlines()):
-        if row.get("truth_type") != "fulltext":
-            continue
-        folder = root / row["dataset"]
-        items.append((row["id"], row["dataset"], str(folder / "pages" / f"{row['id']}.html.gz"),
-                      str(folder / "truth" / f"{row['id']}.txt")))
+    items = [(row["id"], row["dataset"], str(page_path(bench, data, row)), str(truth_path(bench, data, row)))
+             for row in manifest(bench, data) if row.get("truth_type") == "fulltext"]
     with multiprocessing.get_context("fork").Pool(processes) as pool:
         return list(pool.imap(_Scorer(), items, chunksize=8))
 
@@ -80,7 +72,7 @@ def prepare(pages: list[dict]) -> None:
         truth = score_tokens(page["truth"])
         page["truth5"] = Counter(tuple(truth[i:i + 5]) for i in range(len(truth) - 4))
         page["truth1"] = Counter(truth)
-        label = _labeller_for(page["truth"])
+        label = sentence_labeller(page["truth"])
         sentences = [(i, s, ppl, n) for i, sents in enumerate(page["lines"]) for s, ppl, n in sents]
         page["units"] = [Unit(ppl, n, i) for i, _, ppl, n in sentences]
         page["tokens"] = [score_tokens(s) for _, s, _, _ in sentences]
@@ -125,7 +117,7 @@ GRID = "1000,2000,3000,4000,5500,7500,10000,20000"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bench", default=str(ROOT.parent / "shared" / "bench"))
+    parser.add_argument("--bench", default=str(BENCH))
     parser.add_argument("--data", default="data")
     parser.add_argument("--cache", default=str(ROOT / "build" / "filter_study.v2.pkl"))
     parser.add_argument("--processes", type=int, default=2)

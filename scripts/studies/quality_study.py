@@ -27,8 +27,8 @@ The reports then re-decide on the cache:
 Dev pages only (not :func:`benchpages.is_heldout`) unless ``--heldout``: choose on
 dev pages, then report the held-out ones once.
 
-usage: scripts/quality_study.py [--report filter|cascade|whitespace|glued] [--grid 2,0.9,0.8,...] [--regions 0,1]
-                               [--factors inf,3,...] [--heldout]
+usage: PYTHONPATH=scripts python scripts/studies/quality_study.py [--report filter|cascade|whitespace|glued] [--grid 2,0.9,0.8,...] [--regions 0,1]
+                                                                 [--factors inf,3,...] [--heldout]
 """
 
 from __future__ import annotations
@@ -46,11 +46,9 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.config import load_settings
-from pipeline.document import Sentence, cut_dropped
-from pipeline.reading.warc import Page
+from pipeline.document import Page, Sentence, cut_dropped
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: the bench pages
-from benchpages import BENCH, SETS, dev_items, is_heldout, scorer  # noqa: E402
+from benchpages import BENCH, SETS, dev_items, is_heldout, scorer  # scripts/: run with PYTHONPATH=scripts
 
 ROOT = Path(__file__).resolve().parents[2]
 # schema.org types declared in JSON-LD ("@type": "Product") or microdata (itemtype=".../Product").

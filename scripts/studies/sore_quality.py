@@ -5,23 +5,20 @@ For every page: the pipeline's own steps (``StepLoop``, perplexity filter off) g
 text, once with the default cascade (block classifier first) and once all visible text
 (``[conservative]``); its lines are SORE's segments, its title/description the core. Every
 segment is embedded once (cached in ``--work``), then each threshold setting is applied to
-the stored embeddings. data-ml pages with ``md5(id) % 10 >= 7`` are held out: thresholds are
+the stored embeddings. data-ml pages :func:`benchpages.is_heldout` holds out are held out: thresholds are
 chosen on the others (best mean ROUGE-5 F1, per extraction) and reported on the held-out pages
 and on the 707 snippet pages (never tuned on). Prints ROUGE-5 F1, bag-of-words P/R, snippet F
 (bench score.py), the share of lines removed with the reasons, and SORE's pages per CPU-second
 (embedding and decisions; extraction excluded, and the first page's model load excluded).
 
-usage: scripts/sore_quality.py [--bench ../shared/bench] [--work out/sore-quality] [--ml-every N] [--ml-max N]
-                               [--snippets-every N] [--shards N]
+usage: PYTHONPATH=scripts python scripts/studies/sore_quality.py [--bench ../shared/bench] [--work out/sore-quality] [--ml-every N] [--ml-max N]
+                                                                 [--snippets-every N] [--shards N]
        (embed in parallel first: add --shard 0 and --shard 1 to two runs with --shards 2, then run without --shard)
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import hashlib
-import importlib.util
 import itertools
 import json
 import pickle
@@ -35,11 +32,11 @@ import numpy as np
 
 from pipeline.config import Settings
 from pipeline.reading.decode import decode_html
-from pipeline.reading.warc import Page
+from pipeline.document import Page
 from pipeline.steps.loop import StepLoop
 from pipeline.steps.sore import SoreScorer, SoreSettings, page_metadata
 
-ROOT = Path(__file__).resolve().parents[2]
+from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path  # scripts/: run with PYTHONPATH=scripts
 
 EXTRACTIONS = {"default cascade": None, "all text": ["conservative"]}
 GRID = {
@@ -50,23 +47,14 @@ GRID = {
 }
 
 
-def held_out(page_id: str) -> bool:
-    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
-
-
 def bench_pages(bench: Path, kind: str, step: int, cap: int | None):
     """(id, kind, lang, html bytes, truth) of every ``step``-th page of data-ml (full-text truth)
     or of the trafilatura snippet pages, at most ``cap``."""
-    if kind == "data-ml":
-        rows = [json.loads(line) for line in open(bench / "data-ml" / "manifest.jsonl")]
-    else:
-        rows = [m for m in map(json.loads, open(bench / "data" / "manifest.jsonl"))
-                if m.get("truth_type") == "snippets"]
+    folder = "data-ml" if kind == "data-ml" else "data"
+    rows = [m for m in manifest(bench, folder) if kind == "data-ml" or m.get("truth_type") == "snippets"]
     for m in rows[::step][:cap]:
-        root = bench / ("data-ml" if kind == "data-ml" else "data") / m["dataset"]
-        html = gzip.open(root / "pages" / f"{m['id']}.html.gz").read()
-        truth_path = root / "truth" / (m["id"] + (".txt" if kind == "data-ml" else ".json"))
-        text = truth_path.read_text(encoding="utf-8", errors="replace")
+        html = page_bytes(page_path(bench, folder, m))
+        text = truth_path(bench, folder, m).read_text(encoding="utf-8", errors="replace")
         yield m["id"], kind, m.get("lang", "?"), html, (text if kind == "data-ml" else json.loads(text))
 
 
@@ -89,7 +77,7 @@ def embed_all(bench: Path, work: Path, sample: tuple[str, int, int | None], shar
     for n, (page_id, kind, lang, html, truth) in enumerate(bench_pages(bench, kind, step, cap)):
         if n % shard[1] != shard[0]:
             continue
-        entry = {"kind": kind, "lang": lang, "truth": truth, "held_out": held_out(page_id)}
+        entry = {"kind": kind, "lang": lang, "truth": truth, "held_out": is_heldout(page_id)}
         page = Page(page_id, "", "", html, None)
         for name, cleaner in cleaners.items():
             text = cleaner.process(page).text
@@ -113,14 +101,6 @@ def embed_all(bench: Path, work: Path, sample: tuple[str, int, int | None], shar
     work.mkdir(parents=True, exist_ok=True)
     pickle.dump(data, open(cache, "wb"))
     return data
-
-
-def load_scorer(bench: Path):
-    """The bench's own score.py, imported from its file."""
-    spec = importlib.util.spec_from_file_location("bench_score", bench / "score.py")
-    score = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(score)
-    return score
 
 
 def rouge_bow(score, pred: str, truth_tokens: list[str]) -> dict:
@@ -197,7 +177,7 @@ def fmt(result: dict, key: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", default=str(ROOT.parent / "shared" / "bench"))
+    ap.add_argument("--bench", default=str(BENCH))
     ap.add_argument("--work", default="out/sore-quality")
     ap.add_argument("--ml-every", type=int, default=1, help="every n-th data-ml page (CPU is short: 2)")
     ap.add_argument("--ml-max", type=int, help="at most this many data-ml pages")
@@ -218,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             data["pages"].update(part["pages"])
             data["cpu"] += part["cpu"]
             data["segments"] += part["segments"]
-    score = load_scorer(bench)
+    score = scorer(bench)
     n_pages = len(data["pages"])
     print(f"pages: {n_pages} ({sum(e['kind'] == 'data-ml' for e in data['pages'].values())} data-ml, "
           f"{sum(e['held_out'] for e in data['pages'].values() if e['kind'] == 'data-ml')} of them held out)")

@@ -2,7 +2,7 @@
 tree ensemble combining the dense features with the regression's score, and a second ensemble
 that revises each block's probability in the light of its neighbours'. The weights
 (``blocks_model.json``) are fitted by ``scripts/train_blocks.py`` on the bench dev pages outside
-:func:`is_heldout`; :func:`pipeline.models.block_model` loads them once per worker. The KenLM files
+their held-out split (``scripts/benchpages.py``); :func:`block_model` loads them once per worker. The KenLM files
 of the perplexity feature are pinned there (:class:`LanguageModelPin`), never read from the registry.
 """
 
@@ -25,12 +25,6 @@ from pipeline.steps.blocks.rules import RuleSettings
 from pipeline.steps.blocks.trees import TreeEnsemble
 
 MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
-
-
-def is_heldout(page_id: str) -> bool:
-    """The fixed held-out part of every bench dev set (about 30%): never fitted on, the pages figures
-    are reported on (scripts/train_blocks.py, scripts/bench_quality.py, the tests)."""
-    return int(hashlib.md5(page_id.encode()).hexdigest(), 16) % 10 >= 7
 
 
 @dataclass(frozen=True)
@@ -126,3 +120,10 @@ class BlockModel:
         if self.context_trees is None:
             return prob
         return _sigmoid(self.context_trees.raw(context_features(prob, X)))
+
+
+def block_model(path: str | None = None) -> BlockModel:
+    """The block classifier's weights at ``path`` (None: the packaged ``blocks_model.json``), loaded once per process."""
+    if path is None:
+        return models.cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
+    return models.cached("blocks", path, BlockModel.load)

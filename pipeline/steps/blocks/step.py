@@ -10,14 +10,16 @@ The stage also tells the cascade when its text looks incomplete (:func:`shorter_
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from pipeline import models
-from pipeline.config import ExtractSettings, LangIdSettings
+from pipeline.config import ExtractSettings, LangIdSettings, Settings
 from pipeline.document import Document, visible, visible_lines
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
-from pipeline.steps.blocks.model import pinned_language_model
+from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, parse_page
 from pipeline.steps.blocks.rules import in_kept_region, revise
@@ -76,6 +78,33 @@ def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str
     return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
 
 
+MAIN, BOILERPLATE = "main", "boilerplate"  # the labels of the stage's decisions (BlockDecisions.labels)
+
+
+class BlockDecisions(NamedTuple):
+    """The stage's decisions on one page, as ``warcplex explain`` draws them (``Document.trace``): every block,
+    its main-content probability, the threshold of the page's type, whether the stage kept it (after the
+    structure rules) and showed it (its text is visible), and the lines of the text (:func:`group_lines`) with
+    the groups of kept blocks (:func:`line_groups`) they come from."""
+
+    blocks: list[Block]
+    probs: np.ndarray
+    threshold: float
+    keep: np.ndarray
+    shown: np.ndarray
+    lines: list[tuple[int, str]]
+    groups: list[list[int]]
+
+    def labels(self) -> list[str]:
+        """Each block's label as the stage decided it."""
+        return [MAIN if kept else BOILERPLATE for kept in self.keep]
+
+    def line_blocks(self) -> list[list[int]]:
+        """For each line of the stage's text, the indices (into ``blocks``) of the blocks it comes from."""
+        kept = np.flatnonzero(self.shown)
+        return [[int(kept[i]) for i in self.groups[g]] for g, _ in self.lines]
+
+
 class BlocksExtractor(Extractor):
     """Cascade stage ``blocks``: the kept blocks of the page (:func:`block_lines`)."""
 
@@ -98,6 +127,11 @@ class BlocksExtractor(Extractor):
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
         self.comment_blocks: np.ndarray | None = None  # the last page's: per block, a comment (None: no comment model)
         self.comments: str | None = None  # the last page's comments as written apart from its text (or None)
+        self.decided: tuple | None = None  # the last page's BlockDecisions, as a tuple (a traced page keeps them)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, first: bool = False) -> "BlocksExtractor":
+        return cls(settings.extract, settings.langid, regions=settings.perplexity.protect_regions)
 
     def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
         """The page's blocks and their features, with the pinned model of the page's language.
@@ -142,7 +176,7 @@ class BlocksExtractor(Extractor):
             primary[i] = self.resiliparse.plain_text(htmls[i])
 
         def language(i: int) -> None:
-            model = models.block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
+            model = block_model(self.settings.blocks_model)  # loaded once per process (a broken one raises here)
             pins[i] = model.language_models.get(page_language(blocks[i], self.lid_path))
             self.count(f"lm.{'page_language' if pins[i] else 'none'}")
 
@@ -170,7 +204,7 @@ class BlocksExtractor(Extractor):
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
-            model = models.block_model(self.settings.blocks_model)
+            model = block_model(self.settings.blocks_model)
             blocks, X, hashed, primary, markup = results[i]
             probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
             page_type, comments, signals = None, None, None  # no blocks, or no model to tell them by
@@ -188,7 +222,7 @@ class BlocksExtractor(Extractor):
 
     def extract(self, html: str) -> str:
         blocks, probs = self.classify(html)
-        model = models.block_model(self.settings.blocks_model)
+        model = block_model(self.settings.blocks_model)
         if self.page_type is not None:
             self.count(f"page_type.{self.page_type}")
         decision = model.decision(self.page_type)
@@ -212,6 +246,7 @@ class BlocksExtractor(Extractor):
         group_probs = [float(kept_probs[group].max()) for group in groups]
         self.line_probs = [group_probs[g] for g, _ in lines]
         self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
+        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups)
         self.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
@@ -225,11 +260,13 @@ class BlocksExtractor(Extractor):
         """The kept blocks as the page's text, with each line's probability and region membership
         (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
         code it leaves unscored) and the page's type."""
-        self.page_type, self.comments = None, None
+        self.page_type = self.comments = self.decided = None
         try:
             super().run(doc)
         finally:
             doc.page_type = self.page_type  # the page's, whichever stage's text is written
+            if doc.trace is not None and self.decided is not None:
+                doc.trace.blocks = BlockDecisions(*self.decided)
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
         doc.line_preformatted = self.line_preformatted
         doc.comments = self.comments  # a later stage's text has none (Extractor.run)
@@ -241,7 +278,7 @@ class BlocksExtractor(Extractor):
 
     def incomplete(self, text: str) -> str | None:
         """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
-        return shorter_than_primary(text, self.primary, models.block_model(self.settings.blocks_model).fallback_min_share)
+        return shorter_than_primary(text, self.primary, block_model(self.settings.blocks_model).fallback_min_share)
 
 
 def _each(phase, pages, results: list) -> None:
