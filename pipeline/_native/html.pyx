@@ -866,6 +866,7 @@ cdef class BlockTarget:
     cdef Py_ssize_t most_bearing, most_children_depth, leaf_text, leaf_parent, leaf_parent_depth, deepest
     cdef Py_ssize_t most_first, most_last, leaf_first, leaf_last, article_first, article_last
     cdef dict groups
+    cdef public bint nodes  # parse._BlockTarget.nodes: compute the structure heuristics' candidates
     cdef str br
     cdef int skipped_mark, junction_mark
     # Class and id values (joined as parse.attr_tokens joins them) -> their _ClassId, or None when they have no tokens:
@@ -893,6 +894,7 @@ cdef class BlockTarget:
         self.table = _TagTable(inline, skip, unseen, unjoined, preformatted, excluded, counted)
         self.br, self.skipped_mark, self.junction_mark = br, skipped, junction
         self.class_ids, self.cache_size = {}, cache_size
+        self.nodes = False
         self.reset()
 
     def reset(self):
@@ -1117,7 +1119,8 @@ cdef class BlockTarget:
             if opened is not None:
                 self._flush(<_Owner> opened)
                 self.owners.pop()
-                self._closed(<_Owner> opened)
+                if self.nodes:
+                    self._closed(<_Owner> opened)
             if name == tag:
                 break
         self.junction = flags & TAG_INLINE and not flags & TAG_UNJOINED  # parse._BlockTarget.end
@@ -1187,16 +1190,10 @@ cdef class BlockTarget:
         elif text > parent.second:
             parent.second = text
 
-    def close(self):
-        cdef _Owner owner
+    cdef _nodes(self, nodes):
+        """parse._BlockTarget.close's candidates of the structure heuristics, into ``nodes`` (parse.Nodes)."""
         cdef double middle
         cdef _Group group
-        while self.owners:
-            owner = <_Owner> self.owners.pop()
-            self._flush(owner)
-            self._closed(owner)
-        markup = self.markup
-        nodes = markup.nodes
         most, leaf = (self.most_first, self.most_last), (self.leaf_first, self.leaf_last)
         nodes.most_children, nodes.leaf_parent = most, leaf
         nodes.article = (self.article_first, self.article_last)
@@ -1207,6 +1204,17 @@ cdef class BlockTarget:
             nodes.middle = most if self.most_first != -1 else leaf
         nodes.list_items = self.list_choice([(group.count, group.length, group.ranges)
                                              for group in self.groups.values()])
+
+    def close(self):
+        cdef _Owner owner
+        while self.owners:
+            owner = <_Owner> self.owners.pop()
+            self._flush(owner)
+            if self.nodes:
+                self._closed(owner)
+        markup = self.markup
+        if self.nodes:
+            self._nodes(markup.nodes)
         markup.elements = self.element + 1
         markup.https_links += self.https_links
         markup.http_links += self.http_links

@@ -36,7 +36,9 @@ PAGE = ["position", "ppl_vs_page", "ppl_rank", "page_in_primary", "log_page_bloc
         "log_siblings", "log_repeats", "repeat_word_share", "repeat_link_density", "page_repeat_share",
         "page_lm"]
 # Where the block lies (:func:`node_features`): in a comment region, and in each main-content candidate of the
-# structure heuristics (:class:`~pipeline.steps.blocks.parse.Nodes`; seed 003's three, seed 004's two).
+# structure heuristics (:class:`~pipeline.steps.blocks.parse.Nodes`; seed 003's three, seed 004's two). A model
+# fitted with them (``scripts/train_blocks.py --seed-features``) lists them last in its dense features; the shipped
+# one is not (docs/page-parts.md: they did not measure better).
 NODES = ["comment_region", "mce_children", "mce_leaf_parent", "mce_middle", "article_node", "list_items"]
 HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 LIST_ITEMS = frozenset("li dt dd".split())
@@ -45,14 +47,15 @@ CODE = frozenset("pre code".split())
 _DIGITS = str.maketrans("", "", "0123456789")
 
 
-def dense_names() -> list[str]:
+def dense_names(nodes: bool = False) -> list[str]:
+    """The dense features' names, in column order; with ``nodes``, :data:`NODES` last."""
     names = ["bias", *BASE, *PAGE]
     names += [f"words_bin{i}" for i in range(len(WORD_BINS) + 1)]
     names += [f"link_bin{i}" for i in range(len(LINK_BINS) + 1)]
     names += [f"ppl_bin{i}" for i in range(len(PPL_BINS) + 1)]
     names += [f"{side}{k}.{n}" for side in ("prev", "next") for k in (1, 2) for n in NEIGHBOUR]
     names += [f"win.{n}" for n in NEIGHBOUR]
-    return names + NODES
+    return names + NODES if nodes else names
 
 
 _HASHES: dict[str, int] = {}
@@ -203,17 +206,18 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     ``log_ppl`` is :func:`block_perplexities` under the page's language model (None: no model);
     ``ppl_centre`` is that model's typical log10 block perplexity, subtracted so that models of
     different languages share one scale; ``nodes``: the page's main-content candidates (its parse's
-    ``Markup.nodes``; :func:`node_features`).
+    ``Markup.nodes``), given only to a model fitted with them: their columns (:func:`node_features`) come last.
     """
     n = len(blocks)
     page_lm = log_ppl is not None
     ppl = np.full(n, np.nan) if log_ppl is None else np.asarray(log_ppl, dtype=np.float64) - ppl_centre
     module = _native.compiled("html")
     if module is not None:  # the same matrix in one compiled pass
-        X = np.empty((n, len(dense_names())), dtype=np.float32)
+        X = np.empty((n, len(dense_names(nodes is not None))), dtype=np.float32)
         if n:
             module.page_rows(blocks, module.joined_words(primary_text), ppl.tolist(), page_lm, X, *_COMPILED_ROWS)
-            X[:, -len(NODES):] = node_features(blocks, nodes)  # the columns after page_rows' own
+            if nodes is not None:
+                X[:, -len(NODES):] = node_features(blocks, nodes)  # the columns after page_rows' own
         return X, hashed_tokens(blocks, X[:, IN_PRIMARY].tolist())
     primary = " ".join(primary_text.split())
     base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
@@ -247,7 +251,7 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
                    _one_hot(words, WORD_BINS),
                    _one_hot(base[:, col["link_density"]], LINK_BINS),
                    _one_hot(rel_ppl, PPL_BINS, scored), *shifted, window,
-                   node_features(blocks, nodes)]).astype(np.float32)
+                   *(() if nodes is None else (node_features(blocks, nodes),))]).astype(np.float32)
     return X, hashed_tokens(blocks, base[:, col["in_primary"]].tolist())
 
 

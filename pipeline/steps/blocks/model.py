@@ -71,7 +71,9 @@ class BlockModel:
     comment regions are told comments or not (:class:`~pipeline.steps.blocks.comments.CommentModel`)."""
 
     def __init__(self, data: dict) -> None:
-        if data.get("dense_names") != dense_names() or data.get("hash_dim") != HASH_DIM:
+        # fitted with the structure heuristics' columns (train_blocks.py --seed-features) or without
+        self.nodes = data.get("dense_names") == dense_names(nodes=True)
+        if data.get("dense_names") != dense_names(self.nodes) or data.get("hash_dim") != HASH_DIM:
             raise ValueError("blocks model does not match the feature set; rerun scripts/train_blocks.py")
         self.dense = np.asarray(data["dense"], dtype=np.float32)
         self.hashed = np.asarray(data["hashed"], dtype=np.float32)

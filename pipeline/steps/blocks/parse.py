@@ -370,6 +370,7 @@ class _BlockTarget:
     """
 
     def __init__(self) -> None:
+        self.nodes = False  # compute the structure heuristics' candidates (Markup.nodes; parse_page's ``nodes``)
         self.reset()
 
     def reset(self) -> None:
@@ -459,7 +460,8 @@ class _BlockTarget:
             if opened is not None:
                 self._flush(opened)
                 self.owners.pop()
-                self._closed(opened)
+                if self.nodes:
+                    self._closed(opened)
             if name == tag:
                 break
         self.junction = tag in INLINE and tag not in UNJOINED  # the next inline element may start a word (separates)
@@ -521,8 +523,11 @@ class _BlockTarget:
         while self.owners:
             owner = self.owners.pop()
             self._flush(owner)
-            self._closed(owner)
+            if self.nodes:
+                self._closed(owner)
         self.markup.elements = self.element + 1
+        if not self.nodes:
+            return self.blocks
         nodes = self.markup.nodes
         if nodes.most_children != NO_NODE and nodes.leaf_parent != NO_NODE:
             middle = self.deepest / 2
@@ -553,8 +558,10 @@ def compiled_target(module):
 _PARSER = threading.local()
 
 
-def parse_page(html: str) -> tuple[list[Block], Markup]:
-    """Simplify decoded HTML into text blocks in document order, and read what its markup says (:class:`Markup`).
+def parse_page(html: str, nodes: bool = False) -> tuple[list[Block], Markup]:
+    """Simplify decoded HTML into text blocks in document order, and read what its markup says (:class:`Markup`);
+    with ``nodes``, also the main-content candidates of the structure heuristics of seeds 003 and 004
+    (``Markup.nodes``, in the same pass; without, they stay :data:`NO_NODE`).
 
     The compiled module drives lxml's libxml2 with its own callbacks (``parse_html``: the same parser, the
     same events, without lxml's Python call per event); otherwise lxml's parser calls the target."""
@@ -567,6 +574,7 @@ def parse_page(html: str) -> tuple[list[Block], Markup]:
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached
+    target.nodes = nodes
     data = html.encode("utf-8", "replace")
     if parser is None:
         return module.parse_html(data, target), target.markup
