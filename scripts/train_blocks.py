@@ -43,6 +43,7 @@ import gzip
 import hashlib
 import json
 import pickle
+import re
 from collections import defaultdict
 from dataclasses import replace
 from multiprocessing import Pool
@@ -54,13 +55,13 @@ from pipeline import _native, models
 from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
 from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
-from pipeline.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
+from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
 from pipeline.steps.blocks.comments import (MAIN_CONTENT_TYPES, CommentModel, comment_features, feature_names,
                                             in_form, region_blocks, repeats)
 from pipeline.steps.blocks.model import MODEL_PATH, BlockModel
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
-from pipeline.steps.blocks.parse import parse_page
+from pipeline.steps.blocks.parse import names_comments, parse_page
 from pipeline.steps.blocks.rules import RuleSettings, revise
 from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 from pipeline.steps.extractors import ResiliparseExtractor
@@ -98,7 +99,7 @@ def raw_page(item: dict) -> dict:
     (under every pinnable model: ``--lm-languages`` chooses among them without reparsing)."""
     html = decode_html(gzip.decompress(Path(item["html"]).read_bytes()))
     truth = Path(item["truth"]).read_text(encoding="utf-8", errors="replace")
-    blocks, markup = parse_page(html)
+    blocks, markup = parse_page(html, nodes=True)  # the cache keeps the structure heuristics' candidates
     page = dict(item, truth=truth, blocks=blocks, markup=markup,
                 primary=ResiliparseExtractor(ExtractSettings(), main_content=True).plain_text(html),
                 page_lang=page_language(blocks, models.default_lid_model_path()) if blocks else "und", log_ppl=None)
@@ -109,6 +110,7 @@ def raw_page(item: dict) -> dict:
 
 PINS = lm_pins()
 DROP: list[str] = []  # --drop (set before the pool forks)
+SEED_FEATURES = False  # --seed-features: the block features end with features.NODES (set before the pool forks)
 
 
 def featurised(page: dict, centres: dict[str, float], bench: Path, without_primary: bool = False) -> dict:
@@ -121,9 +123,9 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
     lang = page["page_lang"]
     log_ppl = page["log_ppl"] if lang in centres else None
     out["X"], out["hashed"] = featurize(blocks, "" if without_primary else page["primary"], log_ppl,
-                                        centres.get(lang, 0.0), page["markup"].nodes)
+                                        centres.get(lang, 0.0), page["markup"].nodes if SEED_FEATURES else None)
     if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
-        out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
+        out["X"][:, [dense_names(SEED_FEATURES).index(name) for name in DROP]] = 0.0
     html = decode_html(gzip.decompress(Path(page["html"]).read_bytes()))
     out["signals"] = page_signals(blocks, out["X"], page["primary"], page["markup"], html)
     if page["set"] == "snippets":  # no block labels: the set is never fitted on
@@ -139,22 +141,36 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
 
 
 # A comment (:func:`comment_label`) has at least this many words, at most this share of link text, and a text that
-# fewer than this many other blocks of the page's comment regions have.
+# fewer than this many other blocks of the page's comment regions have; it ends a sentence or has at least
+# COMMENT_PROSE_WORDS words; and, under COMMENT_UI_WORDS words, it does not itself name comments or replies (the
+# region's own prompts: "Leave a Reply", "You must log in to comment.", "Zaloguj się i komentuj").
 COMMENT_MIN_WORDS = 4
 COMMENT_MAX_LINKS = 0.5
 COMMENT_MAX_REPEATS = 2
+COMMENT_PROSE_WORDS = 12
+COMMENT_UI_WORDS = 30
 
 
 def comment_label(block, main: int, repeated: int) -> int:
     """A reader comment: a block of a comment region (:attr:`Block.comment_region`, outside the parts never kept)
     whose text the truth leaves out (not ``main``), of at least ``COMMENT_MIN_WORDS`` words, mostly not link text,
-    whose text ``repeated`` times among the other region blocks is less than ``COMMENT_MAX_REPEATS``, not in a form
-    (:func:`~pipeline.steps.blocks.comments.in_form`): a region's buttons, counts, "Reply" and "Link to this
-    comment" lines and its comment form's notes are boilerplate. A forum's posts and answers, and reviews the truth
-    keeps, are main content."""
-    return int(block.comment_region and not block.excluded and not main and word_count(block.text) >= COMMENT_MIN_WORDS
-               and block.link_chars <= COMMENT_MAX_LINKS * len(block.text) and repeated < COMMENT_MAX_REPEATS
-               and not in_form(block))
+    whose text ``repeated`` times among the other region blocks is less than ``COMMENT_MAX_REPEATS``, not a heading,
+    not in a form (:func:`~pipeline.steps.blocks.comments.in_form`), written as prose (it ends a sentence, or is
+    long), and not one of the region's prompts (a short text naming comments, :func:`parse.names_comments` of its
+    words): a region's buttons, counts, headings, "Reply" lines and its comment form's notes are boilerplate. A
+    forum's posts and answers, and reviews the truth keeps, are main content."""
+    if not block.comment_region or block.excluded or main or block.tag in HEADINGS or in_form(block):
+        return 0
+    words = word_count(block.text)
+    text = block.text.rstrip()
+    if words < COMMENT_MIN_WORDS or block.link_chars > COMMENT_MAX_LINKS * len(block.text):
+        return 0
+    if repeated >= COMMENT_MAX_REPEATS or not (text.endswith(tuple(ENDS_SENTENCE)) or words >= COMMENT_PROSE_WORDS):
+        return 0
+    return int(words >= COMMENT_UI_WORDS or not names_comments(tuple(t for t in _WORD_SPLIT.split(text.lower()) if t)))
+
+
+_WORD_SPLIT = re.compile(r"\W+")
 
 
 def page_weights(pages: list[dict]) -> np.ndarray:
@@ -358,7 +374,7 @@ def ablate(args, train: list[dict], weight_of: dict[str, float], centres: dict[s
     original = {p["id"]: p["X"] for p in train if p["X"] is not None}
     results = {}
     for label, columns in groups.items():
-        index = [dense_names().index(c) for c in columns]
+        index = [dense_names(SEED_FEATURES).index(c) for c in columns]
         for p in train:
             if p["X"] is not None:
                 p["X"] = original[p["id"]].copy()
@@ -510,7 +526,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
     fitted = [p for p in train if p["X"] is not None]
     X, y, weights = design(fitted, np.array([weight_of[p["id"]] for p in fitted]))
     print(f"train: {len(train)} pages, {X.shape[0]} blocks, {y.mean():.3f} main", flush=True)
-    n_dense = len(dense_names())
+    n_dense = len(dense_names(SEED_FEATURES))
     page_of = np.concatenate([np.full(len(p["texts"]), i) for i, p in enumerate(fitted)])
     # At most --max-blocks blocks of a page are fitted on (a seeded sample, weights scaled up to the page's):
     # long pages cost fitting time in proportion, and add little the page's first blocks do not show.
@@ -548,7 +564,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
                 "hashed": [round(float(v), 6) for v in coef[n_dense:]], "trees": export_trees(booster)}
 
     def stage_one(part: dict) -> BlockModel:
-        return BlockModel({"threshold": 0.5, "hash_dim": HASH_DIM, "dense_names": dense_names(), **part})
+        return BlockModel({"threshold": 0.5, "hash_dim": HASH_DIM, "dense_names": dense_names(SEED_FEATURES), **part})
 
     # Stage two learns from stage-one probabilities out of fold (pages split by index parity).
     first_oof = []
@@ -565,7 +581,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
         "about": "pipeline/steps/blocks block classifier, fitted by scripts/train_blocks.py on the dev pages of "
                  "bench data, data-wcxb and data-ml (md5(id) % 10 < 7)",
         "train_pages": len(train), "train_blocks": int(use.sum()), "threshold": 0.5,
-        "hash_dim": HASH_DIM, "dense_names": dense_names(),
+        "hash_dim": HASH_DIM, "dense_names": dense_names(SEED_FEATURES),
         "language_models": {lang: {**PINS[lang], "centre": centre} for lang, centre in centres.items()},
         **fit_stage_one(use),
         "context_trees": export_trees(context_booster),
@@ -629,6 +645,10 @@ def main() -> None:
     parser.add_argument("--comment-designs", action="store_true",
                         help="compare the comment detector after a classifier of main content with one after a "
                              "classifier of content (main and comments), on half the training pages; writes nothing")
+    parser.add_argument("--seed-features", action="store_true",
+                        help="the classifier also reads features.NODES: whether a block lies in a comment region and in "
+                             "each main-content candidate of the structure heuristics of seeds 003 and 004 (what "
+                             "--ablate measures them with; the shipped model does without)")
     parser.add_argument("--no-comments", action="store_true",
                         help="fit no comment detector (pipeline/steps/blocks/comments.py): no block is a comment")
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
@@ -639,8 +659,10 @@ def main() -> None:
     if args.without - {"lm", "primary"}:
         parser.error(f"--without: lm and/or primary, not {','.join(sorted(args.without - {'lm', 'primary'}))}")
     DROP.extend(name for name in args.drop.split(",") if name)
+    global SEED_FEATURES
+    SEED_FEATURES = args.seed_features
     ablated = {column for group in args.ablate.split(";") for column in group.split(",") if column}
-    unknown_features = sorted((set(DROP) | ablated) - set(dense_names()))
+    unknown_features = sorted((set(DROP) | ablated) - set(dense_names(SEED_FEATURES)))
     if unknown_features:
         parser.error(f"--drop/--ablate: no dense feature {','.join(unknown_features)}")
     bench_score = scorer(args.bench)
