@@ -12,7 +12,7 @@ from pipeline.steps.blocks.parse import NO_NODE, article_descends, list_choice, 
 
 def inside(html: str, column: str) -> list[str]:
     """The texts of the blocks of ``html`` inside the candidate of ``NODES`` column ``column``."""
-    blocks, markup = parse_page(html)
+    blocks, markup = parse_page(html, nodes=True)
     flags = node_features(blocks, markup.nodes)[:, NODES.index(column)]
     return [b.text for b, flag in zip(blocks, flags) if flag]
 
@@ -46,7 +46,7 @@ def test_mce_of_the_two_candidates_the_one_nearest_the_middle_depth():
     deep = "<div><div><div><div><div><div><div><p>deep leaf</p></div></div></div></div></div></div></div>"
     story = ARTICLE.replace("<div class=story>", "<div class=story><div>").replace("</div>", "</div></div>")
     html = f"<html><body>{LONG_MENU}<div><div>{story}</div></div>{deep}</body></html>"
-    blocks, markup = parse_page(html)
+    blocks, markup = parse_page(html, nodes=True)
     nodes = markup.nodes
     assert nodes.middle == nodes.leaf_parent != nodes.most_children
     assert "Title of the story" in inside(html, "mce_middle") and "Item 0" not in inside(html, "mce_middle")
@@ -84,7 +84,7 @@ def test_seed_004_list_selection_scores_groups_and_takes_the_longest_on_average(
 
 
 def test_a_page_of_body_text_alone_is_its_own_candidate():
-    blocks, markup = parse_page("<html><body>only text</body></html>")
+    blocks, markup = parse_page("<html><body>only text</body></html>", nodes=True)
     nodes = markup.nodes
     assert nodes.list_items == [] and nodes.most_children == NO_NODE  # no element has a text-bearing child
     assert nodes.leaf_parent == nodes.middle == nodes.article == (blocks[0].element, blocks[0].element)
@@ -106,11 +106,11 @@ def test_comment_regions_are_named_by_class_and_id(value, named):
 def test_blocks_inside_a_comment_region_are_marked_and_the_features_say_so():
     html = (f"<html><body>{ARTICLE}<section id=comments><h3>2 Comments</h3><ol><li><div><p>I liked this story a "
             "lot.</p></div></li></ol></section><p>After</p></body></html>")
-    blocks, markup = parse_page(html)
+    blocks, markup = parse_page(html, nodes=True)
     assert [b.text for b in blocks if b.comment_region] == ["2 Comments", "I liked this story a lot."]
     X, _ = featurize(blocks, "", nodes=markup.nodes)
-    assert X.shape[1] == len(dense_names())
-    column = X[:, dense_names().index("comment_region")]
+    assert X.shape[1] == len(dense_names(nodes=True))
+    column = X[:, dense_names(nodes=True).index("comment_region")]
     np.testing.assert_array_equal(column, [b.comment_region for b in blocks])
 
 
@@ -184,3 +184,43 @@ def test_extract_comments_takes_its_three_choices_and_the_old_booleans():
     assert load_settings(None, ["extract.comments=false"]).extract.comments == "separate"
     with pytest.raises(ConfigError):
         load_settings(None, ["extract.comments=sometimes"])
+
+
+def test_explain_outlines_the_comments_and_shows_where_they_went(tmp_path):
+    """``warcplex explain`` on a blog post with reader comments: the comment blocks carry their own label and
+    outline in the framed page, and the explanation shows the row's comments apart from its text."""
+    import html as html_module
+    import re
+
+    from conftest import write_warc
+
+    from pipeline.cli import main as cli_main
+
+    page_id = "dragnet-149"
+    write_warc(tmp_path / "post.warc.gz", [("200 OK", "text/html; charset=utf-8", None,
+                                            bench_html("data", page_id).encode("utf-8"))])
+    assert cli_main(["explain", "--input", str(tmp_path / "post.warc.gz"), "--sample", "1",
+                     "--output", str(tmp_path / "ex")]) == 0
+    [page] = [p for p in (tmp_path / "ex").glob("*.html") if p.name != "index.html"]
+    text = page.read_text(encoding="utf-8")
+    framed = html_module.unescape(re.search(r"srcdoc='([^']*)'", text).group(1))
+    assert "wx-comment" in framed and "wx-main" in framed
+    assert "a reader comment: written to the row&#x27;s comments, not its text" in framed or \
+        "a reader comment: written to the row's comments, not its text" in framed
+    assert "The reader comments" in text and html_module.escape(COMMENTED[page_id]) in text
+
+
+def test_the_candidates_are_computed_only_when_asked_and_the_blocks_do_not_change():
+    """The shipped classifier reads none of the five candidates, so the block stage's parse skips them; asked for
+    (a model fitted with ``--seed-features``), the same pass computes them and cuts the same blocks."""
+    from pipeline.steps.blocks.model import block_model
+    from pipeline.steps.blocks.parse import Nodes
+
+    html = (f"<html><body><ul class=nav><li>Home</li><li>About</li></ul>{ARTICLE}"
+            "<div class=cards><div class=card>First card text here</div><div class=card>Second card text</div></div>"
+            "</body></html>")
+    with_nodes, markup = parse_page(html, nodes=True)
+    without, bare = parse_page(html)
+    assert with_nodes == without
+    assert bare.nodes == Nodes() and markup.nodes != Nodes()
+    assert block_model(None).nodes is False  # the shipped model: no structure candidates

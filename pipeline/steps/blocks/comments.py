@@ -34,7 +34,8 @@ MAIN_CONTENT_TYPES = frozenset(("forum", "documentation", "collection", "listing
 # among them (log1p of the other region blocks of the same text: "Reply", "Report this comment", dates), and
 # whether it is inside a form (within four block-level levels: a comment form's notes and labels).
 REGION = ["region_word_share", "words_before", "region_rank", "region_repeats", "in_form"]
-_WORDS = dense_names().index("log_words")
+_DENSE = dense_names()  # the block features it reads (a classifier fitted with more has them first)
+_WORDS = _DENSE.index("log_words")
 
 
 def feature_names() -> list[str]:
@@ -69,7 +70,7 @@ def comment_features(blocks: list[Block], X: np.ndarray, chosen: np.ndarray, sig
                               np.log1p(repeats(blocks, chosen)),
                               np.fromiter((in_form(blocks[i]) for i in chosen), dtype=np.float64, count=len(chosen))])
     page = np.broadcast_to(signals, (len(chosen), len(signals)))
-    return np.hstack([X[chosen].astype(np.float64), region, page])
+    return np.hstack([X[chosen, :len(_DENSE)].astype(np.float64), region, page])
 
 
 class CommentModel:

@@ -78,14 +78,14 @@ def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str
     return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
 
 
-MAIN, BOILERPLATE = "main", "boilerplate"  # the labels of the stage's decisions (BlockDecisions.labels)
+MAIN, BOILERPLATE, COMMENT = "main", "boilerplate", "comment"  # the labels of the stage's decisions (BlockDecisions.labels)
 
 
 class BlockDecisions(NamedTuple):
     """The stage's decisions on one page, as ``warcplex explain`` draws them (``Document.trace``): every block,
     its main-content probability, the threshold of the page's type, whether the stage kept it (after the
     structure rules) and showed it (its text is visible), and the lines of the text (:func:`group_lines`) with
-    the groups of kept blocks (:func:`line_groups`) they come from."""
+    the groups of kept blocks (:func:`line_groups`) they come from, and which blocks are reader comments."""
 
     blocks: list[Block]
     probs: np.ndarray
@@ -94,10 +94,13 @@ class BlockDecisions(NamedTuple):
     shown: np.ndarray
     lines: list[tuple[int, str]]
     groups: list[list[int]]
+    comments: np.ndarray | None = None  # per block, a reader comment (comments.CommentModel), or None: no comment model
 
     def labels(self) -> list[str]:
-        """Each block's label as the stage decided it."""
-        return [MAIN if kept else BOILERPLATE for kept in self.keep]
+        """Each block's label as the stage decided it: a comment (wherever ``extract.comments`` put its text), main
+        content, or boilerplate."""
+        comments = self.comments if self.comments is not None else np.zeros(len(self.blocks), dtype=bool)
+        return [COMMENT if comment else MAIN if kept else BOILERPLATE for kept, comment in zip(self.keep, comments)]
 
     def line_blocks(self) -> list[list[int]]:
         """For each line of the stage's text, the indices (into ``blocks``) of the blocks it comes from."""
@@ -168,9 +171,14 @@ class BlocksExtractor(Extractor):
         pins: list = [None] * len(htmls)
         log_ppl: list = [None] * len(htmls)
 
+        try:  # the model reads the structure heuristics' candidates (a broken model raises in the language phase)
+            nodes = block_model(self.settings.blocks_model).nodes
+        except Exception:  # noqa: BLE001
+            nodes = False
+
         def parse(i: int) -> None:
             self.resiliparse.check_depth(htmls[i])
-            blocks[i], markup[i] = parse_page(htmls[i])
+            blocks[i], markup[i] = parse_page(htmls[i], nodes)
 
         def main_content(i: int) -> None:
             primary[i] = self.resiliparse.plain_text(htmls[i])
@@ -186,11 +194,13 @@ class BlocksExtractor(Extractor):
 
         def features(i: int) -> None:
             if not blocks[i]:
-                results[i] = (blocks[i], np.zeros((0, len(dense_names())), dtype=np.float32), [], primary[i], markup[i])
+                results[i] = (blocks[i], np.zeros((0, len(dense_names(nodes))), dtype=np.float32), [], primary[i],
+                              markup[i])
                 return
             pin = pins[i]
-            X, hashed = (featurize(blocks[i], primary[i], nodes=markup[i].nodes) if pin is None
-                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre, markup[i].nodes))
+            candidates = markup[i].nodes if nodes else None
+            X, hashed = (featurize(blocks[i], primary[i], nodes=candidates) if pin is None
+                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre, candidates))
             results[i] = (blocks[i], X, hashed, primary[i], markup[i])
 
         for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
@@ -246,7 +256,7 @@ class BlocksExtractor(Extractor):
         group_probs = [float(kept_probs[group].max()) for group in groups]
         self.line_probs = [group_probs[g] for g, _ in lines]
         self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
-        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups)
+        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups, comments)
         self.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
