@@ -6,7 +6,7 @@ comment regions, labels their blocks as the fit does (:func:`train_blocks.label`
 each with its page, dataset, words and text, for a person to judge. The verdicts are the reader's: docs/page-parts.md
 gives the last reading's count.
 
-    python scripts/studies/comment_labels.py [--bench ../shared/bench] [--per-label 40] [--seed 0]
+    PYTHONPATH=scripts python scripts/studies/comment_labels.py [--bench ../shared/bench] [--per-label 40] [--seed 0]
 """
 
 from __future__ import annotations
@@ -14,18 +14,15 @@ from __future__ import annotations
 import argparse
 import gzip
 import random
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchpages import BENCH, dev_items, is_heldout, scorer  # scripts/: run with PYTHONPATH=scripts
+from train_blocks import comment_label, label
 
-from benchpages import BENCH, dev_items, is_heldout, scorer  # noqa: E402
-from train_blocks import comment_label, label  # noqa: E402
-
-from pipeline.reading.decode import decode_html  # noqa: E402
-from pipeline.steps.blocks.comments import region_blocks, repeats  # noqa: E402
-from pipeline.steps.blocks.features import word_count  # noqa: E402
-from pipeline.steps.blocks.parse import parse_page  # noqa: E402
+from pipeline.reading.decode import decode_html
+from pipeline.steps.blocks.comments import region_blocks, repeats
+from pipeline.steps.blocks.features import word_count
+from pipeline.steps.blocks.parse import parse_page
 
 
 PER_PAGE = 2  # blocks of each label drawn from one page

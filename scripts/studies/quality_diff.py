@@ -8,7 +8,7 @@ means. A line ends with ``<<`` when the mean fell by more than its standard erro
 page's words (:func:`benchpages.damaged_truth`) are counted apart: each set's ``ALL`` line is also given without
 them.
 
-    python scripts/studies/quality_diff.py BEFORE_WORK AFTER_WORK [--bench ../shared/bench]
+    PYTHONPATH=scripts python scripts/studies/quality_diff.py BEFORE_WORK AFTER_WORK [--bench ../shared/bench] [--without-damaged]
 
 (``BEFORE_WORK`` and ``AFTER_WORK``: ``scripts/bench_quality.py --work`` folders, each with
 ``<set>/preds1.heldout.csv``; the peers are read from ``BEFORE_WORK``, ``<set>/peer<n>.heldout.csv``.)
@@ -20,15 +20,12 @@ import argparse
 import csv
 import gzip
 import math
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchpages import BENCH, damaged_truth, manifest  # scripts/: run with PYTHONPATH=scripts
 
-from benchpages import BENCH, damaged_truth, manifest  # noqa: E402
-
-from pipeline.reading.decode import decode_html  # noqa: E402
+from pipeline.reading.decode import decode_html
 
 PEERS = {"peer1": "trafilatura", "peer2": "readability", "peer3": "jusText", "peer4": "resiliparse"}
 SETS = ("data", "data-wcxb", "data-ml")
@@ -51,6 +48,8 @@ def main() -> int:
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     parser.add_argument("--bench", type=Path, default=BENCH)
+    parser.add_argument("--without-damaged", action="store_true",
+                        help="leave the pages with damaged truths out of every group but the first ALL line")
     args = parser.parse_args()
     for folder in SETS:
         if not (args.before / folder / "preds1.heldout.csv").exists():
@@ -68,6 +67,8 @@ def main() -> int:
             groups[("ALL", "")].append(i)
             if bad and i not in bad:
                 groups[("ALL", "without damaged truths")].append(i)
+            if args.without_damaged and i in bad:
+                continue
             groups[("dataset", row["dataset"])].append(i)
             if row.get("page_type"):
                 groups[("type", row["page_type"])].append(i)
