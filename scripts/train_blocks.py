@@ -29,10 +29,12 @@ type's threshold and rules (:func:`fit_page_types`), judged as well on the dev p
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
                                [--lm-languages en,de,...|all] [--seed 0] [--drop name,...]
-                               [--without lm,primary] [--tune-folds 5] [--rules-only] [--page-types]
+                               [--without lm,primary] [--tune-folds 5] [--rules-only] [--page-types] [--comments]
+                               [--seed-features] [--ablate GROUPS] [--comment-designs]
 
 The shipped model: its classifier, threshold and rules from a refit; its page types from
-``--rules-only --tune-folds 5 --page-types`` on that model.
+``--rules-only --tune-folds 5 --page-types`` on that model; its comment detector from
+``--rules-only --tune-folds 5 --comments`` on that one.
 """
 
 from __future__ import annotations
@@ -649,11 +651,15 @@ def main() -> None:
                         help="the classifier also reads features.NODES: whether a block lies in a comment region and in "
                              "each main-content candidate of the structure heuristics of seeds 003 and 004 (what "
                              "--ablate measures them with; the shipped model does without)")
-    parser.add_argument("--no-comments", action="store_true",
-                        help="fit no comment detector (pipeline/steps/blocks/comments.py): no block is a comment")
+    parser.add_argument("--comments", action="store_true",
+                        help="fit the comment detector (pipeline/steps/blocks/comments.py) and its threshold on "
+                             "out-of-fold probabilities (needs --tune-folds); with --rules-only and without "
+                             "--page-types, the model's classifier, decisions and page types stay as they are")
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
                         "(an ablation: compare with a refit of the same code at the same seed)")
     args = parser.parse_args()
+    if args.comments and not args.tune_folds:
+        parser.error("--comments needs --tune-folds (its threshold is chosen on out-of-fold probabilities)")
     if args.page_types and not args.tune_folds:
         parser.error("--page-types needs --tune-folds: each type's decision is chosen on out-of-fold probabilities")
     if args.without - {"lm", "primary"}:
@@ -725,13 +731,13 @@ def main() -> None:
         tuning = train
     else:  # on a third of the training pages, with the probabilities of the classifier fitted on them
         tuning = train[::3]
-    # The comment detector is fitted, and its threshold chosen, only on out-of-fold probabilities (--tune-folds): the
-    # classifier drops the comments of its own training pages, so there every comment the detector finds looks like
-    # a loss. Without --tune-folds a refit has none, and --rules-only keeps the model's.
-    kept_comments = model.comments if args.rules_only and not args.tune_folds else None
-    model.comments = None  # the global decision is chosen without comments, then the comment threshold given it
-    detector = fit_comments(args, train, heldout, weight_of) if args.tune_folds and not args.no_comments else None
-    if args.rules_only and args.page_types:  # the model's global decision stays; only the page types are fitted
+    # The comment detector (--comments) is fitted, and its threshold chosen, only on out-of-fold probabilities
+    # (--tune-folds): the classifier drops the comments of its own training pages, so there every comment the detector
+    # finds looks like a loss. Otherwise --rules-only keeps the model's, and a refit has none.
+    kept_comments = model.comments if args.rules_only and not args.comments else None
+    model.comments = None  # the decisions are chosen without comments, then the comment threshold given them
+    detector = fit_comments(args, train, heldout, weight_of) if args.comments else None
+    if args.rules_only and (args.page_types or args.comments):  # the model's global decision stays
         share = model.fallback_min_share
     else:
         share = tune_global(args, data, model, tuning, mean_rouge, set_rouge, rouge, weight_of)

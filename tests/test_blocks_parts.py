@@ -3,6 +3,8 @@ comment regions, and comments told apart from a page's main text (``extract.comm
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -224,3 +226,35 @@ def test_the_candidates_are_computed_only_when_asked_and_the_blocks_do_not_chang
     assert with_nodes == without
     assert bare.nodes == Nodes() and markup.nodes != Nodes()
     assert block_model(None).nodes is False  # the shipped model: no structure candidates
+
+
+def test_the_comments_column_through_spark_on_real_blog_and_news_pages(tmp_path):
+    """``warcplex run`` in local Spark over the held-out blog and news pages above: the rows of the posts with reader
+    comments have them in ``comments`` and not in ``text``; the rows of the pages without have none."""
+    import shutil
+
+    import pyarrow.dataset as ds
+    from conftest import write_warc
+
+    from pipeline.cli import main as cli_main
+    from pipeline.config import PROJECT_ROOT
+
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    pages = [*COMMENTED, *UNCOMMENTED]
+    write_warc(tmp_path / "posts.warc.gz", [("200 OK", "text/html; charset=utf-8", None,
+                                             bench_html("data", page_id).encode("utf-8")) for page_id in pages])
+    out = tmp_path / "out"
+    assert cli_main(["run", "--input", str(tmp_path / "posts.warc.gz"), "--output", str(out),
+                     "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[1]",
+                     "--set", "corpus.enabled=false"]) == 0
+    rows = {r["url"]: r for r in ds.dataset(out / "data", format="parquet", partitioning="hive").to_table().to_pylist()}
+    by_page = {page_id: rows[f"https://t.example/{n}"] for n, page_id in enumerate(pages)}
+    for page_id, sentence in COMMENTED.items():
+        row = by_page[page_id]
+        assert row["comments"] and len(row["comments"].split()) >= 50, page_id
+        if sentence:
+            assert sentence in row["comments"] and sentence not in row["text"], page_id
+    assert all(by_page[page_id]["comments"] is None for page_id in UNCOMMENTED)
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["stage"]["blocks"]["comments"]["pages"] == len(COMMENTED)
