@@ -63,6 +63,7 @@ BENCH ?= ../shared/bench
 blocks-model: setup
 	$(PY) scripts/train_blocks.py --bench $(BENCH) --cache build/blocks_raw.pkl
 	$(PY) scripts/train_blocks.py --bench $(BENCH) --cache build/blocks_raw.pkl --rules-only --tune-folds 5 --page-types
+	$(PY) scripts/train_blocks.py --bench $(BENCH) --cache build/blocks_raw.pkl --rules-only --tune-folds 5 --comments
 
 # The perplexity thresholds of conf/models.yaml: English from `warcplex calibrate --objective corpus` on the dev
 # pages of data-wcxb, the other languages from scripts/calibrate_languages.py on the dev pages of data-ml. Writes

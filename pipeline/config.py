@@ -101,10 +101,13 @@ class ExtractSettings(_Section):
     )
     # The `resiliparse` stage extracts main content (true) or all visible text (false).
     main_content: bool = True
+    # Where reader comments go (replies, reviews; a forum's posts and a Q&A page's answers are the page's main
+    # text): `separate` writes the comments the block stage finds to the row's `comments` column, out of `text`;
+    # `drop` leaves them out; `main` keeps them in `text` (and resiliparse and trafilatura keep comment sections).
+    # A boolean is read as before this choice existed: true `main`, false `separate`.
+    comments: Literal["separate", "drop", "main"] = "separate"
     # resiliparse: write list items with a bullet.
     list_bullets: bool = False
-    # resiliparse: keep comment sections in its main-content mode.
-    comments: bool = False
     # resiliparse: keep link targets in the text.
     links: bool = False
     # resiliparse: keep images' alt texts.
@@ -133,6 +136,13 @@ class ExtractSettings(_Section):
     # The `blocks` stage: its fitted weights (None: pipeline/steps/blocks/blocks_model.json). The
     # KenLM files of its perplexity feature are pinned (path + sha256) there, not read from the registry.
     blocks_model: str | None = None
+
+    @field_validator("comments", mode="before")
+    @classmethod
+    def _comments_from_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # the resiliparse option this setting was
+            return "main" if value else "separate"
+        return value
 
 
 class LangIdSettings(_Section):

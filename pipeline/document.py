@@ -99,6 +99,7 @@ class Document:
     extractor: str | None = None
     fallback_reason: str | None = None  # why the cascade left its first stage
     page_type: str | None = None  # the block stage's page type (pipeline.steps.blocks.page_type), if it ran
+    comments: str | None = None  # the reader comments the block stage wrote apart from ``text`` (extract.comments)
     language: Language | None = None
     sentences: list[Sentence] = field(default_factory=list)
     unfiltered: bool = False  # the extractor's text passes the filter unscored (the conservative revert)

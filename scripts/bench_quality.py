@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import os
 import shutil
@@ -33,7 +34,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchpages import BENCH, is_heldout, manifest, scorer
+from benchpages import BENCH, damaged_truth, is_heldout, manifest, scorer
+
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -255,6 +257,12 @@ def print_set(name: str, results: list[tuple[str, list[dict], float]], meta: dic
         cells = " ".join(f"{mean([float(r[m]) for r in full]):{10 if m == 'rouge5_f' else 7}.3f}" for m in METRICS)
         snip = f"{mean(snippets):9.3f}" if snippets else f"{'-':>9s}"
         print(f"{label:{width}s}  {cells} {snip} {speed:8.1f}")
+    damaged = {i for i, m in meta.items() if m.get("damaged")}
+    if damaged & {r["id"] for r in results[0][1]}:
+        kept = [[float(r["rouge5_f"]) for r in rows if r["rouge5_f"] and r["id"] not in damaged] for _, rows, _ in results]
+        print(f"\nROUGE-5 F1 without the {len(results[0][1]) - len(kept[0])} pages whose truth spells words letter by "
+              "letter or splits the page's words (benchpages.damaged_truth): " + ", ".join(f"{label} {mean(k):.3f}"
+                                                            for (label, _, _), k in zip(results, kept)))
     told = [(m["page_type"], m["told_type"]) for m in (meta[r["id"]] for r in results[0][1])
             if m.get("page_type") and m.get("told_type")]
     if told:
@@ -290,9 +298,17 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.bench / "score.py").exists():
         sys.exit(f"bench_quality: {args.bench} has no score.py (need ../shared/bench)")
+    from pipeline.reading.decode import decode_html
+
     wanted = set(args.runs.split(",")) if args.runs else None
     for name in args.sets.split(","):
         meta = rows_by_id(args.bench, name)
+        for row in meta.values():  # benchpages.damaged_truth: figures with and without such pages
+            truth = args.bench / name / row["dataset"] / "truth" / f"{row['id']}.txt"
+            page = args.bench / name / row["dataset"] / "pages" / f"{row['id']}.html.gz"  # (decode_html: the pipeline's)
+            row["damaged"] = truth.exists() and damaged_truth(
+                truth.read_text(encoding="utf-8", errors="replace"),
+                decode_html(gzip.decompress(page.read_bytes())) if page.exists() else None)
         work = args.work / name
         work.mkdir(parents=True, exist_ok=True)
         warc, index = build_warc(args.bench, name, args.work, args.heldout_only)

@@ -29,10 +29,12 @@ type's threshold and rules (:func:`fit_page_types`), judged as well on the dev p
 
 usage: scripts/train_blocks.py [--bench ../shared/bench] [--cache build/blocks_raw.pkl] [--trees 120]
                                [--lm-languages en,de,...|all] [--seed 0] [--drop name,...]
-                               [--without lm,primary] [--tune-folds 5] [--rules-only] [--page-types]
+                               [--without lm,primary] [--tune-folds 5] [--rules-only] [--page-types] [--comments]
+                               [--seed-features] [--ablate GROUPS] [--comment-designs]
 
 The shipped model: its classifier, threshold and rules from a refit; its page types from
-``--rules-only --tune-folds 5 --page-types`` on that model.
+``--rules-only --tune-folds 5 --page-types`` on that model; its comment detector from
+``--rules-only --tune-folds 5 --comments`` on that one.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import gzip
 import hashlib
 import json
 import pickle
+import re
 from collections import defaultdict
 from dataclasses import replace
 from multiprocessing import Pool
@@ -54,11 +57,13 @@ from pipeline import _native, models
 from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
 from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
-from pipeline.steps.blocks.features import (CELLS, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
+from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, dense_names, featurize, page_language, word_count)
+from pipeline.steps.blocks.comments import (MAIN_CONTENT_TYPES, CommentModel, comment_features, feature_names,
+                                            in_form, region_blocks, repeats)
 from pipeline.steps.blocks.model import MODEL_PATH, BlockModel
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
-from pipeline.steps.blocks.parse import parse_page
+from pipeline.steps.blocks.parse import names_comments, parse_page
 from pipeline.steps.blocks.rules import RuleSettings, revise
 from pipeline.steps.blocks.step import block_lines, shorter_than_primary
 from pipeline.steps.extractors import ResiliparseExtractor
@@ -96,7 +101,7 @@ def raw_page(item: dict) -> dict:
     (under every pinnable model: ``--lm-languages`` chooses among them without reparsing)."""
     html = decode_html(gzip.decompress(Path(item["html"]).read_bytes()))
     truth = Path(item["truth"]).read_text(encoding="utf-8", errors="replace")
-    blocks, markup = parse_page(html)
+    blocks, markup = parse_page(html, nodes=True)  # the cache keeps the structure heuristics' candidates
     page = dict(item, truth=truth, blocks=blocks, markup=markup,
                 primary=ResiliparseExtractor(ExtractSettings(), main_content=True).plain_text(html),
                 page_lang=page_language(blocks, models.default_lid_model_path()) if blocks else "und", log_ppl=None)
@@ -107,6 +112,7 @@ def raw_page(item: dict) -> dict:
 
 PINS = lm_pins()
 DROP: list[str] = []  # --drop (set before the pool forks)
+SEED_FEATURES = False  # --seed-features: the block features end with features.NODES (set before the pool forks)
 
 
 def featurised(page: dict, centres: dict[str, float], bench: Path, without_primary: bool = False) -> dict:
@@ -119,9 +125,9 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
     lang = page["page_lang"]
     log_ppl = page["log_ppl"] if lang in centres else None
     out["X"], out["hashed"] = featurize(blocks, "" if without_primary else page["primary"], log_ppl,
-                                        centres.get(lang, 0.0))
+                                        centres.get(lang, 0.0), page["markup"].nodes if SEED_FEATURES else None)
     if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
-        out["X"][:, [dense_names().index(name) for name in DROP]] = 0.0
+        out["X"][:, [dense_names(SEED_FEATURES).index(name) for name in DROP]] = 0.0
     html = decode_html(gzip.decompress(Path(page["html"]).read_bytes()))
     out["signals"] = page_signals(blocks, out["X"], page["primary"], page["markup"], html)
     if page["set"] == "snippets":  # no block labels: the set is never fitted on
@@ -130,7 +136,43 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
     joined = f" {' '.join(tokens)} "
     trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
     out["y"] = [label(scorer(bench).tokenize(b.text), joined, trigrams) for b in blocks]
+    regions = region_blocks(blocks)
+    recurring = dict(zip(regions.tolist(), repeats(blocks, regions).tolist()))
+    out["comment_y"] = [comment_label(b, y, recurring.get(i, 0)) for i, (b, y) in enumerate(zip(blocks, out["y"]))]
     return out
+
+
+# A comment (:func:`comment_label`) has at least this many words, at most this share of link text, and a text that
+# fewer than this many other blocks of the page's comment regions have; it ends a sentence or has at least
+# COMMENT_PROSE_WORDS words; and, under COMMENT_UI_WORDS words, it does not itself name comments or replies (the
+# region's own prompts: "Leave a Reply", "You must log in to comment.", "Zaloguj się i komentuj").
+COMMENT_MIN_WORDS = 4
+COMMENT_MAX_LINKS = 0.5
+COMMENT_MAX_REPEATS = 2
+COMMENT_PROSE_WORDS = 12
+COMMENT_UI_WORDS = 30
+
+
+def comment_label(block, main: int, repeated: int) -> int:
+    """A reader comment: a block of a comment region (:attr:`Block.comment_region`, outside the parts never kept)
+    whose text the truth leaves out (not ``main``), of at least ``COMMENT_MIN_WORDS`` words, mostly not link text,
+    whose text ``repeated`` times among the other region blocks is less than ``COMMENT_MAX_REPEATS``, not a heading,
+    not in a form (:func:`~pipeline.steps.blocks.comments.in_form`), written as prose (it ends a sentence, or is
+    long), and not one of the region's prompts (a short text naming comments, :func:`parse.names_comments` of its
+    words): a region's buttons, counts, headings, "Reply" lines and its comment form's notes are boilerplate. A
+    forum's posts and answers, and reviews the truth keeps, are main content."""
+    if not block.comment_region or block.excluded or main or block.tag in HEADINGS or in_form(block):
+        return 0
+    words = word_count(block.text)
+    text = block.text.rstrip()
+    if words < COMMENT_MIN_WORDS or block.link_chars > COMMENT_MAX_LINKS * len(block.text):
+        return 0
+    if repeated >= COMMENT_MAX_REPEATS or not (text.endswith(tuple(ENDS_SENTENCE)) or words >= COMMENT_PROSE_WORDS):
+        return 0
+    return int(words >= COMMENT_UI_WORDS or not names_comments(tuple(t for t in _WORD_SPLIT.split(text.lower()) if t)))
+
+
+_WORD_SPLIT = re.compile(r"\W+")
 
 
 def page_weights(pages: list[dict]) -> np.ndarray:
@@ -206,8 +248,92 @@ def page_texts(pages: list[dict], model: BlockModel, threshold: float | None,
             keep = revise(p["blocks"], p["prob"], decision.threshold, decision.rules)
         else:
             keep = revise(p["blocks"], p["prob"], threshold, rules)
+        if (model.comments is not None and p.get("comment_prob") is not None
+                and p.get("predicted_type") not in MAIN_CONTENT_TYPES):  # extract.comments: separate
+            keep &= ~(p["comment_prob"] >= model.comments.threshold)
         out.append(block_lines([b for b, k in zip(p["blocks"], keep) if k]))
     return out
+
+
+# The comment detector's trees (pipeline/steps/blocks/comments.py), its folds (out-of-fold probabilities of the
+# training pages, on which its threshold is chosen) and its candidate thresholds (above 1: no comments).
+COMMENT_TREES = 60
+COMMENT_FOLDS = 2
+COMMENT_THRESHOLDS = [2.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3]
+
+
+def fit_comment_trees(pages: list[dict], weight_of: dict[str, float], seed: int) -> dict:
+    """The comment detector's JSON (without its threshold), fitted on the comment-region blocks of ``pages``
+    (:func:`comment_label`), each page weighing as in the block fit and its region blocks sharing that by the
+    square root of their words."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rows, labels, weights = [], [], []
+    for p in pages:
+        chosen = p.get("regions")
+        if chosen is None or not len(chosen):
+            continue
+        rows.append(comment_features(p["blocks"], p["X"], chosen, p["signals"]))
+        labels.append(np.asarray(p["comment_y"])[chosen])
+        root = np.sqrt([word_count(p["texts"][i]) for i in chosen])
+        weights.append(weight_of[p["id"]] * root / root.sum())
+    y = np.concatenate(labels)
+    w = np.concatenate(weights)
+    booster = HistGradientBoostingClassifier(max_iter=COMMENT_TREES, max_depth=5, learning_rate=0.1,
+                                             early_stopping=False, random_state=seed)
+    booster.fit(np.vstack(rows), y, sample_weight=w / w.mean())
+    print(f"comment detector: {len(y)} region blocks of {len(rows)} pages, {y.mean():.3f} comments", flush=True)
+    return {"feature_names": feature_names(), "trees": export_trees(booster)}
+
+
+def comment_probs(pages: list[dict], data: dict) -> None:
+    """Set each page's ``comment_prob`` (per block; 0 outside comment regions) from the detector ``data``."""
+    detector = CommentModel({**data, "threshold": 0.5})
+    for p in pages:
+        chosen = p["regions"] = region_blocks(p["blocks"]) if p["X"] is not None else None
+        if chosen is None:
+            continue
+        p["comment_prob"] = np.zeros(len(p["blocks"]))
+        if len(chosen):
+            p["comment_prob"][chosen] = detector.probabilities(p["blocks"], p["X"], chosen, p["signals"])
+
+
+def fit_comments(args, train: list[dict], heldout: list[dict], weight_of: dict[str, float]) -> dict:
+    """The comment detector fitted on every training page; each training page's ``comment_prob`` out of fold
+    (``COMMENT_FOLDS``), each held-out page's from the detector (the threshold is chosen later, on the tuning
+    pages: :func:`tune_comments`)."""
+    for p in train:
+        p["regions"] = region_blocks(p["blocks"]) if p["X"] is not None else None
+    for k in range(COMMENT_FOLDS):
+        fold = [p for p in train if tune_fold("comments" + p["id"], COMMENT_FOLDS) == k]
+        comment_probs(fold, fit_comment_trees([p for p in train if tune_fold("comments" + p["id"], COMMENT_FOLDS) != k],
+                                              weight_of, args.seed))
+    data = fit_comment_trees(train, weight_of, args.seed)
+    comment_probs(heldout, data)
+    return data
+
+
+def tune_comments(args, data: dict, model: BlockModel, tuning: list[dict], choose) -> None:
+    """The comment detector's threshold: the best weighted mean ROUGE-5 F1 of the tuning pages' texts with the
+    comments out (extract.comments: separate), among the values that lower no set's by more than
+    ``--max-set-loss`` (0.0005 when not given) against no comments; sets it in ``data`` and ``model``."""
+    off = page_texts_with(tuning, model, data, 2.0)
+    by_value = {t: page_texts_with(tuning, model, data, t) for t in COMMENT_THRESHOLDS}
+    threshold = choose("comments threshold", by_value, off)
+    data["comments"]["threshold"] = threshold
+    model.comments = CommentModel(data["comments"])
+    labelled = [(p["comment_prob"][i] >= threshold, p["comment_y"][i]) for p in tuning if p.get("regions") is not None
+                for i in p["regions"]]
+    found = sum(c and y for c, y in labelled)
+    print(f"comments at {threshold} (training pages out of fold): precision {found / max(sum(c for c, _ in labelled), 1):.3f}"
+          f", recall {found / max(sum(y for _, y in labelled), 1):.3f} of {sum(y for _, y in labelled)} labelled comments")
+
+
+def page_texts_with(pages: list[dict], model: BlockModel, comments: dict, threshold: float) -> list[str]:
+    """:func:`page_texts` by each page's decision (its type's, or the global one) with the comment detector
+    ``comments`` at ``threshold``."""
+    model.comments = CommentModel({**comments["comments"], "threshold": threshold})
+    return page_texts(pages, model, None)
 
 
 # The structure rules' candidate values (pipeline/steps/blocks/rules.py; above 1: the rule is off).
@@ -234,6 +360,114 @@ def out_of_fold(args, train: list[dict], weight_of: dict[str, float], centres: d
         for p in train:
             if tune_fold(p["id"], folds) == k and p["X"] is not None:
                 p["prob"] = model.scores(p["X"], p["hashed"])
+
+
+def ablate(args, train: list[dict], weight_of: dict[str, float], centres: dict[str, float], bench_score) -> None:
+    """``--ablate``: what each named group of dense features buys. The training pages split in two
+    (:func:`tune_fold`); for each configuration (every feature of ``--ablate`` in; each group zeroed in turn;
+    all zeroed) the two stages are fitted on one half at ``--seed`` and the other half's pages are scored: ROUGE-5
+    F1 of the classifier alone (no rules, no page types, no comments) at 0.5 and at the configuration's best
+    threshold, weighted as the fit weighs them, per set, WCXB page type, dataset and language. Nothing is written."""
+    names = [name for name in args.ablate.split(";") if name]
+    groups = {"all in": []} | {f"without {name}": name.split(",") for name in names}
+    groups["all zeroed"] = [column for name in names for column in name.split(",")]
+    fitted = [p for p in train if tune_fold(p["id"], 2) == 1]
+    scored = [p for p in train if tune_fold(p["id"], 2) == 0 and p["X"] is not None]
+    original = {p["id"]: p["X"] for p in train if p["X"] is not None}
+    results = {}
+    for label, columns in groups.items():
+        index = [dense_names(SEED_FEATURES).index(c) for c in columns]
+        for p in train:
+            if p["X"] is not None:
+                p["X"] = original[p["id"]].copy()
+                p["X"][:, index] = 0.0
+        print(f"ablation '{label}': fitted on {len(fitted)} pages, scored on {len(scored)}", flush=True)
+        model = BlockModel({**fit(args, fitted, weight_of, centres), "threshold": 0.5})
+        probs = [model.scores(p["X"], p["hashed"]) for p in scored]
+        by_threshold = {}
+        for t in THRESHOLDS:
+            texts = [block_lines([b for b, q in zip(p["blocks"], prob) if q >= t]) for p, prob in zip(scored, probs)]
+            by_threshold[t] = [bench_score.score_pair(text, p["truth"])["rouge5_f"] for p, text in zip(scored, texts)]
+        weights = np.array([weight_of[p["id"]] for p in scored])
+        best = max(THRESHOLDS, key=lambda t: np.average(by_threshold[t], weights=weights))
+        results[label] = (best, by_threshold[0.5], by_threshold[best])
+    for p in train:
+        if p["X"] is not None:
+            p["X"] = original[p["id"]]
+    keys = [("weighted", lambda p: True)]
+    keys += [(name, lambda p, name=name: p["set"] == name) for name in ("data", "wcxb", "ml")]
+    for field, prefix in (("dataset", "data"), ("page_type", "wcxb"), ("lang", "ml"), ("dataset", "ml")):
+        values = sorted({p[field] for p in scored if p["set"] == prefix})
+        keys += [(f"{prefix} {v}", lambda p, field=field, prefix=prefix, v=v: p["set"] == prefix and p[field] == v)
+                 for v in values if sum(p["set"] == prefix and p[field] == v for p in scored) >= 10]
+    print(f"\nablation at seed {args.seed}: ROUGE-5 F1 on the other half of the training pages ({len(scored)}), "
+          "classifier alone; 'weighted' as fitted, the rest plain means; at 0.5 / at the best threshold")
+    print(f"{'group':24s} {'pages':>5s}  " + "  ".join(f"{label[:22]:>22s}" for label in results))
+    print(f"{'best threshold':24s} {'':5s}  " + "  ".join(f"{r[0]:>22}" for r in results.values()))
+    for key, test in keys:
+        chosen = [i for i, p in enumerate(scored) if test(p)]
+        cells = []
+        for _, at_half, at_best in results.values():
+            if key == "weighted":
+                w = weights[chosen]
+                cells.append(f"{np.average(np.array(at_half)[chosen], weights=w):.4f} / "
+                             f"{np.average(np.array(at_best)[chosen], weights=w):.4f}")
+            else:
+                cells.append(f"{np.mean(np.array(at_half)[chosen]):.4f} / {np.mean(np.array(at_best)[chosen]):.4f}")
+        print(f"{key[:24]:24s} {len(chosen):5d}  " + "  ".join(f"{c:>22s}" for c in cells))
+
+
+def compare_comment_designs(args, train: list[dict], weight_of: dict[str, float], centres: dict[str, float],
+                            bench_score) -> None:
+    """``--comment-designs``: the comment detector after a classifier of main content (the shipped design) against a
+    three-way split by two models: a classifier of content (main and comment blocks, :func:`comment_label`) and the
+    same detector after it. Fitted on one half of the training pages (:func:`tune_fold`), scored on the other:
+    ROUGE-5 F1 of the text with the comments out (extract.comments: separate), the classifier at 0.5, per set,
+    dataset and page type, at each detector threshold; and the detector's precision and recall there. Writes nothing."""
+    fitted = [p for p in train if tune_fold(p["id"], 2) == 1]
+    scored = [p for p in train if tune_fold(p["id"], 2) == 0 and p["X"] is not None]
+    for p in train:
+        p["regions"] = region_blocks(p["blocks"]) if p["X"] is not None else None
+    detector = fit_comment_trees(fitted, weight_of, args.seed)
+    comment_probs(scored, detector)
+    results = {}
+    for design in ("main, then comments", "content, then comments"):
+        if design.startswith("content"):
+            saved = {p["id"]: p["y"] for p in fitted}
+            for p in fitted:
+                p["y"] = [max(y, c) for y, c in zip(p["y"], p.get("comment_y") or p["y"])]
+        model = BlockModel({**fit(args, fitted, weight_of, centres), "threshold": 0.5})
+        if design.startswith("content"):
+            for p in fitted:
+                p["y"] = saved[p["id"]]
+        probs = [model.scores(p["X"], p["hashed"]) for p in scored]
+        for t in (2.0, 0.9, 0.8, 0.7, 0.6, 0.5):
+            texts = []
+            for p, prob in zip(scored, probs):
+                keep = (prob >= 0.5) & ~(p["comment_prob"] >= t)
+                texts.append(block_lines([b for b, k in zip(p["blocks"], keep) if k]))
+            results[(design, t)] = [bench_score.score_pair(text, p["truth"])["rouge5_f"] for p, text in zip(scored, texts)]
+    weights = np.array([weight_of[p["id"]] for p in scored])
+    keys = [("weighted", lambda p: True)] + [(name, lambda p, name=name: p["set"] == name) for name in ("data", "wcxb", "ml")]
+    for field, prefix in (("dataset", "data"), ("page_type", "wcxb"), ("dataset", "ml")):
+        keys += [(f"{prefix} {v}", lambda p, field=field, prefix=prefix, v=v: p["set"] == prefix and p[field] == v)
+                 for v in sorted({p[field] for p in scored if p["set"] == prefix})]
+    print(f"\ncomment designs at seed {args.seed}: ROUGE-5 F1 of the text with comments out, on the other half of the "
+          f"training pages ({len(scored)}); classifier at 0.5; columns: design / detector threshold (2.0: none)")
+    labels = list(results)
+    print(f"{'group':24s} {'pages':>5s} " + " ".join(f"{d.split(',')[0][:7]}/{t:<4}" for d, t in labels))
+    for key, test in keys:
+        chosen = [i for i, p in enumerate(scored) if test(p)]
+        if not chosen:
+            continue
+        cells = [np.average(np.array(results[k])[chosen], weights=weights[chosen] if key == "weighted" else None)
+                 for k in labels]
+        print(f"{key[:24]:24s} {len(chosen):5d} " + " ".join(f"{c:12.4f}" for c in cells))
+    for t in (0.9, 0.8, 0.7, 0.6, 0.5):
+        told = [(p["comment_prob"][i] >= t, p["comment_y"][i]) for p in scored for i in p["regions"]]
+        both = sum(c and y for c, y in told)
+        print(f"detector at {t}: precision {both / max(sum(c for c, _ in told), 1):.3f}, "
+              f"recall {both / max(sum(y for _, y in told), 1):.3f} of {sum(y for _, y in told)} labelled comments")
 
 
 def tune_rules(tuning: list[dict], model: BlockModel, threshold: float, choose, reference: list[str]) -> RuleSettings:
@@ -294,7 +528,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
     fitted = [p for p in train if p["X"] is not None]
     X, y, weights = design(fitted, np.array([weight_of[p["id"]] for p in fitted]))
     print(f"train: {len(train)} pages, {X.shape[0]} blocks, {y.mean():.3f} main", flush=True)
-    n_dense = len(dense_names())
+    n_dense = len(dense_names(SEED_FEATURES))
     page_of = np.concatenate([np.full(len(p["texts"]), i) for i, p in enumerate(fitted)])
     # At most --max-blocks blocks of a page are fitted on (a seeded sample, weights scaled up to the page's):
     # long pages cost fitting time in proportion, and add little the page's first blocks do not show.
@@ -332,7 +566,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
                 "hashed": [round(float(v), 6) for v in coef[n_dense:]], "trees": export_trees(booster)}
 
     def stage_one(part: dict) -> BlockModel:
-        return BlockModel({"threshold": 0.5, "hash_dim": HASH_DIM, "dense_names": dense_names(), **part})
+        return BlockModel({"threshold": 0.5, "hash_dim": HASH_DIM, "dense_names": dense_names(SEED_FEATURES), **part})
 
     # Stage two learns from stage-one probabilities out of fold (pages split by index parity).
     first_oof = []
@@ -349,7 +583,7 @@ def fit(args, train: list[dict], weight_of: dict[str, float], centres: dict[str,
         "about": "pipeline/steps/blocks block classifier, fitted by scripts/train_blocks.py on the dev pages of "
                  "bench data, data-wcxb and data-ml (md5(id) % 10 < 7)",
         "train_pages": len(train), "train_blocks": int(use.sum()), "threshold": 0.5,
-        "hash_dim": HASH_DIM, "dense_names": dense_names(),
+        "hash_dim": HASH_DIM, "dense_names": dense_names(SEED_FEATURES),
         "language_models": {lang: {**PINS[lang], "centre": centre} for lang, centre in centres.items()},
         **fit_stage_one(use),
         "context_trees": export_trees(context_booster),
@@ -406,17 +640,37 @@ def main() -> None:
                         help="fit the page type model and each type's threshold and rules on out-of-fold "
                              "probabilities (needs --tune-folds); with --rules-only the model's classifier and global "
                              "decision stay as they are")
+    parser.add_argument("--ablate", default="",
+                        help="semicolon-separated groups of comma-separated dense features: fit on half the training "
+                             "pages with all of them, each group zeroed, and all zeroed; score the other half "
+                             "(:func:`ablate`); writes nothing")
+    parser.add_argument("--comment-designs", action="store_true",
+                        help="compare the comment detector after a classifier of main content with one after a "
+                             "classifier of content (main and comments), on half the training pages; writes nothing")
+    parser.add_argument("--seed-features", action="store_true",
+                        help="the classifier also reads features.NODES: whether a block lies in a comment region and in "
+                             "each main-content candidate of the structure heuristics of seeds 003 and 004 (what "
+                             "--ablate measures them with; the shipped model does without)")
+    parser.add_argument("--comments", action="store_true",
+                        help="fit the comment detector (pipeline/steps/blocks/comments.py) and its threshold on "
+                             "out-of-fold probabilities (needs --tune-folds); with --rules-only and without "
+                             "--page-types, the model's classifier, decisions and page types stay as they are")
     parser.add_argument("--drop", default="", help="comma-separated dense features set to zero before the fit "
                         "(an ablation: compare with a refit of the same code at the same seed)")
     args = parser.parse_args()
+    if args.comments and not args.tune_folds:
+        parser.error("--comments needs --tune-folds (its threshold is chosen on out-of-fold probabilities)")
     if args.page_types and not args.tune_folds:
         parser.error("--page-types needs --tune-folds: each type's decision is chosen on out-of-fold probabilities")
     if args.without - {"lm", "primary"}:
         parser.error(f"--without: lm and/or primary, not {','.join(sorted(args.without - {'lm', 'primary'}))}")
     DROP.extend(name for name in args.drop.split(",") if name)
-    unknown_features = sorted(set(DROP) - set(dense_names()))
+    global SEED_FEATURES
+    SEED_FEATURES = args.seed_features
+    ablated = {column for group in args.ablate.split(";") for column in group.split(",") if column}
+    unknown_features = sorted((set(DROP) | ablated) - set(dense_names(SEED_FEATURES)))
     if unknown_features:
-        parser.error(f"--drop: no dense feature {','.join(unknown_features)}")
+        parser.error(f"--drop/--ablate: no dense feature {','.join(unknown_features)}")
     bench_score = scorer(args.bench)
 
     if args.lm_languages is None:
@@ -443,6 +697,10 @@ def main() -> None:
     train = [p for p in pages if not is_heldout(p["id"])]
     heldout = [p for p in pages if is_heldout(p["id"])]
     weight_of = dict(zip((p["id"] for p in train), page_weights(train)))
+    if args.ablate:
+        return ablate(args, train, weight_of, centres, bench_score)
+    if args.comment_designs:
+        return compare_comment_designs(args, train, weight_of, centres, bench_score)
     if not args.rules_only:
         data = fit(args, train, weight_of, centres)
     model = BlockModel(data)
@@ -473,15 +731,30 @@ def main() -> None:
         tuning = train
     else:  # on a third of the training pages, with the probabilities of the classifier fitted on them
         tuning = train[::3]
-    if args.rules_only and args.page_types:  # the model's global decision stays; only the page types are fitted
+    # The comment detector (--comments) is fitted, and its threshold chosen, only on out-of-fold probabilities
+    # (--tune-folds): the classifier drops the comments of its own training pages, so there every comment the detector
+    # finds looks like a loss. Otherwise --rules-only keeps the model's, and a refit has none.
+    kept_comments = model.comments if args.rules_only and not args.comments else None
+    model.comments = None  # the decisions are chosen without comments, then the comment threshold given them
+    detector = fit_comments(args, train, heldout, weight_of) if args.comments else None
+    if args.rules_only and (args.page_types or args.comments):  # the model's global decision stays
         share = model.fallback_min_share
     else:
         share = tune_global(args, data, model, tuning, mean_rouge, set_rouge, rouge, weight_of)
     if args.page_types:
         data["page_types"] = fit_page_types(args, train, snippets, model, rouge)
         model.page_types = PageTypeModel(data["page_types"])
-        for p in heldout:
-            p["predicted_type"] = model.page_types.page_type(p["signals"]) if p["signals"] is not None else None
+    for p in (heldout if args.page_types else train + heldout) if model.page_types is not None else ():
+        p["predicted_type"] = model.page_types.page_type(p["signals"]) if p["signals"] is not None else None
+    if detector is not None:  # on the pages of the types that may have comments (comments.MAIN_CONTENT_TYPES)
+        data["comments"] = detector
+        max_loss = 0.0005 if args.max_set_loss is None else args.max_set_loss
+        tune_comments(args, data, model, tuning, chooser(tuning, mean_rouge, set_rouge, max_loss))
+    elif kept_comments is not None:
+        model.comments = kept_comments
+        comment_probs(train + heldout, data["comments"])
+    else:
+        data.pop("comments", None)
     report_heldout(heldout, page_texts(heldout, model, None), share, bench_score)
     args.model.write_text(json.dumps(data, separators=(",", ":")) + "\n")
     args.heldout_ids.parent.mkdir(parents=True, exist_ok=True)

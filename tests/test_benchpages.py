@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from benchpages import HELDOUT_RULE, dev_items, is_heldout, page_bytes, scorer
+from benchpages import HELDOUT_RULE, damaged_truth, dev_items, is_heldout, page_bytes, scorer
 from conftest import bench_file
 
 from pipeline.steps.blocks.model import MODEL_PATH
@@ -34,3 +34,19 @@ def test_pages_and_truth_are_read_and_scored_by_the_bench_scorer():
     truth = open(item["truth"], encoding="utf-8").read()
     assert scorer(bench).score_pair(truth, truth)["rouge5_f"] == 1.0
     assert scorer(bench) is scorer(bench)  # loaded once
+
+
+def test_a_truth_that_splits_the_pages_words_is_told_damaged():
+    """europa's press releases write accented letters in their own <B> elements; a truth made with a space between
+    inline elements splits the words a browser shows whole, and a Greek one spells them letter by letter."""
+    html = ("<html><body><p><b>Le Pr</b><b>ésident</b> a re<b>çu</b> une d<b>él</b><b>égation</b> du Haut "
+            "Commissariat pour les R<b>éfugi</b><b>és</b> et les Europ<b>éens</b> .</p></body></html>")
+    split = "Le Pr ésident a re çu une d él égation du Haut Commissariat pour les R éfugi és et les Europ éens ."
+    assert damaged_truth(split, html)
+    assert not damaged_truth("Le Président a reçu une délégation du Haut Commissariat pour les Réfugiés et les Européens .",
+                             html)
+    assert not damaged_truth(split)  # without the page, only the letter-by-letter rule
+    assert damaged_truth("Η Ε π ι τ ρ ο π ή ε γ κ ρ ί ν ε ι")
+    # a grid of products: "T-Shirt" and "slim" are cells the page's text joins, not a word split in two
+    grid = "<html><body><div>T-Shirt</div><div>slim</div><div>T-Shirt</div><div>regular</div></body></html>"
+    assert not damaged_truth("T-Shirt slim T-Shirt regular", grid)

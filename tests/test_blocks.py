@@ -360,6 +360,12 @@ def test_the_packaged_model_carries_its_fitted_rules():
     assert isinstance(rules, RuleSettings) and rules != RuleSettings()  # fitted: at least one rule is on
 
 
+def comments_of(stage: BlocksExtractor, blocks: list) -> np.ndarray:
+    """The blocks the stage's last classified page holds as reader comments (none without a comment model)."""
+    found = stage.comment_blocks
+    return found if found is not None else np.zeros(len(blocks), dtype=bool)
+
+
 def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
     """The fitted ``rows`` rule on real pages through the stage: a table row is kept whole or, when
     under ``row_share`` of its cells reach the threshold, as the classifier decided."""
@@ -369,7 +375,7 @@ def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
     for _, html, _ in heldout_pages(15, "data-wcxb", page_type="product") + heldout_pages(10, "data-ml", lang="zh"):
         blocks, probs = stage.classify(html)
         decision = model.decision(stage.page_type)
-        keep = revise(blocks, probs, decision.threshold, decision.rules)
+        keep = revise(blocks, probs, decision.threshold, decision.rules) & ~comments_of(stage, blocks)
         assert stage.extract(html) == block_lines([b for b, k in zip(blocks, keep) if k])
         if decision.rules.row_share > 1:
             continue  # the page's type decides without the rows rule
@@ -429,8 +435,9 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
         if cleaned.page_type not in typed or cleaned.extractor != "blocks":
             continue
         decision = model.decision(cleaned.page_type)
-        kept = [b for b, k in zip(blocks, revise(blocks, probs, decision.threshold, decision.rules)) if k]
-        globally = [b for b, k in zip(blocks, revise(blocks, probs, model.threshold, model.rules)) if k]
+        comments = comments_of(stage, blocks)  # reader comments go to the row's comments (extract.comments)
+        kept = [b for b, k in zip(blocks, revise(blocks, probs, decision.threshold, decision.rules) & ~comments) if k]
+        globally = [b for b, k in zip(blocks, revise(blocks, probs, model.threshold, model.rules) & ~comments) if k]
         assert cleaned.text == visible_lines(block_lines([b for b in kept if visible(b.text)]))
         assert len(kept) >= len(globally)
         seen["decided by type"] += len(kept) > len(globally)

@@ -268,10 +268,10 @@ def test_a_guard_interrupt_while_preparing_falls_back_for_that_page_only(monkeyp
 
     parse = blocks_step.parse_page
 
-    def slow_on_the_second(html: str):
+    def slow_on_the_second(html: str, *args):
         if "number 1," in html and "second" in html:
             raise ExecutionTimeout("simulated")
-        return parse(html)
+        return parse(html, *args)
 
     monkeypatch.setattr(blocks_step, "parse_page", slow_on_the_second)
     pages = [page(ARTICLE, "<urn:1>"), page(ARTICLE.replace("<article>", "<article><h1>second</h1>"), "<urn:2>"),

@@ -90,6 +90,19 @@ def test_compiled_block_stage_agrees_with_the_reference_on_bench_pages(monkeypat
     assert assert_agree(pages, monkeypatch) > 10_000
 
 
+def test_compiled_parse_finds_the_references_comment_regions_and_structure_candidates(monkeypatch):
+    """The comment regions and the main-content candidates of seeds 003 and 004 (parse.Nodes), read in the same
+    parse: the compiled target's equal the reference's on real pages and tag soup."""
+    pages = warc_pages(SAMPLE_WARC) + warc_pages(bench_file("warc", "bench-dev.warc.gz"), limit=300) + tag_soup(200)
+    got = [parse_page(html, nodes=True) for html in pages]
+    monkeypatch.setattr(_native, "compiled", without_compiled)
+    want = [parse_page(html, nodes=True) for html in pages]
+    assert got == want  # blocks (their comment_region too) and markup (its nodes too)
+    assert sum(b.comment_region for blocks, _ in want for b in blocks) > 100
+    assert sum(bool(markup.nodes.list_items) for _, markup in want) > 100
+    assert sum(markup.nodes.article != markup.nodes.middle for _, markup in want) > 50
+
+
 SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 EDGE_HTML = [
     "", "   ", "\x00\x01", "<p>no body tag</p>", "<html><head><title>t</title></head></html>",
@@ -147,9 +160,9 @@ def test_compiled_target_gives_the_references_blocks_on_edge_cases(monkeypatch):
     """Pages built to differ: white space of every kind, link text, skipped subtrees, class/id
     attributes, several top-level elements, deep nesting."""
     assert _native.compiled("html") is not None
-    got = [parse_page(html) for html in EDGE_HTML]
+    got = [parse_page(html, nodes=True) for html in EDGE_HTML]
     monkeypatch.setattr(_native, "compiled", without_compiled)
-    want = [parse_page(html) for html in EDGE_HTML]
+    want = [parse_page(html, nodes=True) for html in EDGE_HTML]
     assert got == want  # the blocks and the markup
     markup = want[-2][1]
     assert (markup.https_links, markup.http_links, markup.data_attributes, markup.aria_attributes) == (2, 1, 3, 2)

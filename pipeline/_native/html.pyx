@@ -255,7 +255,8 @@ cdef Py_ssize_t _group_ids(list keys, Py_ssize_t[::1] ids) except -1:
 def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1] X, const double[::1] word_bins,
               const double[::1] link_bins, const double[::1] ppl_bins, tuple tag_kinds, str ends_sentence):
     """features.featurize's dense matrix, computed as its numpy code computes it, into ``X`` (n x
-    len(dense_names()), float32): bias, BASE, PAGE, the three one-hot bins, the neighbours and the window.
+    len(dense_names()), float32): bias, BASE, PAGE, the three one-hot bins, the neighbours and the window (the
+    columns after those, features.NODES, are the caller's).
     Transcendental functions are numpy's own (np.expm1, np.log1p), sums are numpy's pairwise sums. ``tag_kinds``
     (features.HEADINGS, LIST_ITEMS, CELLS, CODE) and ``ends_sentence`` (features.ENDS_SENTENCE) are features.py's."""
     cdef Py_ssize_t n = len(blocks), i, j, k, m, lo, hi, n_groups
@@ -268,7 +269,7 @@ def page_rows(list blocks, str primary, list log_ppl, bint page_lm, float[:, ::1
     cdef Py_ssize_t SHIFT[4]
     cdef float a, b, page_ppl
     cdef double total, page_repeat, step, s, in_primary
-    if X.shape[0] != n or X.shape[1] != WIN + 4:
+    if X.shape[0] != n or X.shape[1] < WIN + 4:
         raise ValueError("X must be n x len(dense_names())")
     NEIGH[:] = [B + 0, B + 1, B + 2, B + 3]  # features.NEIGHBOUR: log_words, link_density, in_primary, ends_punct
     SHIFT[:] = [-1, -2, 1, 2]  # prev1, prev2, next1, next2
@@ -740,10 +741,14 @@ cdef class _TagTable:
 
 
 cdef class _Owner:
-    """parse._Owner: a block-level element on the parser's stack, collecting its runs of text."""
+    """parse._Owner: a block-level element on the parser's stack, collecting its runs of text, and its text lengths
+    for the structure heuristics (parse.Nodes)."""
 
     cdef public Py_ssize_t element, depth, parent, link
-    cdef public bint excluded, preformatted
+    cdef public bint excluded, preformatted, comment
+    # parse._Owner's own_text, children, bearing, longest, second, total, squares and longest_choice (first, last)
+    cdef Py_ssize_t own_text, children, bearing, longest, second, choice_first, choice_last
+    cdef double total, squares
     cdef public bint breaks  # a br among its parts (parse.BREAK), or a line break when preformatted
     cdef public int separator  # parse.SKIPPED or parse.JUNCTION after its last part (parse.separates decides), or 0
     cdef public list spaces  # the parts a written space goes before (parse.block_text), or None
@@ -777,6 +782,7 @@ cdef class _ClassId:
 
     cdef tuple tokens
     cdef list by_level
+    cdef bint comment  # parse.names_comments of its tokens
 
     cdef tuple prefixed(self, Py_ssize_t level):
         cdef str prefix
@@ -805,17 +811,41 @@ cdef tuple _ascii_class_id_tokens(str class_id):
 
 
 cdef _Owner _owner(Py_ssize_t element, str tag, tuple ancestors, tuple levels, Py_ssize_t depth, Py_ssize_t parent,
-                   bint excluded, bint preformatted):
+                   bint excluded, bint preformatted, bint comment):
     """A new _Owner (without the Python call of a constructor)."""
     cdef _Owner owner = _Owner.__new__(_Owner)
     owner.element, owner.tag, owner.ancestors, owner.levels, owner.depth = element, tag, ancestors, levels, depth
-    owner.parent, owner.excluded, owner.preformatted = parent, excluded, preformatted
+    owner.parent, owner.excluded, owner.preformatted, owner.comment = parent, excluded, preformatted, comment
     owner.parts = []
     owner.link = 0
     owner.breaks = False
     owner.separator = 0
     owner.spaces = None
+    owner.own_text = owner.children = owner.bearing = owner.longest = owner.second = 0
+    owner.choice_first = owner.choice_last = -1
+    owner.total = owner.squares = 0.0
     return owner
+
+
+cdef inline bint _article_descends(Py_ssize_t count, double total, double squares, Py_ssize_t longest,
+                                   Py_ssize_t second):
+    """parse.article_descends, in the same floating-point operations."""
+    cdef double gap
+    if count == 0 or longest <= 0:
+        return False
+    if count == 1:
+        return True
+    gap = <double> (longest - second)
+    return gap * gap * count * (count - 1) >= count * squares - total * total
+
+
+@cython.final
+cdef class _Group:
+    """One group of parse._BlockTarget.groups (depth, tag, class/id words): its occurrences, text length and the
+    preorder ranges of its elements."""
+
+    cdef Py_ssize_t count, length
+    cdef list ranges
 
 
 @cython.final
@@ -831,6 +861,12 @@ cdef class BlockTarget:
     cdef Py_ssize_t tag_counts[MAX_COUNTED]  # parse.COUNTED_TAGS' start tags, counted from libxml2's names
     cdef _TagTable table
     cdef object block_class, class_id_tokens, excluded_part, markup_class, read_markup, settle_separator
+    cdef object names_comments, list_choice
+    # the structure heuristics so far (parse._BlockTarget's most_bearing ... groups); the candidates' ranges
+    cdef Py_ssize_t most_bearing, most_children_depth, leaf_text, leaf_parent, leaf_parent_depth, deepest
+    cdef Py_ssize_t most_first, most_last, leaf_first, leaf_last, article_first, article_last
+    cdef dict groups
+    cdef public bint nodes  # parse._BlockTarget.nodes: compute the structure heuristics' candidates
     cdef str br
     cdef int skipped_mark, junction_mark
     # Class and id values (joined as parse.attr_tokens joins them) -> their _ClassId, or None when they have no tokens:
@@ -839,22 +875,26 @@ cdef class BlockTarget:
     cdef Py_ssize_t cache_size
     cdef object error  # raised inside a libxml2 callback (parse_html)
 
-    def __init__(self, block_class, markup_class, read_markup, class_id_tokens, excluded_part, settle_separator, *,
-                 frozenset inline, frozenset skip, frozenset unseen, frozenset unjoined, frozenset preformatted,
-                 frozenset excluded, tuple counted, str br, int skipped, int junction, Py_ssize_t cache_size):
+    def __init__(self, block_class, markup_class, read_markup, class_id_tokens, excluded_part, settle_separator,
+                 names_comments, list_choice, *, frozenset inline, frozenset skip, frozenset unseen, frozenset unjoined,
+                 frozenset preformatted, frozenset excluded, tuple counted, str br, int skipped, int junction,
+                 Py_ssize_t cache_size):
         """parse.py's types, functions and rules (parse.compiled_target hands them in): ``block_class`` and
         ``markup_class``, parse.Block and parse.Markup; ``read_markup``, parse.read_markup for lxml's attribute
         mappings (libxml2's arrays are read here, :meth:`_read_attributes`); ``class_id_tokens``,
         parse.class_id_tokens, asked about class and id values that are not ASCII and not cached; ``excluded_part``,
         parse.excluded_part, asked only about an element that could be one (of ``excluded``, or with a role or
         aria-modal attribute); ``settle_separator``, parse.settle_separator, asked only where a skipped element
-        (``skipped``) or a junction of inline elements (``junction``) stood. The tag sets are parse.INLINE, SKIP,
-        UNSEEN, UNJOINED, PREFORMATTED, EXCLUDED_TAGS and COUNTED_TAGS; ``br`` is parse.BREAK."""
+        (``skipped``) or a junction of inline elements (``junction``) stood; ``names_comments``, parse.names_comments,
+        asked once per class and id value; ``list_choice``, parse.list_choice, once per page. The tag sets are
+        parse.INLINE, SKIP, UNSEEN, UNJOINED, PREFORMATTED, EXCLUDED_TAGS and COUNTED_TAGS; ``br`` is parse.BREAK."""
+        self.names_comments, self.list_choice = names_comments, list_choice
         self.block_class, self.markup_class, self.read_markup = block_class, markup_class, read_markup
         self.class_id_tokens, self.excluded_part, self.settle_separator = class_id_tokens, excluded_part, settle_separator
         self.table = _TagTable(inline, skip, unseen, unjoined, preformatted, excluded, counted)
         self.br, self.skipped_mark, self.junction_mark = br, skipped, junction
         self.class_ids, self.cache_size = {}, cache_size
+        self.nodes = False
         self.reset()
 
     def reset(self):
@@ -866,6 +906,11 @@ cdef class BlockTarget:
         self.in_json_ld = self.junction = False
         self.https_links = self.http_links = self.data_attributes = self.aria_attributes = 0
         memset(self.tag_counts, 0, sizeof(self.tag_counts))
+        self.most_bearing = self.most_children_depth = self.leaf_text = self.leaf_parent_depth = self.deepest = 0
+        self.leaf_parent = -1
+        self.most_first = self.most_last = self.leaf_first = self.leaf_last = -1
+        self.article_first = self.article_last = -1
+        self.groups = {}
 
     cdef _flush(self, _Owner owner):
         cdef str text
@@ -880,7 +925,8 @@ cdef class BlockTarget:
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(self.block_class(text, owner.element, owner.tag, owner.ancestors, owner.attrs(),
                                                     link, owner.depth, owner.parent, owner.excluded, lines,
-                                                    owner.preformatted))
+                                                    owner.preformatted, owner.comment))
+                owner.own_text += len(text)
             owner.parts = []
             owner.link = 0
             owner.breaks = False
@@ -923,7 +969,7 @@ cdef class BlockTarget:
         in_link = bool(self.links) and self.links[-1]
         if not self.owners:
             if flags & TAG_BODY:
-                owner = _owner(self.element, tag, (), (), 0, -1, False, False)
+                owner = _owner(self.element, tag, (), (), 0, -1, False, False, False)
                 self.owners.append(owner)
                 self._push(tag, owner, False)
             else:
@@ -951,7 +997,8 @@ cdef class BlockTarget:
             child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
                            (class_id,) + owner.levels[:3], owner.depth + 1, owner.element,
                            owner.excluded or self._excluded(tag, flags, role, modal),
-                           owner.preformatted or flags & TAG_PREFORMATTED)
+                           owner.preformatted or flags & TAG_PREFORMATTED,
+                           owner.comment or (class_id is not None and (<_ClassId> class_id).comment))
             self.owners.append(child)
             self._push(tag, child, False)
 
@@ -1013,6 +1060,7 @@ cdef class BlockTarget:
         if tokens:
             entry = _ClassId.__new__(_ClassId)
             entry.tokens, entry.by_level = tokens, [None, None, None, None]
+            entry.comment = self.names_comments(tokens)
         if len(self.class_ids) >= self.cache_size:
             self.class_ids.clear()
         self.class_ids[class_id] = entry
@@ -1071,6 +1119,8 @@ cdef class BlockTarget:
             if opened is not None:
                 self._flush(<_Owner> opened)
                 self.owners.pop()
+                if self.nodes:
+                    self._closed(<_Owner> opened)
             if name == tag:
                 break
         self.junction = flags & TAG_INLINE and not flags & TAG_UNJOINED  # parse._BlockTarget.end
@@ -1094,10 +1144,77 @@ cdef class BlockTarget:
         if self.links[-1]:
             owner.link += len(text)
 
+    cdef _closed(self, _Owner owner):
+        """parse._BlockTarget._closed: an element's end, its place in the structure heuristics, its text length handed
+        to its parent."""
+        cdef Py_ssize_t last = self.element, text = owner.own_text + <Py_ssize_t> owner.total
+        cdef Py_ssize_t first = owner.element, choice_first = owner.element, choice_last = last
+        cdef _Owner parent = <_Owner> self.owners[-1] if self.owners else None
+        cdef _Owner holder
+        cdef _Group group
+        cdef object level = owner.levels[0] if owner.levels else None
+        cdef tuple key
+        if owner.bearing > self.most_bearing:
+            self.most_bearing, self.most_children_depth = owner.bearing, owner.depth
+            self.most_first, self.most_last = first, last
+        if owner.bearing == 0 and text > self.leaf_text:
+            self.leaf_text = text
+            holder = owner if parent is None else parent
+            self.leaf_parent, self.leaf_parent_depth = holder.element, holder.depth
+        if first == self.leaf_parent:
+            self.leaf_first, self.leaf_last = first, last
+        if _article_descends(owner.children, owner.total, owner.squares, owner.longest, owner.second):
+            choice_first, choice_last = owner.choice_first, owner.choice_last
+        if owner.depth > self.deepest:
+            self.deepest = owner.depth
+        key = (owner.depth, owner.tag, (<_ClassId> level).tokens if level is not None else ())
+        group = self.groups.get(key)
+        if group is None:
+            group = _Group.__new__(_Group)
+            group.count, group.length, group.ranges = 0, 0, []
+            self.groups[key] = group
+        group.count += 1
+        group.length += text
+        group.ranges.append((first, last))
+        if parent is None:
+            self.article_first, self.article_last = choice_first, choice_last
+            return
+        parent.children += 1
+        parent.total += text
+        parent.squares += (<double> text) * text
+        if text > 0:
+            parent.bearing += 1
+        if text > parent.longest:
+            parent.second, parent.longest = parent.longest, text
+            parent.choice_first, parent.choice_last = choice_first, choice_last
+        elif text > parent.second:
+            parent.second = text
+
+    cdef _nodes(self, nodes):
+        """parse._BlockTarget.close's candidates of the structure heuristics, into ``nodes`` (parse.Nodes)."""
+        cdef double middle
+        cdef _Group group
+        most, leaf = (self.most_first, self.most_last), (self.leaf_first, self.leaf_last)
+        nodes.most_children, nodes.leaf_parent = most, leaf
+        nodes.article = (self.article_first, self.article_last)
+        if self.most_first != -1 and self.leaf_first != -1:  # parse._BlockTarget.close
+            middle = self.deepest / 2.0
+            nodes.middle = most if (abs(self.most_children_depth - middle) <= abs(self.leaf_parent_depth - middle)) else leaf
+        else:
+            nodes.middle = most if self.most_first != -1 else leaf
+        nodes.list_items = self.list_choice([(group.count, group.length, group.ranges)
+                                             for group in self.groups.values()])
+
     def close(self):
+        cdef _Owner owner
         while self.owners:
-            self._flush(self.owners.pop())
+            owner = <_Owner> self.owners.pop()
+            self._flush(owner)
+            if self.nodes:
+                self._closed(owner)
         markup = self.markup
+        if self.nodes:
+            self._nodes(markup.nodes)
         markup.elements = self.element + 1
         markup.https_links += self.https_links
         markup.http_links += self.http_links

@@ -78,15 +78,23 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def block_marks(decisions: BlockDecisions, doc: Document) -> list[Mark]:
+# Where a comment block's text went, by ``extract.comments``.
+COMMENT_NOTES = {"separate": "written to the row's comments, not its text", "drop": "written nowhere (extract.comments: drop)",
+                 "main": "kept in the text (extract.comments: main)"}
+
+
+def block_marks(decisions: BlockDecisions, doc: Document, comments: str = "separate") -> list[Mark]:
     """Each block's :class:`Mark`: the stage's label, its probability against the threshold, the structure rules and
-    the never-kept parts where they decided, and what the filter did to its lines when its text was kept."""
+    the never-kept parts where they decided, where a reader comment's text went (``comments``: the run's
+    ``extract.comments``), and what the filter did to its lines when its text was kept."""
     filtered = _filtered_blocks(decisions, doc) if doc.extractor == "blocks" else {}
     marks = []
     for i, (block, label, prob, keep, shown) in enumerate(zip(decisions.blocks, decisions.labels(), decisions.probs,
                                                                 decisions.keep, decisions.shown)):
         notes = [f"{label}: p(main) {prob:.2f}, threshold {decisions.threshold:.2f}"]
-        if keep and prob < decisions.threshold:
+        if label == "comment":
+            notes.append(f"a reader comment: {COMMENT_NOTES[comments]}")
+        elif keep and prob < decisions.threshold:
             notes.append("kept by the structure rules (its row, region, heading or section)")
         if block.excluded:
             notes.append("never kept: in the page's footer, a dialog or a menu")
@@ -246,6 +254,9 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
     path.append(["text kept", (f"<b>{_e(doc.extractor)}</b>'s" if doc.extractor else "none")
                  + (f", fallback reason <code>{_e(doc.fallback_reason)}</code>" if doc.fallback_reason else "")
                  + f"; {len(doc.text.encode()):,} bytes extracted, {len(clean.encode()):,} written"])
+    if doc.comments:
+        path.append(["comments", f"{len(doc.comments.splitlines()):,} lines of reader comments written to the row's "
+                     f"<code>comments</code> ({len(doc.comments.encode()):,} bytes), not to its text"])
     if row_text is not None:
         same = row_text == clean
         path.append(["the run's row", "<span class='same'>the same text as the run's row</span>" if same else
@@ -264,7 +275,7 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
                  + text_table(doc.text, doc.sentences, judged, threshold, settings.perplexity.short_tokens,
                               doc.line_probs) + "</div></section>")
     if page.extractor is None and doc.html:  # a page the cascade extracts from its HTML
-        marks = block_marks(decisions, doc) if decisions is not None else None
+        marks = block_marks(decisions, doc, settings.extract.comments) if decisions is not None else None
         srcdoc = page_document(doc.html, decisions.blocks if decisions else None, marks)
         labels = sorted({m.label for m in marks or []}, key=lambda l: (l not in KNOWN_LABELS, l))
         legend = "".join(f"<span><i class='key k-{_e(l) if l in KNOWN_LABELS else 'other'}'></i>{_e(l)}</span>"
@@ -284,6 +295,9 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
     else:
         sections.append(f"<p class='note'>A {'page without HTML' if page.extractor is None else _e(page.kind.upper()) + ' record'}: "
                         f"no page to show, only its text.</p>" + text_view)
+    if doc.comments:
+        sections.append("<details><summary>The reader comments (the row's <code>comments</code>)</summary>"
+                        f"<div class='text'><pre>{_e(doc.comments)}</pre></div></details>")
     for stage in (trace.stages if trace is not None else []):
         if stage.text and stage.name != doc.extractor:
             stage_threshold = threshold_of(stage.language.code) if stage.language and stage.sentences else None

@@ -61,6 +61,7 @@ class Extractor(Step):
         doc.extractor = self.name
         doc.unfiltered = self.unfiltered
         doc.line_probs = doc.line_regions = doc.line_preformatted = None
+        doc.comments = None  # the block stage's (BlocksExtractor.run)
         return doc
 
 
@@ -116,7 +117,7 @@ class ResiliparseExtractor(Extractor):
         super().__init__()
         self.main_content = settings.main_content if main_content is None else main_content
         self.max_depth = settings.max_main_content_depth
-        self.options = dict(list_bullets=settings.list_bullets, comments=settings.comments,
+        self.options = dict(list_bullets=settings.list_bullets, comments=settings.comments == "main",
                             links=settings.links, alt_texts=settings.alt_texts)
 
     def check_depth(self, html: str) -> None:
@@ -179,7 +180,8 @@ class TrafilaturaExtractor(Extractor):
     def extract(self, html: str) -> str:
         import trafilatura
 
-        return trafilatura.extract(html, include_comments=False, include_tables=True,
+        comments = self.settings is not None and self.settings.comments == "main"  # (settings: ExtractSettings)
+        return trafilatura.extract(html, include_comments=comments, include_tables=True,
                                    favor_recall=True, deduplicate=False) or ""
 
 

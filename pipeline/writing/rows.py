@@ -20,7 +20,7 @@ def _schema(**fields: pa.DataType) -> pa.Schema:
 
 PAGE_SCHEMA = _schema(
     warc_record_id=pa.string(), url=pa.string(), warc_date=pa.string(), warc_filename=pa.string(),
-    language_score=pa.float32(), text=pa.string(), n_sentences=pa.int32(), n_sentences_kept=pa.int32(),
+    language_score=pa.float32(), text=pa.string(), comments=pa.string(), n_sentences=pa.int32(), n_sentences_kept=pa.int32(),
     perplexity_median=pa.float32(), extractor=pa.string(), fallback_reason=pa.string(), page_type=pa.string(),
     html_bytes=pa.int64(), text_bytes_raw=pa.int64(), text_bytes_clean=pa.int64())
 
@@ -64,6 +64,7 @@ def page_row(cleaned: Document, shard: str) -> dict:
         "warc_filename": shard,
         "language_score": cleaned.language.score if cleaned.language else 0.0,
         "text": text,
+        "comments": cleaned.comments or None,
         "n_sentences": len(cleaned.sentences),
         "n_sentences_kept": sum(1 for s in cleaned.sentences if s.kept),
         "perplexity_median": median(scores),

@@ -22,7 +22,11 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   fallback rule could use, and the classifier's ROUGE-5 F1 by threshold per set and page type;
 - ``snippets``: the held-out pages (``--dev``: the others) of the snippet set (trafilatura eval, never fitted on) through the
   default pipeline in process (:class:`~pipeline.steps.loop.StepLoop`: the cascade and the filter),
-  scored with the bench's snippet F; ``--model`` picks the block model.
+  scored with the bench's snippet F; ``--model`` picks the block model;
+- ``comments``: the blocks of comment regions (:attr:`~pipeline.steps.blocks.parse.Block.comment_region`) on the dev
+  pages: how many train_blocks.py labels comments, per set and group, and a seeded sample of ``--sample`` of them
+  (half labelled comments, half not) with page, label and text, to read against the pages; with ``--heldout``, the
+  held-out pages' blocks told comments against those labels (precision, recall).
 
 usage: PYTHONPATH=scripts python scripts/studies/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
                                                                   [--warc FILE ...]
@@ -71,13 +75,17 @@ def scored(pages: list[dict], model: BlockModel) -> list[dict]:
         p["predicted_type"] = None
         if p["X"] is None:
             p["prob"], p["kept"], p["revised"] = np.zeros(0), np.zeros(0, bool), np.zeros(0, bool)
+            p["comment"] = np.zeros(0, bool)
             continue
         if model.page_types is not None:
             p["predicted_type"] = model.page_types.page_type(p["signals"])
         decision = model.decision(p["predicted_type"])
         p["prob"] = model.scores(p["X"], p["hashed"])
-        p["kept"] = p["prob"] >= decision.threshold
-        p["revised"] = revise(p["blocks"], p["prob"], decision.threshold, decision.rules)
+        p["comment"] = (model.comments.comments(p["blocks"], p["X"], p["signals"], p["predicted_type"])
+                        if model.comments is not None
+                        else np.zeros(len(p["blocks"]), bool))  # out of the text (extract.comments: separate)
+        p["kept"] = (p["prob"] >= decision.threshold) & ~p["comment"]
+        p["revised"] = revise(p["blocks"], p["prob"], decision.threshold, decision.rules) & ~p["comment"]
     return pages
 
 
@@ -162,10 +170,12 @@ def report_warc(paths: list[Path]) -> None:
             blocks, probs = stage.classify(html)
             decision = model.decision(stage.page_type)
             keep = revise(blocks, probs, decision.threshold, decision.rules)
+            comments = stage.comment_blocks if stage.comment_blocks is not None else np.zeros(len(blocks), bool)
             print(f"\n=== {path.name} {record.headers.get('WARC-Target-URI')} ({len(blocks)} blocks, "
-                  f"{int(keep.sum())} kept; page type {stage.page_type}, threshold {decision.threshold})")
-            for b, p, k in zip(blocks, probs, keep):
-                mark = "+" if p >= decision.threshold else ("r" if k else "-")
+                  f"{int((keep & ~comments).sum())} kept, {int(comments.sum())} comments; page type "
+                  f"{stage.page_type}, threshold {decision.threshold})")
+            for b, p, k, c in zip(blocks, probs, keep, comments):
+                mark = "c" if c else "+" if p >= decision.threshold else ("r" if k else "-")
                 print(f"{mark} {p:.2f} {b.tag:6s} {b.text[:110]}")
 
 
@@ -206,6 +216,41 @@ def report_evidence(pages: list[dict], model: BlockModel, bench: Path) -> None:
         print(f"  {key:20s} " + " ".join(f"{t}:{np.mean(v):.3f}" for t, v in by.items()))
 
 
+def report_comments(pages: list[dict], sample: int, heldout: bool) -> None:
+    """Comment labels per set and group, and a sample to read (dev pages); on held-out pages the detector's
+    precision and recall against the labels."""
+    counts = defaultdict(lambda: np.zeros(4))  # (set, group) -> pages with a region, region blocks, comments, words
+    rows = []
+    for p in pages:
+        region = [i for i, b in enumerate(p["blocks"]) if b.comment_region and not b.excluded]
+        if not region:
+            continue
+        for key in ((p["set"], "ALL"), (p["set"], p["group"])):
+            counts[key] += (1, len(region), sum(p["comment_y"][i] for i in region),
+                            sum(word_count(p["blocks"][i].text) for i in region if p["comment_y"][i]))
+        rows += [(p, i) for i in region]
+    print(f"{'held-out' if heldout else 'dev'} pages with a comment region; its blocks; those labelled comments "
+          "(train_blocks.comment_label); their words")
+    for (name, group), (n, blocks, comments, words) in sorted(counts.items()):
+        if n >= 3:
+            print(f"  {name:4s} {group[:24]:24s} {int(n):5d} {int(blocks):7d} {int(comments):7d} {int(words):8d}")
+    if heldout:
+        told = [(bool(p["comment"][i]), bool(p["comment_y"][i])) for p, i in rows]
+        both = sum(c and y for c, y in told)
+        print(f"told comments: {sum(c for c, _ in told)}, labelled: {sum(y for _, y in told)}, both: {both}; "
+              f"precision {both / max(sum(c for c, _ in told), 1):.3f}, recall {both / max(sum(y for _, y in told), 1):.3f}")
+        return
+    rng = np.random.default_rng(0)
+    for wanted in (1, 0):
+        chosen = [r for r in rows if r[0]["comment_y"][r[1]] == wanted]
+        print(f"\nsample of {sample // 2} blocks labelled {'comment' if wanted else 'not comment'} "
+              f"(of {len(chosen)}), seed 0:")
+        for k in rng.choice(len(chosen), min(sample // 2, len(chosen)), replace=False):
+            p, i = chosen[k]
+            b = p["blocks"][i]
+            print(f"  [{p['id']}] {b.tag} {'main' if p['y'][i] else 'other'}: {' '.join(b.text.split())[:160]}")
+
+
 def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None:
     import json
 
@@ -230,7 +275,10 @@ def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--report", choices=("losses", "heldout", "warc", "evidence", "snippets"), default="losses")
+    parser.add_argument("--report", choices=("losses", "heldout", "warc", "evidence", "snippets", "comments"),
+                        default="losses")
+    parser.add_argument("--sample", type=int, default=100, help="comments: blocks to print")
+    parser.add_argument("--heldout", action="store_true", help="comments: the held-out pages (the detector's figures)")
     parser.add_argument("--warc", type=Path, nargs="*", default=[], help="WARC files of the warc report")
     parser.add_argument("--bench", type=Path, default=BENCH)
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "blocks_raw.pkl")
@@ -244,14 +292,17 @@ def main() -> None:
         return report_snippets(args.bench, args.model, not args.dev)
     model = BlockModel.load(args.model)
     centres = {lang: pin.centre for lang, pin in model.language_models.items()}
+    heldout = args.report == "heldout" or (args.report == "comments" and args.heldout)
     raw = [p for p in train_blocks.raw_pages(args.bench, args.cache, args.workers)
-           if p["set"] != "snippets" and is_heldout(p["id"]) == (args.report == "heldout")]
+           if p["set"] != "snippets" and is_heldout(p["id"]) == heldout]
     if args.report == "evidence":
         raw = raw[::3]  # train_blocks.py's tuning pages
     with Pool(args.workers) as pool:
         pages = pool.starmap(train_blocks.featurised, [(p, centres, args.bench) for p in raw], chunksize=16)
     scored(pages, model)
-    if args.report == "losses":
+    if args.report == "comments":
+        report_comments(pages, args.sample, heldout)
+    elif args.report == "losses":
         report_losses(pages)
     elif args.report == "evidence":
         report_evidence(pages, model, args.bench)

@@ -3,8 +3,9 @@ language model (:func:`page_language`), centred and ranked within the page, link
 and its rank within the page, character statistics (the signals of pages with no model),
 punctuation, tag kind and path, hashed class/id tokens, position, repeated sibling structures
 (:func:`structure`: list items, grid cards, table rows, posts), whether resiliparse's
-main-content pass kept it, and the same features of its neighbours (:func:`featurize`); the
-second stage's context features (:func:`context_features`).
+main-content pass kept it, whether it lies in a comment region or in one of the main-content candidates of the
+structure heuristics of seeds 003 and 004 (:func:`node_features`), and the same features of its neighbours
+(:func:`featurize`); the second stage's context features (:func:`context_features`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from pipeline import _native, models
 from pipeline.document import UNKNOWN_LANGUAGE
-from pipeline.steps.blocks.parse import UNSPACED, Block
+from pipeline.steps.blocks.parse import NO_NODE, UNSPACED, Block, Nodes
 from pipeline.steps.perplexity import perplexities
 
 HASH_DIM = 1 << 12
@@ -34,6 +35,11 @@ IN_PRIMARY = 1 + BASE.index("in_primary")  # its column in the dense features (a
 PAGE = ["position", "ppl_vs_page", "ppl_rank", "page_in_primary", "log_page_blocks", "words_rank", "word_share",
         "log_siblings", "log_repeats", "repeat_word_share", "repeat_link_density", "page_repeat_share",
         "page_lm"]
+# Where the block lies (:func:`node_features`): in a comment region, and in each main-content candidate of the
+# structure heuristics (:class:`~pipeline.steps.blocks.parse.Nodes`; seed 003's three, seed 004's two). A model
+# fitted with them (``scripts/train_blocks.py --seed-features``) lists them last in its dense features; the shipped
+# one is not (docs/page-parts.md: they did not measure better).
+NODES = ["comment_region", "mce_children", "mce_leaf_parent", "mce_middle", "article_node", "list_items"]
 HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 LIST_ITEMS = frozenset("li dt dd".split())
 CELLS = frozenset("td th".split())
@@ -41,14 +47,15 @@ CODE = frozenset("pre code".split())
 _DIGITS = str.maketrans("", "", "0123456789")
 
 
-def dense_names() -> list[str]:
+def dense_names(nodes: bool = False) -> list[str]:
+    """The dense features' names, in column order; with ``nodes``, :data:`NODES` last."""
     names = ["bias", *BASE, *PAGE]
     names += [f"words_bin{i}" for i in range(len(WORD_BINS) + 1)]
     names += [f"link_bin{i}" for i in range(len(LINK_BINS) + 1)]
     names += [f"ppl_bin{i}" for i in range(len(PPL_BINS) + 1)]
     names += [f"{side}{k}.{n}" for side in ("prev", "next") for k in (1, 2) for n in NEIGHBOUR]
     names += [f"win.{n}" for n in NEIGHBOUR]
-    return names
+    return names + NODES if nodes else names
 
 
 _HASHES: dict[str, int] = {}
@@ -167,22 +174,50 @@ def structure(blocks: list[Block], words: np.ndarray, links: np.ndarray) -> np.n
                      rep_links / np.maximum(rep_words, 1.0), np.full(n, page_repeat)], axis=1)
 
 
+def _inside(elements: np.ndarray, node: tuple[int, int]) -> np.ndarray:
+    return (elements >= node[0]) & (elements <= node[1]) if node != NO_NODE else np.zeros(len(elements), dtype=bool)
+
+
+def node_features(blocks: list[Block], nodes: Nodes | None) -> np.ndarray:
+    """The ``NODES`` columns: per block, whether it lies in a comment region (:attr:`Block.comment_region`) and in
+    each of the page's main-content candidates (``nodes``, from the same parse: its element is the candidate or
+    inside it); without ``nodes``, in none."""
+    out = np.zeros((len(blocks), len(NODES)), dtype=np.float32)
+    if not blocks:
+        return out
+    out[:, 0] = np.fromiter((b.comment_region for b in blocks), dtype=bool, count=len(blocks))
+    if nodes is None:
+        return out
+    elements = np.fromiter((b.element for b in blocks), dtype=np.int64, count=len(blocks))
+    for j, node in enumerate((nodes.most_children, nodes.leaf_parent, nodes.middle, nodes.article), 1):
+        out[:, j] = _inside(elements, node)
+    if nodes.list_items:  # one depth's elements: disjoint, in document order
+        starts = np.fromiter((first for first, _ in nodes.list_items), dtype=np.int64, count=len(nodes.list_items))
+        ends = np.fromiter((last for _, last in nodes.list_items), dtype=np.int64, count=len(nodes.list_items))
+        at = np.searchsorted(starts, elements, side="right") - 1
+        out[:, 5] = (at >= 0) & (elements <= ends[np.maximum(at, 0)])
+    return out
+
+
 def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None = None,
-              ppl_centre: float = 0.0) -> tuple[np.ndarray, list[list[int]]]:
+              ppl_centre: float = 0.0, nodes: Nodes | None = None) -> tuple[np.ndarray, list[list[int]]]:
     """Dense feature matrix (``dense_names()`` columns) and hashed sparse indices per block.
 
     ``log_ppl`` is :func:`block_perplexities` under the page's language model (None: no model);
     ``ppl_centre`` is that model's typical log10 block perplexity, subtracted so that models of
-    different languages share one scale.
+    different languages share one scale; ``nodes``: the page's main-content candidates (its parse's
+    ``Markup.nodes``), given only to a model fitted with them: their columns (:func:`node_features`) come last.
     """
     n = len(blocks)
     page_lm = log_ppl is not None
     ppl = np.full(n, np.nan) if log_ppl is None else np.asarray(log_ppl, dtype=np.float64) - ppl_centre
     module = _native.compiled("html")
     if module is not None:  # the same matrix in one compiled pass
-        X = np.empty((n, len(dense_names())), dtype=np.float32)
+        X = np.empty((n, len(dense_names(nodes is not None))), dtype=np.float32)
         if n:
             module.page_rows(blocks, module.joined_words(primary_text), ppl.tolist(), page_lm, X, *_COMPILED_ROWS)
+            if nodes is not None:
+                X[:, -len(NODES):] = node_features(blocks, nodes)  # the columns after page_rows' own
         return X, hashed_tokens(blocks, X[:, IN_PRIMARY].tolist())
     primary = " ".join(primary_text.split())
     base = np.array([_base(b, primary, p) for b, p in zip(blocks, ppl.tolist())],
@@ -215,7 +250,8 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
     X = np.hstack([np.ones((n, 1)), base, extra,
                    _one_hot(words, WORD_BINS),
                    _one_hot(base[:, col["link_density"]], LINK_BINS),
-                   _one_hot(rel_ppl, PPL_BINS, scored), *shifted, window]).astype(np.float32)
+                   _one_hot(rel_ppl, PPL_BINS, scored), *shifted, window,
+                   *(() if nodes is None else (node_features(blocks, nodes),))]).astype(np.float32)
     return X, hashed_tokens(blocks, base[:, col["in_primary"]].tolist())
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline import _native, models
+from pipeline.steps.blocks.comments import CommentModel
 from pipeline.steps.blocks.features import HASH_DIM, context_features, dense_names
 from pipeline.steps.blocks.page_type import PageTypeModel, TypedDecision
 from pipeline.steps.blocks.rules import RuleSettings
@@ -66,10 +67,13 @@ class BlockModel:
     features, whose score joins the dense features of a tree ensemble. Stage two: a tree ensemble
     over each block's stage-one probability in the context of its neighbours and page
     (:func:`context_features`). With a page type model (``page_types``), a page of a known type is decided by
-    its type's threshold and rules (:meth:`decision`)."""
+    its type's threshold and rules (:meth:`decision`); with a comment model (``comments``), the blocks of its
+    comment regions are told comments or not (:class:`~pipeline.steps.blocks.comments.CommentModel`)."""
 
     def __init__(self, data: dict) -> None:
-        if data.get("dense_names") != dense_names() or data.get("hash_dim") != HASH_DIM:
+        # fitted with the structure heuristics' columns (train_blocks.py --seed-features) or without
+        self.nodes = data.get("dense_names") == dense_names(nodes=True)
+        if data.get("dense_names") != dense_names(self.nodes) or data.get("hash_dim") != HASH_DIM:
             raise ValueError("blocks model does not match the feature set; rerun scripts/train_blocks.py")
         self.dense = np.asarray(data["dense"], dtype=np.float32)
         self.hashed = np.asarray(data["hashed"], dtype=np.float32)
@@ -80,6 +84,7 @@ class BlockModel:
         self.language_models = {lang: LanguageModelPin(**pin) for lang, pin in data.get("language_models", {}).items()}
         self.rules = RuleSettings(**data.get("rules", {}))  # absent: no rule (see pipeline.steps.blocks.rules)
         self.page_types = PageTypeModel(data["page_types"]) if data.get("page_types") else None
+        self.comments = CommentModel(data["comments"]) if data.get("comments") else None  # absent: no comments
 
     def decision(self, page_type: str | None) -> TypedDecision:
         """The threshold and rules a page of ``page_type`` is decided by: its type's where the page type model

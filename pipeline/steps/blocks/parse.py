@@ -103,6 +103,7 @@ class Block:
     excluded: bool = False  # inside a part of the page that is never kept (:func:`excluded_part`)
     lines: tuple[str, ...] = ()  # the text's lines as written (:func:`block_text`), else none: ``text`` is written
     preformatted: bool = False  # inside a ``PREFORMATTED`` element (code): its lines keep their spacing
+    comment_region: bool = False  # inside an element whose class or id names comments (:func:`names_comments`)
 
     @property
     def written(self) -> str:
@@ -163,6 +164,84 @@ COUNTED_TAGS = ("main", "article", "section", "header", "nav", "aside", "figure"
                 "button", "svg", "picture", "p")
 
 
+# Class and id words of the elements that hold reader comments, replies and reviews (WordPress's `comment-list`,
+# `comment-body` and `respond`, Disqus's `disqus_thread`, `komentarze`, `user-reviews`): a block inside one is in a
+# comment region (:attr:`Block.comment_region`), where the comment detector (:mod:`pipeline.steps.blocks.comments`)
+# tells comments from the page's own text (a forum's posts, a review the page is about).
+COMMENT_STEMS = ("comment", "koment", "komment", "coment")  # anywhere in a word: `commentlist`, `fbcomments`
+COMMENT_PREFIXES = ("review",)  # at a word's start: `reviews`, `reviewbody`, but not `preview`
+COMMENT_WORDS = frozenset("reply replies respond responses discussion discussions disqus talkback".split())
+
+
+def names_comments(tokens: tuple[str, ...]) -> bool:
+    """Whether an element's class/id words (:func:`attr_tokens`) name a comment region."""
+    return any(t in COMMENT_WORDS or t.startswith(COMMENT_PREFIXES) or any(s in t for s in COMMENT_STEMS)
+               for t in tokens)
+
+
+# Seed 004's list selection takes the group of the highest average text length among the groups of this many
+# highest scores R.
+LIST_CANDIDATES = 3
+NO_NODE = (-1, -1)
+
+
+@dataclass
+class Nodes:
+    """The page's main-content candidates by the structure heuristics of seed 003 (MCE) and seed 004, each an
+    element's preorder range ``(first, last)`` (the element and its descendants; ``NO_NODE``: none), found in the
+    same parse from each block-level element's text length (its blocks' characters and its descendants'). A block
+    is inside a node when its element is in the range (:func:`pipeline.steps.blocks.features.node_features`).
+
+    - ``most_children`` (seed 003): the element with the most children that bear text;
+    - ``leaf_parent`` (seed 003): the parent of the element with the most text among those whose children bear
+      none (the longest run of text, a paragraph: its parent holds the paragraphs);
+    - ``middle`` (seed 003): of those two, the one nearest the middle depth of the page's tree of block-level
+      elements (the first on a tie);
+    - ``article`` (seed 004, the article test): from the body down, each element's children's text lengths: where
+      the gap between the two longest is at least their standard deviation, one child holds the text and the test
+      goes on in it; otherwise the element is the main one;
+    - ``list_items`` (seed 004, the list selection): the elements of one group (the same depth, tag and class/id
+      words; at least two), scored R = 2 x occurrences x text length / (occurrences + text length); of the
+      ``LIST_CANDIDATES`` groups of highest R, the one of the highest average text length."""
+
+    most_children: tuple[int, int] = NO_NODE
+    leaf_parent: tuple[int, int] = NO_NODE
+    middle: tuple[int, int] = NO_NODE
+    article: tuple[int, int] = NO_NODE
+    list_items: list[tuple[int, int]] = field(default_factory=list)
+
+
+def article_descends(count: int, total: float, squares: float, longest: float, second: float) -> bool:
+    """Seed 004's article test of an element whose ``count`` children's text lengths sum to ``total`` (squares to
+    ``squares``; the two longest ``longest`` and ``second``): True when the gap between the two longest is at least
+    their sample standard deviation (an "indirect" element: the test goes on in the longest child). One child: True;
+    none, or no text in them: False. Exact in integers, computed in floats as the compiled parse computes it:
+    gap >= sd  <=>  gap^2 n (n-1) >= n squares - total^2."""
+    if count == 0 or longest <= 0:
+        return False
+    if count == 1:
+        return True
+    gap = longest - second
+    return gap * gap * count * (count - 1) >= count * squares - total * total
+
+
+def list_choice(groups) -> list[tuple[int, int]]:
+    """Seed 004's list selection over ``groups`` (each ``[occurrences, text length, element ranges]``, in the order
+    they were first closed): the ranges of the chosen group, or none."""
+    scored = []
+    for occurrences, length, ranges in groups:
+        if occurrences >= 2 and length > 0:
+            scored.append((2.0 * occurrences * length / (occurrences + length), length / occurrences, ranges))
+    if not scored:
+        return []
+    scored.sort(key=lambda g: -g[0])  # stable: the first closed of equal scores first
+    best = scored[0]
+    for candidate in scored[1:LIST_CANDIDATES]:
+        if candidate[1] > best[1]:
+            best = candidate
+    return list(best[2])
+
+
 @dataclass
 class Markup:
     """What a page's markup says besides its blocks, read in the same parse from every element, the skipped ones
@@ -178,6 +257,7 @@ class Markup:
     itemtypes: list[str] = field(default_factory=list)  # each itemtype attribute (schema.org microdata)
     json_ld: list[str] = field(default_factory=list)  # the text of each script of type application/ld+json
     tags: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED_TAGS, 0))  # start tags of COUNTED_TAGS
+    nodes: Nodes = field(default_factory=Nodes)  # the structure heuristics' main-content candidates (seeds 003, 004)
 
 
 JSON_LD = "application/ld+json"
@@ -248,20 +328,28 @@ def class_id_tokens(class_id: str) -> tuple[str, ...]:
 
 
 class _Owner:
-    """A block-level element on the parser's stack, collecting its runs of text."""
+    """A block-level element on the parser's stack, collecting its runs of text, and its text lengths for the
+    structure heuristics (:class:`Nodes`): its own blocks' characters, and per child (block-level) the count, the
+    sum and squares of their text lengths, the two longest and the article test's choice in the longest."""
 
     __slots__ = ("element", "tag", "ancestors", "levels", "depth", "parent", "excluded", "preformatted", "parts",
-                 "link", "separator", "spaces", "_attrs")
+                 "link", "separator", "spaces", "_attrs", "comment", "own_text", "children", "bearing", "total",
+                 "squares", "longest", "second", "longest_choice")
 
     def __init__(self, element: int, tag: str, ancestors: tuple, levels: tuple, depth: int, parent: int,
-                 excluded: bool = False, preformatted: bool = False) -> None:
+                 excluded: bool = False, preformatted: bool = False, comment: bool = False) -> None:
         self.element, self.tag, self.ancestors, self.levels, self.depth = element, tag, ancestors, levels, depth
-        self.parent, self.excluded, self.preformatted = parent, excluded, preformatted
+        self.parent, self.excluded, self.preformatted, self.comment = parent, excluded, preformatted, comment
         self.parts: list[str] = []
         self.link = 0
         self.separator = 0  # SKIPPED or JUNCTION after its last part (:func:`separates` decides), or 0
         self.spaces: list[int] | None = None  # the parts a written space goes before (:func:`block_text`)
         self._attrs: tuple[str, ...] | None = None
+        self.own_text = 0  # characters of its own blocks
+        self.children = self.bearing = 0  # block-level children, and those with text
+        self.total = self.squares = 0.0  # the children's text lengths: sum, sum of squares
+        self.longest = self.second = 0  # ... the two longest
+        self.longest_choice = NO_NODE  # the article test's choice inside the longest child
 
     @property
     def attrs(self) -> tuple[str, ...]:
@@ -282,6 +370,7 @@ class _BlockTarget:
     """
 
     def __init__(self) -> None:
+        self.nodes = False  # compute the structure heuristics' candidates (Markup.nodes; parse_page's ``nodes``)
         self.reset()
 
     def reset(self) -> None:
@@ -294,6 +383,13 @@ class _BlockTarget:
         self.junction = False  # an inline element has just ended (nothing since)
         self.owners: list[_Owner] = []
         self.stack: list[tuple[str, _Owner | None, bool]] = []  # (tag, owner it opened, inside a link)
+        # the structure heuristics (Nodes) so far: the most text-bearing children and their element's depth; the
+        # most text of an element without text-bearing children, its parent and the parent's depth; the deepest
+        # element; the list groups ((depth, tag, class/id words) -> [occurrences, text length, ranges])
+        self.most_bearing, self.most_children_depth = 0, 0
+        self.leaf_text, self.leaf_parent, self.leaf_parent_depth = 0, -1, 0
+        self.deepest = 0
+        self.groups: dict[tuple, list] = {}
 
     def _flush(self, owner: _Owner) -> None:
         if owner.parts:
@@ -301,7 +397,8 @@ class _BlockTarget:
             if text:
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs,
                                          min(owner.link, len(text)), owner.depth, owner.parent, owner.excluded,
-                                         lines, owner.preformatted))
+                                         lines, owner.preformatted, owner.comment))
+                owner.own_text += len(text)
             owner.parts.clear()
             owner.link = 0
             owner.spaces = None
@@ -343,9 +440,10 @@ class _BlockTarget:
             if not excluded and (tag in EXCLUDED_TAGS or "role" in attrib or "aria-modal" in attrib):
                 excluded = excluded_part(tag, [name for name, _, _ in self.stack], attrib.get("role"),
                                          attrib.get("aria-modal"))
-            child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4],
-                           (attr_tokens(attrib), *owner.levels[:3]), owner.depth + 1, owner.element, excluded,
-                           owner.preformatted or tag in PREFORMATTED)
+            tokens = attr_tokens(attrib)
+            child = _Owner(self.element, tag, (owner.tag, *owner.ancestors)[:4], (tokens, *owner.levels[:3]),
+                           owner.depth + 1, owner.element, excluded, owner.preformatted or tag in PREFORMATTED,
+                           owner.comment or (bool(tokens) and names_comments(tokens)))
             self.owners.append(child)
             self.stack.append((tag, child, False))
 
@@ -362,6 +460,8 @@ class _BlockTarget:
             if opened is not None:
                 self._flush(opened)
                 self.owners.pop()
+                if self.nodes:
+                    self._closed(opened)
             if name == tag:
                 break
         self.junction = tag in INLINE and tag not in UNJOINED  # the next inline element may start a word (separates)
@@ -379,10 +479,63 @@ class _BlockTarget:
         if self.stack[-1][2]:
             owner.link += len(text)
 
+    def _closed(self, owner: _Owner) -> None:
+        """An element's end (after its last block): its place in the structure heuristics (:class:`Nodes`), and its
+        text length handed to its parent (the next owner on the stack)."""
+        nodes, last = self.markup.nodes, self.element  # its descendants' preorder indexes end at the last start
+        text = owner.own_text + int(owner.total)
+        if owner.bearing > self.most_bearing:
+            self.most_bearing, self.most_children_depth = owner.bearing, owner.depth
+            nodes.most_children = (owner.element, last)
+        parent = self.owners[-1] if self.owners else None
+        if owner.bearing == 0 and text > self.leaf_text:
+            self.leaf_text = text
+            holder = owner if parent is None else parent
+            self.leaf_parent, self.leaf_parent_depth = holder.element, holder.depth
+        if owner.element == self.leaf_parent:
+            nodes.leaf_parent = (owner.element, last)
+        choice = (owner.element, last)
+        if article_descends(owner.children, owner.total, owner.squares, owner.longest, owner.second):
+            choice = owner.longest_choice
+        if owner.depth > self.deepest:
+            self.deepest = owner.depth
+        key = (owner.depth, owner.tag, owner.levels[0] if owner.levels else ())
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = [0, 0, []]
+        group[0] += 1
+        group[1] += text
+        group[2].append((owner.element, last))
+        if parent is None:
+            nodes.article = choice
+            return
+        parent.children += 1
+        parent.total += text
+        parent.squares += float(text) * text
+        if text > 0:
+            parent.bearing += 1
+        if text > parent.longest:
+            parent.second, parent.longest, parent.longest_choice = parent.longest, text, choice
+        elif text > parent.second:
+            parent.second = text
+
     def close(self) -> list[Block]:
         while self.owners:
-            self._flush(self.owners.pop())
+            owner = self.owners.pop()
+            self._flush(owner)
+            if self.nodes:
+                self._closed(owner)
         self.markup.elements = self.element + 1
+        if not self.nodes:
+            return self.blocks
+        nodes = self.markup.nodes
+        if nodes.most_children != NO_NODE and nodes.leaf_parent != NO_NODE:
+            middle = self.deepest / 2
+            nodes.middle = (nodes.most_children if abs(self.most_children_depth - middle)
+                            <= abs(self.leaf_parent_depth - middle) else nodes.leaf_parent)
+        else:
+            nodes.middle = nodes.most_children if nodes.most_children != NO_NODE else nodes.leaf_parent
+        nodes.list_items = list_choice(self.groups.values())
         return self.blocks
 
 
@@ -395,7 +548,7 @@ def _html_parser(target=None):
 def compiled_target(module):
     """The compiled parser target of ``module`` (the compiled ``html`` part), handed this module's rules."""
     return module.BlockTarget(Block, Markup, read_markup, class_id_tokens, excluded_part, settle_separator,
-                              inline=INLINE, skip=SKIP, unseen=UNSEEN, unjoined=UNJOINED, preformatted=PREFORMATTED,
+                              names_comments, list_choice, inline=INLINE, skip=SKIP, unseen=UNSEEN, unjoined=UNJOINED, preformatted=PREFORMATTED,
                               excluded=EXCLUDED_TAGS, counted=COUNTED_TAGS, br=BREAK, skipped=SKIPPED,
                               junction=JUNCTION, cache_size=ATTR_CACHE_SIZE)
 
@@ -405,8 +558,10 @@ def compiled_target(module):
 _PARSER = threading.local()
 
 
-def parse_page(html: str) -> tuple[list[Block], Markup]:
-    """Simplify decoded HTML into text blocks in document order, and read what its markup says (:class:`Markup`).
+def parse_page(html: str, nodes: bool = False) -> tuple[list[Block], Markup]:
+    """Simplify decoded HTML into text blocks in document order, and read what its markup says (:class:`Markup`);
+    with ``nodes``, also the main-content candidates of the structure heuristics of seeds 003 and 004
+    (``Markup.nodes``, in the same pass; without, they stay :data:`NO_NODE`).
 
     The compiled module drives lxml's libxml2 with its own callbacks (``parse_html``: the same parser, the
     same events, without lxml's Python call per event); otherwise lxml's parser calls the target."""
@@ -419,6 +574,7 @@ def parse_page(html: str) -> tuple[list[Block], Markup]:
         own_parse = module is not None and module.sax_available()
         cached = _PARSER.cached = (module, target, None if own_parse else _html_parser(target))
     _, target, parser = cached
+    target.nodes = nodes
     data = html.encode("utf-8", "replace")
     if parser is None:
         return module.parse_html(data, target), target.markup

@@ -3,8 +3,9 @@
 :mod:`~pipeline.steps.blocks.parse` cuts the page into blocks, :mod:`~pipeline.steps.blocks.features`
 describes them (with the pinned KenLM model of the page's language), :mod:`~pipeline.steps.blocks.model`
 scores them and :mod:`~pipeline.steps.blocks.rules` revises the decisions by the page's structure; the kept blocks, in document order, are the page's text, one per line with the cells
-of a table row on one line (:func:`block_lines`). The stage also tells the cascade when its text
-looks incomplete (:func:`shorter_than_primary`).
+of a table row on one line (:func:`block_lines`). :mod:`~pipeline.steps.blocks.comments` tells the reader comments
+in the page's comment regions apart: out of the text, and written to the row's ``comments`` (``extract.comments``).
+The stage also tells the cascade when its text looks incomplete (:func:`shorter_than_primary`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from pipeline import models
 from pipeline.config import ExtractSettings, LangIdSettings, Settings
-from pipeline.document import Document, visible
+from pipeline.document import Document, visible, visible_lines
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
 from pipeline.steps.blocks.model import block_model, pinned_language_model
@@ -77,14 +78,14 @@ def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str
     return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
 
 
-MAIN, BOILERPLATE = "main", "boilerplate"  # the labels of the stage's decisions (BlockDecisions.labels)
+MAIN, BOILERPLATE, COMMENT = "main", "boilerplate", "comment"  # the labels of the stage's decisions (BlockDecisions.labels)
 
 
 class BlockDecisions(NamedTuple):
     """The stage's decisions on one page, as ``warcplex explain`` draws them (``Document.trace``): every block,
     its main-content probability, the threshold of the page's type, whether the stage kept it (after the
     structure rules) and showed it (its text is visible), and the lines of the text (:func:`group_lines`) with
-    the groups of kept blocks (:func:`line_groups`) they come from."""
+    the groups of kept blocks (:func:`line_groups`) they come from, and which blocks are reader comments."""
 
     blocks: list[Block]
     probs: np.ndarray
@@ -93,10 +94,13 @@ class BlockDecisions(NamedTuple):
     shown: np.ndarray
     lines: list[tuple[int, str]]
     groups: list[list[int]]
+    comments: np.ndarray | None = None  # per block, a reader comment (comments.CommentModel), or None: no comment model
 
     def labels(self) -> list[str]:
-        """Each block's label as the stage decided it."""
-        return [MAIN if kept else BOILERPLATE for kept in self.keep]
+        """Each block's label as the stage decided it: a comment (wherever ``extract.comments`` put its text), main
+        content, or boilerplate."""
+        comments = self.comments if self.comments is not None else np.zeros(len(self.blocks), dtype=bool)
+        return [COMMENT if comment else MAIN if kept else BOILERPLATE for kept, comment in zip(self.keep, comments)]
 
     def line_blocks(self) -> list[list[int]]:
         """For each line of the stage's text, the indices (into ``blocks``) of the blocks it comes from."""
@@ -115,7 +119,8 @@ class BlocksExtractor(Extractor):
         # Also tell which lines lie in a kept repeated region (the evidence of perplexity.protect_regions;
         # a pass over the page's groups that a run without that option does not need).
         self.regions = regions
-        self.resiliparse = ResiliparseExtractor(settings, main_content=True)  # its text is a feature
+        # its text is a feature, as the classifier was fitted on it: without comment sections whatever extract.comments
+        self.resiliparse = ResiliparseExtractor(settings.model_copy(update={"comments": "separate"}), main_content=True)
         self.lid_path = langid.model_path or models.default_lid_model_path()
         self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
         self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its result): prepare()'s window
@@ -123,6 +128,8 @@ class BlocksExtractor(Extractor):
         self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
         self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
+        self.comment_blocks: np.ndarray | None = None  # the last page's: per block, a comment (None: no comment model)
+        self.comments: str | None = None  # the last page's comments as written apart from its text (or None)
         self.decided: tuple | None = None  # the last page's BlockDecisions, as a tuple (a traced page keeps them)
 
     @classmethod
@@ -147,10 +154,10 @@ class BlocksExtractor(Extractor):
 
     def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
         """The page's blocks and each block's main-content probability (prepared, or computed now); the page's
-        type is then ``page_type``."""
+        type is then ``page_type``, and which blocks are comments ``comment_blocks``."""
         entry = self._prepared.pop(id(html), None)
         result = entry[1] if entry is not None and entry[0] is html else self._classified([html])[0]
-        blocks, probs, self.primary, self.page_type = _result(result)
+        blocks, probs, self.primary, self.page_type, self.comment_blocks = _result(result)
         self.resiliparse.reuse(html, self.primary)  # the cascade's resiliparse stage takes it if the page falls to it
         return blocks, probs
 
@@ -164,9 +171,14 @@ class BlocksExtractor(Extractor):
         pins: list = [None] * len(htmls)
         log_ppl: list = [None] * len(htmls)
 
+        try:  # the model reads the structure heuristics' candidates (a broken model raises in the language phase)
+            nodes = block_model(self.settings.blocks_model).nodes
+        except Exception:  # noqa: BLE001
+            nodes = False
+
         def parse(i: int) -> None:
             self.resiliparse.check_depth(htmls[i])
-            blocks[i], markup[i] = parse_page(htmls[i])
+            blocks[i], markup[i] = parse_page(htmls[i], nodes)
 
         def main_content(i: int) -> None:
             primary[i] = self.resiliparse.plain_text(htmls[i])
@@ -182,11 +194,13 @@ class BlocksExtractor(Extractor):
 
         def features(i: int) -> None:
             if not blocks[i]:
-                results[i] = (blocks[i], np.zeros((0, len(dense_names())), dtype=np.float32), [], primary[i], markup[i])
+                results[i] = (blocks[i], np.zeros((0, len(dense_names(nodes))), dtype=np.float32), [], primary[i],
+                              markup[i])
                 return
             pin = pins[i]
-            X, hashed = (featurize(blocks[i], primary[i]) if pin is None
-                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre))
+            candidates = markup[i].nodes if nodes else None
+            X, hashed = (featurize(blocks[i], primary[i], nodes=candidates) if pin is None
+                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre, candidates))
             results[i] = (blocks[i], X, hashed, primary[i], markup[i])
 
         for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
@@ -195,18 +209,23 @@ class BlocksExtractor(Extractor):
         return results
 
     def _classified(self, htmls: list[str]) -> list:
-        """Each page's (blocks, probabilities, resiliparse text, page type), or what its work raised (see
-        :meth:`_featurised`)."""
+        """Each page's (blocks, probabilities, resiliparse text, page type, comment blocks), or what its work
+        raised (see :meth:`_featurised`)."""
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
             model = block_model(self.settings.blocks_model)
             blocks, X, hashed, primary, markup = results[i]
             probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
-            page_type = None  # no page type model, or no blocks to tell the type by
+            page_type, comments, signals = None, None, None  # no blocks, or no model to tell them by
+            if blocks and (model.page_types is not None
+                           or (model.comments is not None and any(b.comment_region for b in blocks))):
+                signals = page_signals(blocks, X, primary, markup, htmls[i])
             if model.page_types is not None and blocks:
-                page_type = model.page_types.page_type(page_signals(blocks, X, primary, markup, htmls[i]))
-            results[i] = (blocks, probs, primary, page_type)
+                page_type = model.page_types.page_type(signals)
+            if model.comments is not None:
+                comments = model.comments.comments(blocks, X, signals, page_type)
+            results[i] = (blocks, probs, primary, page_type, comments)
 
         _each(scores, range(len(htmls)), results)
         return results
@@ -218,6 +237,18 @@ class BlocksExtractor(Extractor):
             self.count(f"page_type.{self.page_type}")
         decision = model.decision(self.page_type)
         keep = revise(blocks, probs, decision.threshold, decision.rules)
+        self.comments = None
+        comments = self.comment_blocks
+        if comments is not None and comments.any():
+            self.count("comments.pages")
+            self.count("comments.blocks", int(comments.sum()))
+            if self.settings.comments == "main":
+                keep = keep | comments
+            else:
+                keep = keep & ~comments
+                if self.settings.comments == "separate":
+                    written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
+                    self.comments = visible_lines(block_lines(written)) or None
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
@@ -225,7 +256,7 @@ class BlocksExtractor(Extractor):
         group_probs = [float(kept_probs[group].max()) for group in groups]
         self.line_probs = [group_probs[g] for g, _ in lines]
         self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
-        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups)
+        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups, comments)
         self.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
@@ -239,7 +270,7 @@ class BlocksExtractor(Extractor):
         """The kept blocks as the page's text, with each line's probability and region membership
         (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
         code it leaves unscored) and the page's type."""
-        self.page_type = self.decided = None
+        self.page_type = self.comments = self.decided = None
         try:
             super().run(doc)
         finally:
@@ -248,6 +279,7 @@ class BlocksExtractor(Extractor):
                 doc.trace.blocks = BlockDecisions(*self.decided)
         doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
         doc.line_preformatted = self.line_preformatted
+        doc.comments = self.comments  # a later stage's text has none (Extractor.run)
         return doc
 
     def skip_to(self, reason: str) -> str | None:
