@@ -24,9 +24,9 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   default pipeline in process (:class:`~pipeline.steps.loop.StepLoop`: the cascade and the filter),
   scored with the bench's snippet F; ``--model`` picks the block model;
 - ``comments``: the blocks of comment regions (:attr:`~pipeline.steps.blocks.parse.Block.comment_region`) on the dev
-  pages: how many train_blocks.py labels comments, per set and group, and a seeded sample of ``--sample`` of them
-  (half labelled comments, half not) with page, label and text, to read against the pages; with ``--heldout``, the
-  held-out pages' blocks told comments against those labels (precision, recall).
+  pages: how many train_blocks.py labels comments, per set and group; with ``--heldout``, the held-out pages'
+  blocks told comments against those labels (precision, recall). A sample of the labels to read:
+  ``scripts/studies/comment_labels.py``.
 
 usage: PYTHONPATH=scripts python scripts/studies/blocks_losses.py [--report losses|heldout|warc|evidence|snippets] [--bench ../shared/bench] [--cache build/blocks_raw.pkl]
                                                                   [--warc FILE ...]
@@ -216,9 +216,8 @@ def report_evidence(pages: list[dict], model: BlockModel, bench: Path) -> None:
         print(f"  {key:20s} " + " ".join(f"{t}:{np.mean(v):.3f}" for t, v in by.items()))
 
 
-def report_comments(pages: list[dict], sample: int, heldout: bool) -> None:
-    """Comment labels per set and group, and a sample to read (dev pages); on held-out pages the detector's
-    precision and recall against the labels."""
+def report_comments(pages: list[dict], heldout: bool) -> None:
+    """Comment labels per set and group; on held-out pages the detector's precision and recall against them."""
     counts = defaultdict(lambda: np.zeros(4))  # (set, group) -> pages with a region, region blocks, comments, words
     rows = []
     for p in pages:
@@ -239,16 +238,6 @@ def report_comments(pages: list[dict], sample: int, heldout: bool) -> None:
         both = sum(c and y for c, y in told)
         print(f"told comments: {sum(c for c, _ in told)}, labelled: {sum(y for _, y in told)}, both: {both}; "
               f"precision {both / max(sum(c for c, _ in told), 1):.3f}, recall {both / max(sum(y for _, y in told), 1):.3f}")
-        return
-    rng = np.random.default_rng(0)
-    for wanted in (1, 0):
-        chosen = [r for r in rows if r[0]["comment_y"][r[1]] == wanted]
-        print(f"\nsample of {sample // 2} blocks labelled {'comment' if wanted else 'not comment'} "
-              f"(of {len(chosen)}), seed 0:")
-        for k in rng.choice(len(chosen), min(sample // 2, len(chosen)), replace=False):
-            p, i = chosen[k]
-            b = p["blocks"][i]
-            print(f"  [{p['id']}] {b.tag} {'main' if p['y'][i] else 'other'}: {' '.join(b.text.split())[:160]}")
 
 
 def report_snippets(bench: Path, model_path: Path | None, heldout: bool) -> None:
@@ -277,7 +266,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", choices=("losses", "heldout", "warc", "evidence", "snippets", "comments"),
                         default="losses")
-    parser.add_argument("--sample", type=int, default=100, help="comments: blocks to print")
     parser.add_argument("--heldout", action="store_true", help="comments: the held-out pages (the detector's figures)")
     parser.add_argument("--warc", type=Path, nargs="*", default=[], help="WARC files of the warc report")
     parser.add_argument("--bench", type=Path, default=BENCH)
@@ -301,7 +289,7 @@ def main() -> None:
         pages = pool.starmap(train_blocks.featurised, [(p, centres, args.bench) for p in raw], chunksize=16)
     scored(pages, model)
     if args.report == "comments":
-        report_comments(pages, args.sample, heldout)
+        report_comments(pages, heldout)
     elif args.report == "losses":
         report_losses(pages)
     elif args.report == "evidence":
