@@ -18,8 +18,6 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 LM_MODELS = ROOT / "lm_models"
 README_LIMIT = 30_000
-# Documents other branches write (the architecture, installation, page parts, efficiency, explain):
-# the index links them before they arrive.
 # The top-level folders whose paths a document may name.
 TREES = ("pipeline", "scripts", "tests", "conf", "lm_models", "jobs", "docs", ".ci")
 # Made by a build, not in the tree: the wheel's copy of conf/ and lm_models/ (setup.py).

@@ -1,4 +1,4 @@
-"""Page parts: the structure heuristics of seeds 003 and 004 (main-content candidates found in the block parse), the
+"""Block labels: the structure heuristics of seeds 003 and 004 (main-content candidates found in the block parse), the
 comment regions, and comments told apart from a page's main text (``extract.comments``)."""
 
 from __future__ import annotations
