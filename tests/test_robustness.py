@@ -293,3 +293,16 @@ def test_max_counters_merge_by_maximum():
     assert stats.counts["splits.processed"] == 4
     with pytest.raises(ValueError):
         stats.set_max("rss.peak", 1.0)
+
+
+def test_peak_rss_is_the_processs_own_not_its_parents():
+    """A process started from a large one reads its own peak: ``ru_maxrss`` survives ``execve`` on Linux and would
+    report the parent's size (the 50 MB page test's subprocess, started from a pytest grown over the suite)."""
+    ballast = bytearray(300 * 1024 * 1024)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    code = "from pipeline.spark.workers import peak_rss_mb; print(peak_rss_mb())"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert float(done.stdout.strip().splitlines()[-1]) < 250  # its own imports, far below the parent's 300 MB ballast
+    del ballast

@@ -17,21 +17,30 @@ import resource
 _retiring = False
 
 
-def rss_mb() -> float:
-    """Current resident set size of this process in MiB (``VmRSS``)."""
+def _status_mb(field: str) -> float | None:
+    """A ``kB`` field of ``/proc/self/status`` in MiB, or None where there is none (not Linux)."""
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return peak_rss_mb()
+    return None
+
+
+def rss_mb() -> float:
+    """Current resident set size of this process in MiB (``VmRSS``)."""
+    current = _status_mb("VmRSS")
+    return peak_rss_mb() if current is None else current
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process in MiB (``ru_maxrss``)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident set size of this process's own memory in MiB: ``VmHWM``, the high-water mark of its address
+    space. Not ``ru_maxrss`` where there is ``VmHWM``: Linux keeps that across ``execve``, so a process started from
+    a large one (a test's subprocess of a grown pytest, a command of a large driver) reads its parent's size."""
+    peak = _status_mb("VmHWM")
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if peak is None else peak
 
 
 def in_spark_worker() -> bool:
