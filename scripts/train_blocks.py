@@ -286,11 +286,19 @@ def fit_comment_trees(pages: list[dict], weight_of: dict[str, float], seed: int)
     return {"feature_names": feature_names(), "trees": export_trees(booster)}
 
 
-def comment_probs(pages: list[dict], data: dict) -> None:
-    """Set each page's ``comment_prob`` (per block; 0 outside comment regions) from the detector ``data``."""
-    detector = CommentModel({**data, "threshold": 0.5})
+def mark_regions(pages: list[dict]) -> None:
+    """Set each page's ``regions``: its blocks that may be comments (:func:`region_blocks`), None without blocks."""
     for p in pages:
-        chosen = p["regions"] = region_blocks(p["blocks"]) if p["X"] is not None else None
+        p["regions"] = region_blocks(p["blocks"]) if p["X"] is not None else None
+
+
+def comment_probs(pages: list[dict], data: dict) -> None:
+    """Set each page's ``regions`` and ``comment_prob`` (per block; 0 outside comment regions) from the detector
+    ``data``."""
+    detector = CommentModel({**data, "threshold": 0.5})
+    mark_regions(pages)
+    for p in pages:
+        chosen = p["regions"]
         if chosen is None:
             continue
         p["comment_prob"] = np.zeros(len(p["blocks"]))
@@ -302,8 +310,7 @@ def fit_comments(args, train: list[dict], heldout: list[dict], weight_of: dict[s
     """The comment detector fitted on every training page; each training page's ``comment_prob`` out of fold
     (``COMMENT_FOLDS``), each held-out page's from the detector (the threshold is chosen later, on the tuning
     pages: :func:`tune_comments`)."""
-    for p in train:
-        p["regions"] = region_blocks(p["blocks"]) if p["X"] is not None else None
+    mark_regions(train)
     for k in range(COMMENT_FOLDS):
         fold = [p for p in train if tune_fold("comments" + p["id"], COMMENT_FOLDS) == k]
         comment_probs(fold, fit_comment_trees([p for p in train if tune_fold("comments" + p["id"], COMMENT_FOLDS) != k],
@@ -362,6 +369,25 @@ def out_of_fold(args, train: list[dict], weight_of: dict[str, float], centres: d
                 p["prob"] = model.scores(p["X"], p["hashed"])
 
 
+def half_split(train: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The studies' split of the training pages (:func:`tune_fold`): the half fitted on, and the half scored (those
+    with blocks)."""
+    return ([p for p in train if tune_fold(p["id"], 2) == 1],
+            [p for p in train if tune_fold(p["id"], 2) == 0 and p["X"] is not None])
+
+
+def study_groups(scored: list[dict], fields: tuple[tuple[str, str], ...], min_pages: int = 1) -> list[tuple]:
+    """The rows of a study's table: (label, test of a page): weighted, each set, and each value of each
+    (field, set) in ``fields`` with at least ``min_pages`` scored pages."""
+    keys = [("weighted", lambda p: True)]
+    keys += [(name, lambda p, name=name: p["set"] == name) for name in ("data", "wcxb", "ml")]
+    for field, prefix in fields:
+        values = sorted({p[field] for p in scored if p["set"] == prefix})
+        keys += [(f"{prefix} {v}", lambda p, field=field, prefix=prefix, v=v: p["set"] == prefix and p[field] == v)
+                 for v in values if sum(p["set"] == prefix and p[field] == v for p in scored) >= min_pages]
+    return keys
+
+
 def ablate(args, train: list[dict], weight_of: dict[str, float], centres: dict[str, float], bench_score) -> None:
     """``--ablate``: what each named group of dense features buys. The training pages split in two
     (:func:`tune_fold`); for each configuration (every feature of ``--ablate`` in; each group zeroed in turn;
@@ -371,8 +397,7 @@ def ablate(args, train: list[dict], weight_of: dict[str, float], centres: dict[s
     names = [name for name in args.ablate.split(";") if name]
     groups = {"all in": []} | {f"without {name}": name.split(",") for name in names}
     groups["all zeroed"] = [column for name in names for column in name.split(",")]
-    fitted = [p for p in train if tune_fold(p["id"], 2) == 1]
-    scored = [p for p in train if tune_fold(p["id"], 2) == 0 and p["X"] is not None]
+    fitted, scored = half_split(train)
     original = {p["id"]: p["X"] for p in train if p["X"] is not None}
     results = {}
     for label, columns in groups.items():
@@ -394,12 +419,7 @@ def ablate(args, train: list[dict], weight_of: dict[str, float], centres: dict[s
     for p in train:
         if p["X"] is not None:
             p["X"] = original[p["id"]]
-    keys = [("weighted", lambda p: True)]
-    keys += [(name, lambda p, name=name: p["set"] == name) for name in ("data", "wcxb", "ml")]
-    for field, prefix in (("dataset", "data"), ("page_type", "wcxb"), ("lang", "ml"), ("dataset", "ml")):
-        values = sorted({p[field] for p in scored if p["set"] == prefix})
-        keys += [(f"{prefix} {v}", lambda p, field=field, prefix=prefix, v=v: p["set"] == prefix and p[field] == v)
-                 for v in values if sum(p["set"] == prefix and p[field] == v for p in scored) >= 10]
+    keys = study_groups(scored, (("dataset", "data"), ("page_type", "wcxb"), ("lang", "ml"), ("dataset", "ml")), 10)
     print(f"\nablation at seed {args.seed}: ROUGE-5 F1 on the other half of the training pages ({len(scored)}), "
           "classifier alone; 'weighted' as fitted, the rest plain means; at 0.5 / at the best threshold")
     print(f"{'group':24s} {'pages':>5s}  " + "  ".join(f"{label[:22]:>22s}" for label in results))
@@ -424,10 +444,8 @@ def compare_comment_designs(args, train: list[dict], weight_of: dict[str, float]
     same detector after it. Fitted on one half of the training pages (:func:`tune_fold`), scored on the other:
     ROUGE-5 F1 of the text with the comments out (extract.comments: separate), the classifier at 0.5, per set,
     dataset and page type, at each detector threshold; and the detector's precision and recall there. Writes nothing."""
-    fitted = [p for p in train if tune_fold(p["id"], 2) == 1]
-    scored = [p for p in train if tune_fold(p["id"], 2) == 0 and p["X"] is not None]
-    for p in train:
-        p["regions"] = region_blocks(p["blocks"]) if p["X"] is not None else None
+    fitted, scored = half_split(train)
+    mark_regions(train)
     detector = fit_comment_trees(fitted, weight_of, args.seed)
     comment_probs(scored, detector)
     results = {}
@@ -448,10 +466,7 @@ def compare_comment_designs(args, train: list[dict], weight_of: dict[str, float]
                 texts.append(block_lines([b for b, k in zip(p["blocks"], keep) if k]))
             results[(design, t)] = [bench_score.score_pair(text, p["truth"])["rouge5_f"] for p, text in zip(scored, texts)]
     weights = np.array([weight_of[p["id"]] for p in scored])
-    keys = [("weighted", lambda p: True)] + [(name, lambda p, name=name: p["set"] == name) for name in ("data", "wcxb", "ml")]
-    for field, prefix in (("dataset", "data"), ("page_type", "wcxb"), ("dataset", "ml")):
-        keys += [(f"{prefix} {v}", lambda p, field=field, prefix=prefix, v=v: p["set"] == prefix and p[field] == v)
-                 for v in sorted({p[field] for p in scored if p["set"] == prefix})]
+    keys = study_groups(scored, (("dataset", "data"), ("page_type", "wcxb"), ("dataset", "ml")))
     print(f"\ncomment designs at seed {args.seed}: ROUGE-5 F1 of the text with comments out, on the other half of the "
           f"training pages ({len(scored)}); classifier at 0.5; columns: design / detector threshold (2.0: none)")
     labels = list(results)
