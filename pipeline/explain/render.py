@@ -18,7 +18,7 @@ from pipeline.document import Document, Sentence, StageTry
 from pipeline.explain.select import group_title
 from pipeline.explain.verdicts import Verdict, verdicts
 from pipeline.explain.view import Mark, page_document
-from pipeline.steps.blocks.step import BlockDecisions
+from pipeline.steps.blocks.step import COMMENT, BlockDecisions
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
 
@@ -92,7 +92,7 @@ def block_marks(decisions: BlockDecisions, doc: Document, comments: str = "separ
     for i, (block, label, prob, keep, shown) in enumerate(zip(decisions.blocks, decisions.labels(), decisions.probs,
                                                                 decisions.keep, decisions.shown)):
         notes = [f"{label}: p(main) {prob:.2f}, threshold {decisions.threshold:.2f}"]
-        if label == "comment":
+        if label == COMMENT:
             notes.append(f"a reader comment: {COMMENT_NOTES[comments]}")
         elif keep and prob < decisions.threshold:
             notes.append("kept by the structure rules (its row, region, heading or section)")
