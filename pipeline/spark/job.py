@@ -78,6 +78,11 @@ class WarcJob:
     def __init__(self, extensions: Sequence[JobExtension] = ()) -> None:
         self.extensions = list(extensions)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a Spark task receives: the job without its extensions, which run on the driver only and may hold
+        what cannot be pickled (codecarbon's tracker, with its lock)."""
+        return {**self.__dict__, "extensions": []}
+
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Hook for a subclass's extra flags."""
 
