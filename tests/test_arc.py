@@ -14,6 +14,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import real_warc
+from test_s3 import s3_server  # noqa: F401 (the moto S3 server fixture)
 from make_arc import arc_bytes, responses, warc_bytes
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
@@ -195,6 +196,25 @@ def test_bytes_that_are_not_utf8_in_a_record_id_or_date_are_read_as_latin1(pages
     assert stats.counts["read_errors.recovered.header_bytes"] == 2 and "read_errors.header_bytes" not in stats.counts
     assert pages[1].record_id == record_id[:-1].decode() + "\xe9>" and pages[2].warc_date == date[:-1].decode() + "\xb7Z"
     assert not any("\ufffd" in p.record_id + p.url + p.warc_date for p in pages)
+
+
+@pytest.mark.s3
+def test_a_remote_record_with_bytes_that_are_not_utf8_in_its_header_is_kept_and_counted(pages_dir, s3_server):
+    """From S3, FastWARC alone reads (no warcio re-read by offset): the record whose record id holds a Latin-1
+    byte comes out as FastWARC read it and is counted (``read_errors.header_bytes``), the others untouched."""
+    from test_s3 import BUCKET_IN
+
+    out_dir, items = pages_dir
+    records = _records_of(out_dir / "pages.warc.gz")[:3]
+    record_id = records[1].split(b"WARC-Record-ID: ", 1)[1].split(b"\r\n", 1)[0]
+    damaged = [records[0], records[1].replace(record_id, record_id[:-1] + b"\xe9>", 1), records[2]]
+    endpoint, client, _ = s3_server
+    client.put_object(Bucket=BUCKET_IN, Key="damaged/ids.warc.gz", Body=b"".join(gzip.compress(r, mtime=0) for r in damaged))
+    settings = load_settings(None, [f"s3.endpoint_url={endpoint}"])
+    pages, stats = read_all(f"s3://{BUCKET_IN}/damaged/ids.warc.gz", settings)
+    assert [p.url for p in pages] == [item.url for item in items[:3]]
+    assert stats.counts["read_errors.header_bytes"] == 1 and "read_errors.recovered.header_bytes" not in stats.counts
+    assert "\ufffd" in pages[1].record_id and "\ufffd" not in pages[0].record_id + pages[2].record_id
 
 
 def test_strictness_changes_nothing_on_real_warcs():
