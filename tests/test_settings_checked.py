@@ -43,6 +43,30 @@ def test_a_missing_or_broken_model_file_is_one_line_and_exit_2(tmp_path, capsys,
     assert not (tmp_path / "out").exists()  # refused before the output was prepared or Spark started
 
 
+SORE_STEPS = "pipeline.steps=[decode,cascade,langid,sentences,perplexity,sore]"
+
+
+@pytest.mark.parametrize("content", [None, "- just\n- a list\n", "groups: [unclosed\n"])
+def test_a_missing_or_broken_sore_outliers_file_is_one_line_and_exit_2(tmp_path, capsys, content):
+    path = tmp_path / "outliers.yaml"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    assert _run(tmp_path, SORE_STEPS, f"pipeline.options.sore.outliers={path}") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pipeline.options.sore.outliers" in err, err
+
+
+@pytest.mark.spark
+def test_a_given_sore_outliers_file_reaches_the_executors(tmp_path):
+    """The file is shipped with the models and found by name on the executors (no shared disk assumed)."""
+    path = tmp_path / "my-outliers.yaml"
+    path.write_text("cookie:\n  en: [We use cookies to improve your experience on our website.]\n", encoding="utf-8")
+    assert _run(tmp_path, SORE_STEPS, f"pipeline.options.sore.outliers={path}") == 0
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text(encoding="utf-8"))
+    loads = {name for per_process in stats["model_loads"].values() for name in per_process}
+    assert any(n.startswith("sore_outliers") and "my-outliers" in n for n in loads), loads
+
+
 def test_percentile_mode_leaves_only_languages_without_percentiles_unscored():
     settings = PerplexitySettings(threshold_mode="percentile")
     missing = unscored_languages(settings)

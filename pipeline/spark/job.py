@@ -158,10 +158,10 @@ class WarcJob:
         if shards is None:
             shards = resolve_shards(args.input, settings.s3, settings.input.base_url)
         refuse_wat(shards)
+        files = model_files(settings)  # first: the steps built by check() open these files
         self.check(settings)
         for extension in self.extensions:
             extension.check(settings)
-        files = model_files(settings)
         unscored = unscored_languages(settings.perplexity) if settings.perplexity.enabled else []
         if unscored:
             print(unscored_message(settings.perplexity, unscored), file=sys.stderr)

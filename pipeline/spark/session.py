@@ -145,4 +145,13 @@ def model_files(settings: Settings) -> list[str]:
             raise UsageError(f"extract.blocks_model={settings.extract.blocks_model}: not a block model "
                              f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
         files += [str(resolve_path(pin.path)) for pin in pins]
+    outliers = (settings.pipeline.options.get("sore") or {}).get("outliers")
+    if "sore" in settings.pipeline.steps and outliers:
+        from pipeline.steps.sore import read_outlier_groups
+
+        files.append(_existing("pipeline.options.sore.outliers", outliers))
+        try:
+            read_outlier_groups(files[-1])
+        except (ValueError, yaml.YAMLError) as exc:
+            raise UsageError(f"pipeline.options.sore.outliers={outliers}: {' '.join(str(exc).split())[:200]}") from None
     return list(dict.fromkeys(files))  # a pinned KenLM file may also be the registry's

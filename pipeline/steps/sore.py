@@ -172,14 +172,15 @@ class SoreScorer:
     def outlier_groups(self) -> OutlierGroups:
         encoder = self._encoder()  # outside the cache's lock, which is not re-entrant
 
-        def build(_key: str) -> OutlierGroups:
-            groups = read_outlier_groups(self.settings.outliers)
+        def build(source: str) -> OutlierGroups:  # a given file as located (Spark's shipped copy first)
+            groups = read_outlier_groups(None if self.settings.outliers is None else source)
             names = [g for g, phrases in groups.items() for _ in phrases]
             phrases = [p for ps in groups.values() for p in ps]
             return OutlierGroups(names, phrases, encoder.encode(phrases))
 
         key = self.settings.outliers or DEFAULT_OUTLIERS
-        return models.cached(f"sore_outliers_t{self.settings.threads}", key, build, find=False)
+        return models.cached(f"sore_outliers_t{self.settings.threads}", key, build,
+                             find=self.settings.outliers is not None)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """L2-normalised embeddings of ``texts`` in one batch."""
