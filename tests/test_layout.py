@@ -119,7 +119,7 @@ def test_the_compiled_package_imports_nothing_above_it():
     used = set()
     for path in NATIVE.glob("*.py"):
         used |= {m for m in imported_modules(path) if m.startswith("pipeline")}
-    for path in [*NATIVE.glob("*.pyx"), *NATIVE.glob("*.pxd")]:
+    for path in [*NATIVE.glob("*.pyx"), *NATIVE.glob("*.pxd"), *NATIVE.glob("*.pxi")]:
         used |= set(re.findall(r"^\s*(?:from|c?import)\s+(pipeline[\w.]*)", path.read_text(encoding="utf-8"), re.M))
     assert used and not {m for m in used if not m.startswith(NATIVE_MAY_IMPORT)}
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT
 from pipeline.steps import perplexity as perplexity_step
-from pipeline.steps.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm
+from pipeline.steps.normalize import NORMALIZATION_VERSION, lm_line, lm_tokens, normalize_for_lm
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -33,7 +33,8 @@ def test_normalisation_is_idempotent():
 
 
 def test_the_scorer_uses_the_shared_tokenizer():
-    assert perplexity_step.lm_tokens is lm_tokens
+    assert perplexity_step.lm_line is lm_line
+    assert lm_line("Built in 1784, «ＡＢ»") == ("built in 0000 , « ab »", 7)
 
 
 TRAINING_CODE = [ROOT / "lm_models" / "train.py", ROOT / "lm_models" / "corpora.py"]

@@ -12,7 +12,7 @@ import os
 import time
 from collections import Counter
 
-from pipeline import _native, models
+from pipeline import models
 from pipeline.config import PerplexitySettings, Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
@@ -191,8 +191,6 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             explained.write(settings, target, split.split_id, stats)
     for step in loop.all_steps:
         stats.merge(step.stats)
-    for part, cause in _native.unavailable().items():
-        stats.add(f"native.{cause}.{part}")  # this split ran that part's Python reference
     stats.add("cpu.total", time.process_time() - cpu_start)
     stats.add("wall.tasks", time.time() - wall_start)
     stats.add("splits.processed")

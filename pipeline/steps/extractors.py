@@ -10,13 +10,13 @@ caller (the ``blocks`` stage uses its main-content text as a feature).
 
 from __future__ import annotations
 
-import functools
-import re
-
-from pipeline import _native, parts
+from pipeline import parts
+from pipeline import _native
 from pipeline.config import ExtractSettings, Settings
 from pipeline.document import Document, visible_lines
 from pipeline.steps.base import Step
+
+_html = _native.compiled("html")  # the compiled block stage (pipeline/_native/html.pyx)
 
 
 class Extractor(Step):
@@ -69,40 +69,9 @@ class PageTooDeep(ValueError):
     """The page's elements nest deeper than ``extract.max_main_content_depth``."""
 
 
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
-# Void elements and elements whose end tag is commonly omitted do not deepen the estimate.
-FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
-                       "p li dt dd tr td th option thead tbody tfoot colgroup rp rt".split())
-
-
-def nesting_depth(html: str, stop_above: int) -> int:
-    """Estimated element nesting depth of ``html`` from its tags; stops once above ``stop_above``
-    (compiled where it is built: the same scan, without a match object per tag)."""
-    module = _native.compiled("html")
-    if module is not None:
-        return _depth_scan(module).depth(html, stop_above)
-    if html.count("<") <= stop_above:
-        return 0  # cannot nest deeper than it has tags
-    depth = deepest = 0
-    for closing, name in _TAG.findall(html):
-        if name.lower() in FLAT_TAGS:
-            continue
-        if closing:
-            if depth:
-                depth -= 1
-        else:
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > stop_above:
-                    break
-    return deepest
-
-
-@functools.cache
-def _depth_scan(module):
-    """The compiled scan of ``module`` (the compiled ``html`` part) for this module's FLAT_TAGS."""
-    return module.DepthScan(FLAT_TAGS)
+# Estimated element nesting depth of a page from its tags, stopping once above a bound: the depth guard's scan
+# (compiled: pipeline/_native/depth.pxi, with the tags that do not deepen it, FLAT_TAGS).
+nesting_depth = _html.nesting_depth
 
 
 # The last page's text (html, options, text): the cascade's resiliparse stage gets the same page and

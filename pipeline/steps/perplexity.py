@@ -15,7 +15,7 @@ from pipeline.config import PerplexitySettings
 from pipeline.document import Document, Sentence
 from pipeline.registry import RegistryEntry, load_registry
 from pipeline.steps.base import Step
-from pipeline.steps.normalize import lm_tokens
+from pipeline.steps.normalize import lm_line
 
 
 def perplexity_of(log10_prob: float, n_tokens: int) -> float:
@@ -39,7 +39,6 @@ def perplexity(model, text: str) -> tuple[float, int]:
 
 def perplexities(model, texts: list[str]) -> list[tuple[float, int]]:
     """:func:`perplexity` of each of ``texts``, in one loop (a page's sentences or blocks)."""
-    compiled = _native.compiled("text")
     score, get = model.score, _SCORED.get
     out = []
     for text in texts:
@@ -48,11 +47,7 @@ def perplexities(model, texts: list[str]) -> list[tuple[float, int]]:
         if scored is None:
             if len(_SCORED) >= SCORED_CACHE_SIZE:
                 _SCORED.clear()
-            if compiled is None:
-                tokens = lm_tokens(text)
-                line, n_tokens = " ".join(tokens), len(tokens)
-            else:
-                line, n_tokens = compiled.lm_line(text)  # the same line, in compiled code
+            line, n_tokens = lm_line(text)  # normalize_for_lm's line and its token count
             scored = _SCORED[key] = perplexity_of(score(line, bos=True, eos=True), n_tokens), n_tokens
         out.append(scored)
     return out
