@@ -409,22 +409,28 @@ def test_the_install_fails_where_a_module_does_not_compile():
 
 
 def test_the_resiliparse_stage_reuses_the_block_stage_main_content_pass(monkeypatch):
+    """The cascade's resiliparse stage after the block stage takes the main-content pass the block stage made of the
+    same page with the same options (its reading, ``doc.blocks``); other options, or no reading, parse the page."""
     from resiliparse.parse.html import HTMLTree
 
+    from pipeline.document import Document, Page
     from pipeline.steps.extractors import ResiliparseExtractor
 
     settings = load_settings(None, [])
     html = warc_pages(SAMPLE_WARC)[0]
     expected = ResiliparseExtractor(settings.extract).extract(html + " ")  # another page: parsed afresh
-    blocks_stage = BlocksExtractor(settings.extract, settings.langid)
-    blocks_stage.extract(html)
+    doc = Document(Page("<urn:x>", "http://x/", "", html.encode(), "utf-8"), html)
+    BlocksExtractor(settings.extract, settings.langid).run(doc)
     parses = []
     real_parse = HTMLTree.parse
     monkeypatch.setattr(HTMLTree, "parse", lambda *a: parses.append(1) or real_parse(*a))
-    assert ResiliparseExtractor(settings.extract).extract(html) == blocks_stage.primary == expected
+    assert ResiliparseExtractor(settings.extract).run(doc).text.rstrip() == expected.rstrip()
+    assert doc.blocks.primary == expected and doc.extractor == "resiliparse"
     assert parses == []  # the same page, the same options: no second parse
-    ResiliparseExtractor(settings.extract, main_content=False).extract(html)
+    ResiliparseExtractor(settings.extract, main_content=False).run(doc)
     assert parses == [1]  # other options: parsed
+    ResiliparseExtractor(settings.extract).run(Document(doc.page, html))
+    assert parses == [1, 1]  # a page the block stage did not read: parsed
 
 
 @pytest.mark.parametrize("n", [*range(0, 40), 127, 128, 129, 255, 256, 257, 1000, 4099, 20_001])

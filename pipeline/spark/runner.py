@@ -42,8 +42,8 @@ def _count_page(stats: Stats, cleaned: Document, settings: PerplexitySettings) -
     raw_bytes = len(cleaned.text.encode("utf-8"))
     clean_bytes = len(clean_text.encode("utf-8"))
     stats.add(f"extractor.{cleaned.extractor}")
-    if cleaned.page_type:
-        stats.add(f"page_type.{cleaned.page_type}")
+    if cleaned.blocks is not None and cleaned.blocks.page_type:
+        stats.add(f"page_type.{cleaned.blocks.page_type}")
     for key, value in (("pages_kept", 1), ("sentences", n_sent), ("sentences_kept", n_kept),
                        ("bytes_raw", raw_bytes), ("bytes_clean", clean_bytes)):
         stats.add(f"lang.{lang}.{key}", value)

@@ -52,7 +52,7 @@ def incomplete(extractor: Extractor, doc: Document, settings: ExtractSettings, h
     pass, :func:`pipeline.steps.blocks.step.shorter_than_primary`)."""
     if len(doc.text.strip()) < max(1, settings.min_text_chars):
         return "empty"
-    return extractor.incomplete(doc.text) if has_next else None
+    return extractor.incomplete(doc) if has_next else None
 
 
 class Cascade(Step):

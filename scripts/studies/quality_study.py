@@ -85,7 +85,6 @@ def collect(item: dict) -> dict:
     cascade.extractors[0].regions = True  # the block stage's region evidence, for --regions 1
     html = gzip.decompress(Path(item["html"]).read_bytes())
     doc = loop.process(Page(f"<urn:{item['id']}>", item["url"], "", html, None))
-    blocks_stage = cascade.extractors[0]
     try:
         trafilatura = TrafilaturaExtractor(cascade.settings).extract(doc.html) if doc.html else ""
     except Exception:
@@ -93,7 +92,7 @@ def collect(item: dict) -> dict:
     return dict(item, truth=Path(item["truth"]).read_text(encoding="utf-8", errors="replace"),
                 outcome=doc.outcome, extractor=doc.extractor, fallback_reason=doc.fallback_reason,
                 language=doc.language_code, text=doc.text, sentences=doc.sentences,
-                primary=blocks_stage.primary, trafilatura=trafilatura, kind=page_kind(doc.html) if doc.html else {})
+                primary=doc.blocks.primary if doc.blocks is not None else "", trafilatura=trafilatura, kind=page_kind(doc.html) if doc.html else {})
 
 
 def load(bench: Path, cache: Path, workers: int) -> list[dict]:
