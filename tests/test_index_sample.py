@@ -66,3 +66,31 @@ def test_a_candidates_visible_text_comes_from_the_pages_one_parse(monkeypatch):
         assert all(line in visible for line in doc.text.splitlines())  # the main content is visible text
         assert all(block.text.split()[0] in visible for block in doc.blocks.blocks if block.text.strip())
         assert len(visible) >= len(doc.text)
+
+
+def test_the_sample_is_the_share_of_pages_below_its_key_bound_whatever_the_splits(tmp_path):
+    """A page is a candidate when its key is below the share's bound: about that share of 20,000 pages, the same
+    pages however they are split, and the driver's sample is the smallest keys of them."""
+    from pipeline.config import ExtractSettings, S3Settings
+    from pipeline.document import Document, Sentence
+    from pipeline.writing.output import OutputTarget
+    from pipeline.writing.sample import read_index_sample, sample_key, share_bound
+
+    ids = [f"<urn:uuid:{i}>" for i in range(20_000)]
+    bound = share_bound(0.05)
+    below = {i for i in ids if sample_key(i) < bound}
+    assert 0.045 < len(below) / len(ids) < 0.055 and share_bound(1.0) is None
+    taken = {}
+    for splits in (1, 3):
+        target = OutputTarget(str(tmp_path / f"s{splits}"), S3Settings())
+        taken[splits] = set()
+        for split in range(splits):
+            sample = IndexSample(0, ExtractSettings(), visible_text=False, share=0.05)
+            for record_id in ids[split::splits]:
+                doc = Document(Page(record_id, "http://x/", "", b"", None), sentences=[Sentence("words here")])
+                if sample.offer(doc, Stats()):
+                    taken[splits].add(record_id)
+            sample.write(target, f"split{split}", "zstd")
+        pages, drawn = read_index_sample(str(tmp_path / f"s{splits}"), S3Settings(), 500)
+        assert [p.record_id for p in pages] == sorted(below, key=sample_key)[:500] and drawn["exact"]
+    assert taken[1] == taken[3] == below

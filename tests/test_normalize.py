@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from pipeline.steps import perplexity as perplexity_step
-from pipeline.steps.normalize import NORMALIZATION_VERSION, lm_line, lm_tokens, normalize_for_lm
+from pipeline import perplexity_rule as perplexity_step
+from pipeline.lm_text import NORMALIZATION_VERSION, lm_line, lm_tokens, normalize_for_lm
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -48,7 +48,7 @@ def test_training_code_imports_the_shared_normalisation(path):
     imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 for alias in node.names}
     # The normalisation itself, or the scorer's perplexity, which applies it.
-    assert imported & {("pipeline.steps.normalize", "normalize_for_lm"), ("pipeline.steps.perplexity", "perplexity")}
+    assert imported & {("pipeline.lm_text", "normalize_for_lm"), ("pipeline.perplexity_rule", "perplexity")}
     defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     assert not defined & {"normalize_for_lm", "lm_tokens"}, "training code must not redefine the normalisation"
 

@@ -126,7 +126,7 @@ _new_tuple = tuple.__new__  # a NamedTuple made without its Python-level __new__
 
 
 def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, unit_type):
-    """perplexity.Judgement's ``groups``, ``judged`` and ``scores`` of ``units`` (perplexity.Unit tuples:
+    """perplexity_rule.Judgement's ``groups``, ``judged`` and ``scores`` of ``units`` (perplexity_rule.Unit tuples:
     perplexity or None, LM tokens, paragraph): the groups (one per line when ``by_line``) pooled, then
     (``windowed``) each pooled unit with its neighbours until it holds ``window_tokens`` tokens.
     ``unit_type`` (a NamedTuple of those three fields) is the result's units' type."""
@@ -179,7 +179,7 @@ def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, uni
         if not windowed:
             return groups, judged, judged
         scores = []
-        for i in range(m):  # with_neighbours(judged, window_tokens)
+        for i in range(m):  # each pooled unit with its nearest neighbours, both sides in turn
             if not scored[i]:
                 scores.append(judged[i])
                 continue

@@ -20,7 +20,7 @@ from pipeline.spark.cpu import worker_start_up
 from pipeline.stats import Stats, timed
 from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
-from pipeline.steps.perplexity import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
+from pipeline.perplexity_rule import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
 from pipeline.reading.reader import read_pages
 from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
@@ -62,7 +62,7 @@ def _count_units(stats: Stats, lang: str, cleaned: Document, settings: Perplexit
     perplexity), the side ``kept``, ``kept_above`` (kept with a perplexity above the threshold), ``dropped``
     or ``dropped_below`` (dropped below it: protection, the length scale, the window and the neighbours
     decided those; their totals also as ``rule.<lang>.kept_above``, ``dropped_below``), and the units dropped by each part of the rule (``rule.<lang>.dropped.<why>``,
-    :class:`~pipeline.steps.perplexity.Verdict`)."""
+    :class:`~pipeline.perplexity_rule.Verdict`)."""
     threshold = cleaned.threshold
     if threshold is None:
         return
@@ -150,7 +150,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
                                     SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
-    sample = (IndexSample(settings.index.per_split_pages, settings.extract, settings.index.visible_text)
+    sample = (IndexSample(settings.index.per_split_pages, settings.extract, settings.index.visible_text,
+                          settings.index.sample_share)
               if settings.index.enabled else None)
     pages = read_pages(split, settings.input, settings.s3, stats, skip_ids)
     explained = None

@@ -24,7 +24,7 @@ from pipeline.document import Document
 from pipeline.steps import guards
 from pipeline.steps.base import Step
 from pipeline.steps.extractors import Extractor, build_extractor
-from pipeline.steps.perplexity import REASON_PREFIX
+from pipeline.perplexity_rule import REASON_PREFIX
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
 

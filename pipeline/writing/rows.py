@@ -11,8 +11,8 @@ from pipeline.config import ExtractSettings
 from pipeline.document import Document, visible_lines
 from pipeline.steps.blocks.step import written_reading
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
-from pipeline.steps.normalize import lm_tokens
-from pipeline.steps.perplexity import median
+from pipeline.lm_text import lm_tokens
+from pipeline.perplexity_rule import median
 
 
 def _schema(**fields: pa.DataType) -> pa.Schema:

@@ -1,8 +1,9 @@
 """The deterministic page sample of the index statistics, written by every split, read by the driver.
 
-The sample is the ``index.sample_pages`` pages of smallest SHA-1(record id) among all pages that reached
-the filter (kept, or emptied by it); 0 means every page. Each split keeps its own candidates, the
-``index.per_split_pages`` pages of smallest key it saw (:class:`IndexSample`), with each page's text at
+The sample is the pages that reached the filter (kept, or emptied by it) whose SHA-1(record id), read as a fraction
+of 2^160, is below ``index.sample_share`` (:func:`in_share`: uniform, and the same pages whatever the splits), and of
+those at most the ``index.sample_pages`` of smallest key (0: all of them). Each split keeps its own candidates, the
+``index.per_split_pages`` pages of smallest key it saw below the share (:class:`IndexSample`), with each page's text at
 the three links the run produces: ``visible`` (all visible text, the paper's tag-stripped input: the page's one
 parse by the block stage, every block a line, :meth:`~pipeline.steps.blocks.step.BlockPage.visible_text`; only when
 ``index.visible_text``), ``main_content`` (the extractor's sentences) and ``filtered`` (the sentences the filter
@@ -46,6 +47,13 @@ def sample_key(record_id: str) -> bytes:
     return hashlib.sha1(record_id.encode("utf-8")).digest()
 
 
+def share_bound(share: float) -> bytes | None:
+    """The keys below which a page is in a sample of ``share`` of the pages (None: every page)."""
+    if share >= 1:
+        return None
+    return int(share * (1 << 160)).to_bytes(20, "big")
+
+
 def per_split_pages(sample_pages: int, splits: int) -> int:
     """How many candidates each of ``splits`` splits keeps for a sample of ``sample_pages`` (0: all of them): its
     even share of the sample, m = sample_pages / splits, plus ``QUOTA_SDS`` standard deviations of the number of the
@@ -65,8 +73,9 @@ class IndexSample:
     ``Document.blocks``), or is the extractor's text where that is all visible text; only a page neither gives
     (the block stage did not read it) is tag-stripped again, when it enters."""
 
-    def __init__(self, limit: int, extract: ExtractSettings, visible_text: bool = True) -> None:
+    def __init__(self, limit: int, extract: ExtractSettings, visible_text: bool = True, share: float = 1.0) -> None:
         self.limit = limit
+        self.bound = share_bound(share)  # a page of a key at or above it is not in the sample
         self._heap: list[tuple[bytes, dict[str, Any]]] = []  # (inverted key, row): the largest key on top
         self._visible = None
         if visible_text:
@@ -78,7 +87,10 @@ class IndexSample:
         """Take ``doc`` (a page that reached the filter) if its key is among the smallest; True if taken. Its visible
         text is timed as ``cpu.visible_text`` and counted as ``index_sample.visible_extracted`` (and as
         ``index_sample.visible_reparsed`` where the page was tag-stripped again)."""
-        inverted = bytes(255 - b for b in sample_key(doc.page.record_id))
+        key = sample_key(doc.page.record_id)
+        if self.bound is not None and key >= self.bound:
+            return False
+        inverted = bytes(255 - b for b in key)
         if self.limit and len(self._heap) >= self.limit and inverted <= self._heap[0][0]:
             return False
         visible = None

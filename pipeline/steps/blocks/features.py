@@ -20,7 +20,7 @@ from pipeline._native.columns import CONTEXT_BASE as _CONTEXT_BASE
 from pipeline._native.columns import dense_names
 from pipeline._native.parsed import NO_NODE, Block, Nodes
 from pipeline.document import UNKNOWN_LANGUAGE
-from pipeline.steps.perplexity import perplexities
+from pipeline.perplexity_rule import perplexities
 
 _html = _native.compiled("html")  # the compiled block stage (pipeline/_native/html.pyx)
 

@@ -1,4 +1,4 @@
-"""Text normalisation shared by LM training and sentence scoring.
+"""The LM's text: the normalisation and tokens shared by LM training and sentence scoring.
 
 The KenLM models are trained on text passed through :func:`normalize_for_lm`, and the
 scorer passes every sentence through the same function. Changing it invalidates the
