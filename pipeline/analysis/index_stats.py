@@ -163,7 +163,7 @@ def page_queries(texts: list[str], count: int, terms: int, min_chars: int) -> li
 
 # A timed pass answers the query set as many times as takes at least this much CPU on the slowest index, so that
 # the clock's resolution and a moment's load weigh little.
-PASS_SECONDS = 0.005
+PASS_SECONDS = 0.002
 
 
 def query_cpu(indexes: list[TextIndex], queries: list[str], repeats: int) -> list[dict[str, float]]:
