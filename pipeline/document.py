@@ -97,7 +97,7 @@ class Document:
     text: str = ""  # the chosen extractor's text (``raw_text`` in the stats)
     extractor: str | None = None
     fallback_reason: str | None = None  # why the cascade left its first stage
-    # The block stage's reading of the page (pipeline.steps.blocks.step.BlockPage: its parse, page type, comments,
+    # The block stage's reading of the page (pipeline.steps.blocks.extractor.BlockPage: its parse, page type, comments,
     # the evidence of each line of its text), from the stage on, whichever stage's text is written; None: not read.
     blocks: Any = None
     language: Language | None = None

@@ -55,7 +55,7 @@ def page_record(stage, html: str) -> dict:
 def current() -> dict[str, dict]:
     """Each real page's record (key: the WARC's name and the page's number in it) as the code computes it now."""
     from pipeline.config import load_settings
-    from pipeline.steps.blocks.step import BlocksExtractor
+    from pipeline.steps.blocks.extractor import BlocksExtractor
 
     settings = load_settings(None, [])
     stage = BlocksExtractor(settings.extract, settings.langid)

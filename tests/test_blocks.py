@@ -23,7 +23,7 @@ from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
 from pipeline.steps.blocks.rules import RuleSettings, revise
-from pipeline.steps.blocks.step import BlocksExtractor, block_lines
+from pipeline.steps.blocks.extractor import BlocksExtractor, block_lines
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
 

@@ -243,7 +243,7 @@ def test_a_window_of_pages_gives_what_one_page_at_a_time_gives(monkeypatch):
     """The loop gathers extract.prepare_window pages and the block stage classifies them phase by phase:
     the same rows, sentences and counters as page by page, on real pages with a too-deep one and an
     unreadable one among them."""
-    from pipeline.steps.blocks.step import BlocksExtractor
+    from pipeline.steps.blocks.extractor import BlocksExtractor
 
     pages = sample_pages(150)
     pages[7] = page("<html><body>" + "<div>" * 60 + "deep" + "</div>" * 60 + "</body></html>", "<urn:deep>")
@@ -264,7 +264,7 @@ def test_a_guard_interrupt_while_preparing_falls_back_for_that_page_only(monkeyp
     (``blocks_timeout``); the other pages of the window keep their block text."""
     from resiliparse.process_guard import ExecutionTimeout
 
-    from pipeline.steps.blocks import step as blocks_step
+    from pipeline.steps.blocks import extractor as blocks_step
 
     parse = blocks_step.parse_page
 

@@ -13,7 +13,7 @@ from pipeline.config import load_settings
 from pipeline.document import Page
 from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
-from pipeline.writing.sample import IndexSample, per_split_pages
+from pipeline.writing.index_sample import IndexSample, per_split_pages
 
 
 def test_a_splits_quota_is_its_share_plus_four_standard_deviations():
@@ -74,7 +74,7 @@ def test_the_sample_is_the_share_of_pages_below_its_key_bound_whatever_the_split
     from pipeline.config import ExtractSettings, S3Settings
     from pipeline.document import Document, Sentence
     from pipeline.writing.output import OutputTarget
-    from pipeline.writing.sample import read_index_sample, sample_key, share_bound
+    from pipeline.writing.index_sample import read_index_sample, sample_key, share_bound
 
     ids = [f"<urn:uuid:{i}>" for i in range(20_000)]
     bound = share_bound(0.05)

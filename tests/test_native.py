@@ -19,7 +19,7 @@ from pipeline.config import load_settings
 from pipeline.steps.blocks.features import context_features, featurize, word_count
 from pipeline.steps.blocks.model import block_model
 from pipeline.steps.blocks.parse import BREAK, Block, block_element, parse_blocks, parse_page, parse_tree
-from pipeline.steps.blocks.step import BlocksExtractor
+from pipeline.steps.blocks.extractor import BlocksExtractor
 from pipeline.steps.extractors import nesting_depth
 
 html = _native.compiled("html")

@@ -19,7 +19,7 @@ from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.sentences import SentenceSplitter
-from pipeline.writing.sample import read_index_sample
+from pipeline.writing.index_sample import read_index_sample
 
 
 def split_doc(text: str, language: str = "en") -> Document:

@@ -18,7 +18,7 @@ from pipeline.document import Document, Sentence, StageTry
 from pipeline.explain.select import group_title
 from pipeline.explain.verdicts import Verdict, verdicts
 from pipeline.explain.view import Mark, page_document
-from pipeline.steps.blocks.step import COMMENT, BlockDecisions, written_reading
+from pipeline.steps.blocks.extractor import COMMENT, BlockDecisions, written_reading
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
 

@@ -25,7 +25,7 @@ from pipeline.reading.reader import read_pages
 from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
-from pipeline.writing.sample import IndexSample
+from pipeline.writing.index_sample import IndexSample
 
 def _count_page(stats: Stats, cleaned: Document, settings: PerplexitySettings) -> None:
     lang = cleaned.language_code

@@ -49,7 +49,7 @@ def incomplete(extractor: Extractor, doc: Document, settings: ExtractSettings, h
     """The rule before the steps after a stage: ``empty`` (fewer than ``extract.min_text_chars``
     characters), or, when a later stage exists, the stage's own evidence that its text misses main
     content (the block stage: ``short_<kept>of<primary>`` words against resiliparse's main-content
-    pass, :func:`pipeline.steps.blocks.step.shorter_than_primary`)."""
+    pass, :func:`pipeline.steps.blocks.extractor.shorter_than_primary`)."""
     if len(doc.text.strip()) < max(1, settings.min_text_chars):
         return "empty"
     return extractor.incomplete(doc) if has_next else None

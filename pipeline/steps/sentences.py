@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 from pipeline.document import UNKNOWN_LANGUAGE, Document, Sentence
 from pipeline.steps.base import Step
-from pipeline.steps.blocks.step import written_reading
+from pipeline.steps.blocks.extractor import written_reading
 
 Span = tuple[str, int, int]  # a sentence and its [start, end) in the text; -1, -1 when it cannot be found
 

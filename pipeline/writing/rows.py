@@ -9,7 +9,7 @@ import pyarrow as pa
 from pipeline import parts
 from pipeline.config import ExtractSettings
 from pipeline.document import Document, visible_lines
-from pipeline.steps.blocks.step import written_reading
+from pipeline.steps.blocks.extractor import written_reading
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 from pipeline.lm_text import lm_tokens
 from pipeline.perplexity_rule import median

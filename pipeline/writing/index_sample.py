@@ -5,7 +5,7 @@ of 2^160, is below ``index.sample_share`` (:func:`in_share`: uniform, and the sa
 those at most the ``index.sample_pages`` of smallest key (0: all of them). Each split keeps its own candidates, the
 ``index.per_split_pages`` pages of smallest key it saw below the share (:class:`IndexSample`), with each page's text at
 the three links the run produces: ``visible`` (all visible text, the paper's tag-stripped input: the page's one
-parse by the block stage, every block a line, :meth:`~pipeline.steps.blocks.step.BlockPage.visible_text`; only when
+parse by the block stage, every block a line, :meth:`~pipeline.steps.blocks.extractor.BlockPage.visible_text`; only when
 ``index.visible_text``), ``main_content`` (the extractor's sentences) and ``filtered`` (the sentences the filter
 kept), and writes them to ``_index/pages/<split_id>.parquet``. The driver takes the smallest keys of all candidates
 (:func:`read_index_sample`): the same pages as one global hash order whenever no split that filled its quota could
