@@ -1,6 +1,6 @@
 # cython: language_level=3
 """Text kernels, compiled: the LM line and token count (:func:`lm_line`, the one implementation of the LM tokens that
-:mod:`pipeline.steps.normalize` gives training and scoring), the perplexity filter's pooling
+:mod:`pipeline.lm_text` gives training and scoring), the perplexity filter's pooling
 (:mod:`pipeline.steps.perplexity`), the corpus stages' normalisation and quality signals
 (:mod:`pipeline.corpus.normalize`, :mod:`pipeline.corpus.signals`) and the scan for format characters
 (:mod:`pipeline.document`), computing exactly what their Python reference computes (``tests/test_native.py``).
