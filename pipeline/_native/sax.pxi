@@ -110,13 +110,17 @@ cdef void _stop(BlockTarget target, object error, void *context) noexcept:
     _libxml2.stop_parser(context)
 
 
-cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) noexcept:
+cdef inline void _sax_element(void *context, const xmlChar *name, const xmlChar **atts, bint opening) noexcept:
+    """An element opens (with its attribute array) or closes: the target's _start or _end, with the name's entry."""
     cdef BlockTarget target = <BlockTarget> warcplex_sax_target
     cdef _Tag *tag
     if target.error is not None:
         return
     try:
         tag = target.table.entry(<const char *> name)
+        if not opening:
+            target._end(<str> tag.name, tag.flags)
+            return
         if tag.counted >= 0:
             target.tag_counts[tag.counted] += 1
         target._start(<str> tag.name, tag.flags, atts)
@@ -124,16 +128,12 @@ cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) n
         _stop(target, exc, context)
 
 
+cdef void _sax_start(void *context, const xmlChar *name, const xmlChar **atts) noexcept:
+    _sax_element(context, name, atts, True)
+
+
 cdef void _sax_end(void *context, const xmlChar *name) noexcept:
-    cdef BlockTarget target = <BlockTarget> warcplex_sax_target
-    cdef _Tag *tag
-    if target.error is not None:
-        return
-    try:
-        tag = target.table.entry(<const char *> name)
-        target._end(<str> tag.name, tag.flags)
-    except BaseException as exc:
-        _stop(target, exc, context)
+    _sax_element(context, name, NULL, False)
 
 
 cdef void _sax_data(void *context, const xmlChar *text, int length) noexcept:
