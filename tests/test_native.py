@@ -322,6 +322,7 @@ def real_page_texts() -> tuple[str, ...]:
     return tuple(extract_plain_text(html) for path in REAL_WARCS for html in warc_pages(path))
 
 
+@pytest.mark.slow  # every code point of Unicode, three ways (44 s of the fast tier)
 def test_compiled_corpus_normalisation_agrees_with_the_reference_on_every_character_and_real_pages():
     """The corpus stages' normaliser (``Normalizer``): the same lines and texts as the regular expressions
     of normalize.py for every code point (inside a word, repeated, around line breaks) and for the visible text
