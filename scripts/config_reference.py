@@ -6,24 +6,20 @@
 The sections and keys are those of :class:`pipeline.config.Settings`, in its order, plus the options
 of the steps that have their own (``pipeline.options.<step>``: the one pydantic model a module of
 ``pipeline/steps/`` defines beside its step). A key's type and default come from the model; its meaning
-is its docstring where the model documents fields that way, else the comment block right above its line
-in the source (or a comment at the end of that line). A section's meaning is its class docstring, else
-the comment above its field in the parent. A key or section without one is an error: describe it where
-it is defined, then run this script. ``tests/test_docs.py`` fails when the file is stale.
+is its docstring, the string under its line (one convention for every setting, cc_net's ``Config``: the
+models set ``use_attribute_docstrings``). A section's meaning is its class docstring, else its field's
+docstring in the parent. A key or section without one is an error: describe it where it is defined,
+then run this script. ``tests/test_docs.py`` fails when the file is stale.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import importlib
 import inspect
-import io
 import json
 import pkgutil
 import sys
-import textwrap
-import tokenize
 import types
 import typing
 from functools import cache
@@ -45,45 +41,18 @@ class UndocumentedError(ValueError):
 
 
 @cache
-def _field_comments(cls: type) -> dict[str, str]:
-    """Field name -> the comment block above its line (or at its end) in ``cls``'s own source."""
-    source = textwrap.dedent(inspect.getsource(cls))
-    comments: dict[int, str] = {}  # line -> comment text, for lines that hold only a comment
-    trailing: dict[int, str] = {}  # line -> comment at the end of a line of code
-    code_lines: set[int] = set()
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            text = token.string.lstrip("#").strip()
-            (trailing if token.start[0] in code_lines else comments)[token.start[0]] = text
-        elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                                tokenize.ENDMARKER):
-            code_lines.update(range(token.start[0], token.end[0] + 1))
-    found: dict[str, str] = {}
-    for node in ast.parse(source).body[0].body:
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            lines, line = [], node.lineno - 1
-            while line in comments:
-                lines.insert(0, comments[line])
-                line -= 1
-            text = " ".join(lines) or trailing.get(node.end_lineno, "")
-            if text:
-                found[node.target.id] = text
-    return found
-
-
 def _defining_class(model: type[BaseModel], name: str) -> type:
     return next(cls for cls in model.__mro__ if name in getattr(cls, "__annotations__", {}))
 
 
 def field_meaning(model: type[BaseModel], name: str) -> str:
-    """A field's description: its docstring or ``description``, else the comment above it."""
-    info = model.model_fields[name]
-    text = info.description or _field_comments(_defining_class(model, name)).get(name, "")
-    return " ".join(text.split())
+    """A field's description: its docstring (the one convention, cc_net's ``Config``: the models set
+    ``use_attribute_docstrings``) or ``description``."""
+    return " ".join((model.model_fields[name].description or "").split())
 
 
 def section_meaning(model: type[BaseModel], parent: type[BaseModel] | None, name: str | None) -> str:
-    """A section's description: its class docstring, else the comment above its field in the parent
+    """A section's description: its class docstring, else its field's docstring in the parent
     (a step's options model without a docstring: its module's first paragraph)."""
     doc = model.__dict__.get("__doc__")
     if doc:
@@ -259,7 +228,7 @@ def render() -> str:
             reference.section(f"pipeline.options.{name}", model, level=3)
             parts.extend(reference.parts[before:])
     if reference.missing:
-        raise UndocumentedError("no description (add a comment above the field, or a docstring) for: "
+        raise UndocumentedError("no description (add a docstring under the field) for: "
                                 + "; ".join(reference.missing))
     return "\n".join(parts)
 

@@ -17,7 +17,7 @@ Stage one: a logistic regression over dense and hashed features, then a HistGrad
 ensemble over the dense features plus the regression's out-of-fold score. Stage two: a smaller
 ensemble over each block's stage-one probability (out of fold) among its neighbours and page.
 The decision threshold, the structure rules and the cascade's fallback share
-(:func:`pipeline.steps.blocks.step.shorter_than_primary`) are the ones with the best weighted mean ROUGE-5 F1
+(:func:`pipeline.steps.blocks.extractor.shorter_than_primary`) are the ones with the best weighted mean ROUGE-5 F1
 on a third of the training pages, or (``--tune-folds``) on every training page's out-of-fold probabilities
 (each fold scored by a classifier fitted as the shipped one on the others: the shipped classifier is surer of
 its own training pages than of new ones), optionally under ``--max-set-loss``. The held-out
@@ -54,18 +54,19 @@ from pathlib import Path
 import numpy as np
 
 from pipeline import _native, models
+from pipeline._native.columns import dense_names  # the feature columns' one table (the runtime reads it too)
 from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
 from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
 from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
-                                            context_features, dense_names, featurize, page_language, word_count)
+                                            context_features, featurize, page_language, word_count)
 from pipeline.steps.blocks.comments import (MAIN_CONTENT_TYPES, CommentModel, comment_features, feature_names,
                                             in_form, region_blocks, repeats)
 from pipeline.steps.blocks.model import MODEL_PATH, BlockModel
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
 from pipeline.steps.blocks.parse import names_comments, parse_page
 from pipeline.steps.blocks.rules import RuleSettings, revise
-from pipeline.steps.blocks.step import block_lines, shorter_than_primary
+from pipeline.steps.blocks.extractor import block_lines, shorter_than_primary
 from pipeline.steps.extractors import ResiliparseExtractor
 
 from benchpages import BENCH, dev_items, is_heldout, scorer

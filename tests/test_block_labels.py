@@ -155,15 +155,16 @@ def test_reader_comments_are_written_apart_on_blog_and_news_pages_and_empty_with
     for page_id, sentence in COMMENTED.items():
         doc = cleaned(page_id, bench_html("data", page_id))
         assert doc.outcome == "kept" and doc.extractor == "blocks", page_id
-        assert doc.comments and len(doc.comments.split()) >= 50, page_id
+        comments = doc.blocks.comments
+        assert comments and len(comments.split()) >= 50, page_id
         assert len(doc.text.split()) >= 100, page_id  # the post itself stays
-        assert not set(doc.comments.splitlines()) & set(doc.text.splitlines()), page_id
+        assert not set(comments.splitlines()) & set(doc.text.splitlines()), page_id
         if sentence:
-            assert sentence in doc.comments and sentence not in doc.text
-        assert page_row(doc, "shard")["comments"] == doc.comments
+            assert sentence in comments and sentence not in doc.text
+        assert page_row(doc, "shard")["comments"] == comments
     for page_id in UNCOMMENTED:
         doc = cleaned(page_id, bench_html("data", page_id))
-        assert doc.outcome == "kept" and doc.comments is None and page_row(doc, "shard")["comments"] is None, page_id
+        assert doc.outcome == "kept" and doc.blocks.comments is None and page_row(doc, "shard")["comments"] is None, page_id
 
 
 def test_extract_comments_drops_them_or_keeps_them_in_the_text():
@@ -172,9 +173,9 @@ def test_extract_comments_drops_them_or_keeps_them_in_the_text():
     separate = cleaned("dragnet-149", html)
     dropped = cleaned("dragnet-149", html, ("extract.comments=drop",))
     kept = cleaned("dragnet-149", html, ("extract.comments=main",))
-    assert dropped.text == separate.text and dropped.comments is None
-    assert kept.comments is None and sentence in kept.text and separate.text.splitlines()[0] in kept.text
-    assert len(kept.text) > len(separate.text) + len(separate.comments) // 2
+    assert dropped.text == separate.text and dropped.blocks.comments is None
+    assert kept.blocks.comments is None and sentence in kept.text and separate.text.splitlines()[0] in kept.text
+    assert len(kept.text) > len(separate.text) + len(separate.blocks.comments) // 2
 
 
 def test_extract_comments_takes_its_three_choices_and_the_old_booleans():

@@ -10,7 +10,7 @@ import unicodedata
 
 import pytest
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from conftest import ROOT
 
@@ -69,19 +69,38 @@ def test_configuration_reference_is_current():
 class _Documented(BaseModel):
     """A section whose keys are described as pipeline/config.py describes its own."""
 
-    # A comment above the field is its meaning.
-    above: int = 1
-    beside: bool = True  # so is a comment at the end of its line
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    documented: int = 1
+    """The docstring under the field is its meaning."""
+    # A comment above a field is not: one convention documents the settings.
+    commented: bool = True
     plain: str = "x"
 
 
-def test_a_key_without_a_description_fails_the_reference():
+def test_a_key_without_a_docstring_fails_the_reference():
     reference = load_script("config_reference")
-    assert reference.field_meaning(_Documented, "above") == "A comment above the field is its meaning."
-    assert reference.field_meaning(_Documented, "beside") == "so is a comment at the end of its line"
+    assert reference.field_meaning(_Documented, "documented") == "The docstring under the field is its meaning."
     found = reference.Reference()
     found.section("example", _Documented)
-    assert found.missing == [f"example.plain ({__name__}._Documented)"]
+    assert found.missing == [f"example.commented ({__name__}._Documented)",
+                             f"example.plain ({__name__}._Documented)"]
+
+
+def test_every_settings_model_documents_its_fields_with_docstrings():
+    """One convention (cc_net's ``Config``): every settings model reads its fields' docstrings, and no field of
+    pipeline/config.py is described by a comment instead."""
+    import ast
+
+    from pipeline import config
+
+    tree = ast.parse((ROOT / "pipeline" / "config.py").read_text(encoding="utf-8"))
+    for node in [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name.endswith("Settings")]:
+        model = getattr(config, node.name)
+        assert model.model_config.get("use_attribute_docstrings"), node.name
+        keys = [name for name, info in model.model_fields.items()  # a section is described by its class docstring
+                if not (isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel))]
+        assert all(model.model_fields[name].description for name in keys), node.name
 
 
 def slug(heading: str) -> str:

@@ -17,7 +17,7 @@ from pipeline.reading.reader import Reader, default_extractors, pages_line, page
 from pipeline.reading.warc import WarcReader
 from pipeline.reading.wet import WetReader
 from pipeline.steps.base import Step
-from pipeline.steps.blocks.step import BlocksExtractor
+from pipeline.steps.blocks.extractor import BlocksExtractor
 from pipeline.steps.extractors import ConservativeExtractor, Extractor, WetExtractor, build_extractor
 from pipeline.steps.min_words import MinWords
 

@@ -19,7 +19,7 @@ from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.sentences import SentenceSplitter
-from pipeline.writing.sample import read_index_sample
+from pipeline.writing.index_sample import read_index_sample
 
 
 def split_doc(text: str, language: str = "en") -> Document:
@@ -155,7 +155,7 @@ def test_spacer_paragraphs_leave_no_invisible_lines(tmp_path, cascade):
     character a reader sees."""
     warc = tmp_path / "spacers.warc.gz"
     write_warc(warc, [("200 OK", "text/html", None, BLANK_LINES_PAGE)])
-    settings = load_settings(None, [f"extract.cascade={cascade}"])
+    settings = load_settings(None, [f"extract.cascade={cascade}", "index.sample_share=1"])  # the page is sampled
     run_split(Split(str(warc), 0, 1), settings, str(tmp_path / "out"))
     [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
     assert row["extractor"] == cascade[1:].split(",")[0]

@@ -4,7 +4,7 @@ same sampled pages at each link of the cleaning chain, with tantivy.
 The links: ``visible`` (all visible text, the paper's tag-stripped input), ``main_content`` (the
 extractor's sentences), ``filtered`` (the sentences the filter kept), then ``corpus.<stage>`` after each
 corpus stage (a page a stage dropped indexes as nothing); the pages are the run's index sample
-(:mod:`pipeline.writing.sample`). Each link's texts are indexed with tantivy (Lucene-like: term
+(:mod:`pipeline.writing.index_sample`). Each link's texts are indexed with tantivy (Lucene-like: term
 dictionary, postings with positions, field norms, no stored text) in a temporary directory; we report its
 size on disk, the vocabulary and postings read back from its term dictionary, the tokens of tantivy's own
 analyzer, the CPU its build took, and the CPU time of a fixed query set drawn from the pages themselves
@@ -29,7 +29,7 @@ from typing import Any
 from pipeline.analysis.carbon import carbon_estimate
 from pipeline.config import CarbonSettings, IndexSettings, S3Settings
 from pipeline.document import Sentence, page_text
-from pipeline.writing.sample import (CORPUS_SAMPLE_DIR, SampledPage, open_dataset, read_index_sample,
+from pipeline.writing.index_sample import (CORPUS_SAMPLE_DIR, SampledPage, open_dataset, read_index_sample,
                                      sample_key)
 
 FIELD = "body"
@@ -163,7 +163,7 @@ def page_queries(texts: list[str], count: int, terms: int, min_chars: int) -> li
 
 # A timed pass answers the query set as many times as takes at least this much CPU on the slowest index, so that
 # the clock's resolution and a moment's load weigh little.
-PASS_SECONDS = 0.05
+PASS_SECONDS = 0.002
 
 
 def query_cpu(indexes: list[TextIndex], queries: list[str], repeats: int) -> list[dict[str, float]]:
@@ -312,7 +312,7 @@ def run_index_stats(output: str, s3: S3Settings, settings: IndexSettings, carbon
     result: dict[str, Any] = {
         "engine": "tantivy",
         "pages": len(pages),
-        "sample": {**sample, "sample_pages": settings.sample_pages,
+        "sample": {**sample, "sample_pages": settings.sample_pages, "sample_share": settings.sample_share,
                    "of_pages": stats.get("outcome", {}).get("kept", 0)
                    + stats.get("outcome", {}).get("empty_after_filter", 0)},
         "raw": {key: raw[key] for key in (*CHAIN_KEYS, "documents", "vocabulary")},

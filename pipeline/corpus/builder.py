@@ -42,7 +42,7 @@ from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.lists import with_domains
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, StageOutput
-from pipeline.writing.sample import CORPUS_SAMPLE_DIR, sample_record_ids
+from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 
 log = logging.getLogger("pipeline.corpus")

@@ -26,7 +26,7 @@ from pipeline.redact import redact, redact_text
 from pipeline.stats import Stats
 from pipeline.writing.outdir import STAMP, config_fingerprint, fingerprinted_settings, settings_difference
 from pipeline.writing.output import DATASET_DIR, OutputTarget
-from pipeline.writing.sample import open_dataset, sample_key
+from pipeline.writing.index_sample import open_dataset, sample_key
 
 # Settings the stamp keeps by identity only (a file's name and size, the registry's hash): taken from stats.json's
 # recorded configuration, else the defaults, and then checked by the fingerprint.

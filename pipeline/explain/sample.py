@@ -20,7 +20,7 @@ from pipeline.explain.select import document_group, file_name, smallest
 from pipeline.explain.trace import TracingLoop
 from pipeline.stats import Stats
 from pipeline.writing.output import OutputTarget
-from pipeline.writing.sample import sample_key
+from pipeline.writing.index_sample import sample_key
 
 EXPLAIN_DIR = "explain"
 

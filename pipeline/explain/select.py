@@ -5,7 +5,7 @@ or the filter removed it all), ``error``, ``unscored_language``, ``mostly_droppe
 half of the text), ``fell_back:<reason>`` (a later stage's text, or the filter overruled), ``kept_filtered`` (some
 lines dropped), ``kept_whole``; a page another step dropped is grouped by that step's reason. The same page is in
 the same group whether it is told from its document or from its output row. A sample takes, in each group, the pages
-with the smallest SHA-1 of their record id (:func:`~pipeline.writing.sample.sample_key`), so the sample of a run is
+with the smallest SHA-1 of their record id (:func:`~pipeline.writing.index_sample.sample_key`), so the sample of a run is
 the union of its splits' samples, cut.
 """
 
@@ -16,7 +16,7 @@ import re
 
 from pipeline.document import Document
 from pipeline.steps.cascade import fallback_kind
-from pipeline.writing.sample import sample_key
+from pipeline.writing.index_sample import sample_key
 
 MOSTLY = 0.5  # the filter removed more than this share of the text's bytes: ``mostly_dropped``
 GROUPS = {  # each group's name as the report and the index show it

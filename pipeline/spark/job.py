@@ -35,7 +35,7 @@ from pipeline.steps.loop import build_steps
 from pipeline.usage import OneLineParser, UsageError
 from pipeline.writing.outdir import OutputError, prepare_output
 from pipeline.writing.output import OutputTarget
-from pipeline.writing.sample import per_split_pages
+from pipeline.writing.index_sample import per_split_pages
 
 log = logging.getLogger("warcplex")
 
@@ -254,7 +254,7 @@ class WarcJob:
 
 def with_split_sample(settings: Settings, splits: int) -> Settings:
     """``settings`` with ``index.per_split_pages`` worked out for a run of ``splits`` splits when it is 0
-    (:func:`~pipeline.writing.sample.per_split_pages`)."""
+    (:func:`~pipeline.writing.index_sample.per_split_pages`)."""
     if settings.index.per_split_pages or not settings.index.sample_pages:
         return settings
     quota = per_split_pages(settings.index.sample_pages, splits)

@@ -24,7 +24,7 @@ from pipeline.document import Document
 from pipeline.steps import guards
 from pipeline.steps.base import Step
 from pipeline.steps.extractors import Extractor, build_extractor
-from pipeline.steps.perplexity import REASON_PREFIX
+from pipeline.perplexity_rule import REASON_PREFIX
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
 
@@ -49,10 +49,10 @@ def incomplete(extractor: Extractor, doc: Document, settings: ExtractSettings, h
     """The rule before the steps after a stage: ``empty`` (fewer than ``extract.min_text_chars``
     characters), or, when a later stage exists, the stage's own evidence that its text misses main
     content (the block stage: ``short_<kept>of<primary>`` words against resiliparse's main-content
-    pass, :func:`pipeline.steps.blocks.step.shorter_than_primary`)."""
+    pass, :func:`pipeline.steps.blocks.extractor.shorter_than_primary`)."""
     if len(doc.text.strip()) < max(1, settings.min_text_chars):
         return "empty"
-    return extractor.incomplete(doc.text) if has_next else None
+    return extractor.incomplete(doc) if has_next else None
 
 
 class Cascade(Step):

@@ -14,10 +14,10 @@ from pipeline.steps.base import Filter
 
 
 class MinWordsSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    # Pages whose kept text has fewer white-space separated words than this are dropped.
     min_words: int = Field(default=50, ge=0)
+    """Pages whose kept text has fewer white-space separated words than this are dropped."""
 
 
 class MinWords(Filter):

@@ -130,7 +130,7 @@ DATASET_DIR = "data"
 CORPUS_DIR = "corpus"
 CORPUS_DROPPED_DIR = "corpus_dropped"
 CORPUS_STATE_DIR = "_corpus"
-# The index statistics' per-split sample (pipeline/writing/sample.py).
+# The index statistics' per-split sample (pipeline/writing/index_sample.py).
 INDEX_STATE_DIR = "_index"
 
 

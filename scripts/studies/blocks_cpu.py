@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CPU seconds of the block stage by part, in process (no Spark): README's "Compiled block stage" table.
 
-Runs :class:`~pipeline.steps.blocks.step.BlocksExtractor` over the first ``--pages`` HTML responses
+Runs :class:`~pipeline.steps.blocks.extractor.BlocksExtractor` over the first ``--pages`` HTML responses
 of a WARC (decoded as the pipeline decodes them) after a warm-up on the next ``--warmup`` pages (model
 loads), and charges ``time.process_time`` to the part each call belongs to by wrapping the names the
 stage calls: the parse, resiliparse's main-content pass (with its depth guard), fastText page LID,
@@ -26,7 +26,7 @@ from pipeline.reading.reader import read_pages
 from pipeline.reading.shards import Split
 from pipeline.stats import Stats
 from pipeline.steps.blocks import model as block_model_module
-from pipeline.steps.blocks import step
+from pipeline.steps.blocks import extractor as step
 from pipeline.steps.extractors import PageTooDeep, ResiliparseExtractor
 
 ROOT = Path(__file__).resolve().parents[2]

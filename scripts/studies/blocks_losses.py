@@ -11,12 +11,12 @@ their blocks with the shipped ``blocks_model.json`` and prints:
   and the share of the group's main words lost (what the kind costs the page's recall);
 - ``heldout``: ROUGE-5 F1 / BoW P / BoW R of the held-out pages per set, dataset, page type (the truth's and
   the predicted one) and language for the classifier alone (at the threshold of the page's predicted type), with the rules, with the rules and the cascade's fallback
-  (:func:`pipeline.steps.blocks.step.shorter_than_primary`), and resiliparse's main-content text. The same
-  functions as :class:`pipeline.steps.blocks.step.BlocksExtractor` (``featurize``, ``BlockModel.scores``,
+  (:func:`pipeline.steps.blocks.extractor.shorter_than_primary`), and resiliparse's main-content text. The same
+  functions as :class:`pipeline.steps.blocks.extractor.BlocksExtractor` (``featurize``, ``BlockModel.scores``,
   ``revise``, ``block_lines``) on cached parses: fast enough to iterate; ``bench_quality.py`` does the real runs;
 - ``warc``: for the HTML responses of real WARC files (``--warc``, e.g. ../shared/bench/warc/cc-genuine/*.warc.gz),
   every block with its probability and decision (``+`` kept, ``r`` kept by a rule, ``-`` dropped), to read
-  against the page (:class:`~pipeline.steps.blocks.step.BlocksExtractor` itself);
+  against the page (:class:`~pipeline.steps.blocks.extractor.BlocksExtractor` itself);
 - ``evidence``: on the tuning third of the training pages (as train_blocks.py picks it), the block
   stage's ROUGE-5 F1 against resiliparse's (the cascade's next stage) in bins of the signals a
   fallback rule could use, and the classifier's ROUGE-5 F1 by threshold per set and page type;
@@ -44,7 +44,7 @@ import numpy as np
 from pipeline.steps.blocks.features import CELLS, HEADINGS, LIST_ITEMS, word_count
 from pipeline.steps.blocks.model import BlockModel
 from pipeline.steps.blocks.rules import revise
-from pipeline.steps.blocks.step import block_lines, shorter_than_primary
+from pipeline.steps.blocks.extractor import block_lines, shorter_than_primary
 
 import train_blocks  # scripts/ (run with PYTHONPATH=scripts): the cached parses and labels of the fit
 from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, scorer, truth_path
@@ -157,7 +157,7 @@ def report_warc(paths: list[Path]) -> None:
     from pipeline.config import load_settings
     from pipeline.steps.blocks.model import block_model
     from pipeline.reading.decode import decode_html
-    from pipeline.steps.blocks.step import BlocksExtractor
+    from pipeline.steps.blocks.extractor import BlocksExtractor
 
     settings = load_settings(None, [])
     stage, model = BlocksExtractor(settings.extract, settings.langid), block_model(settings.extract.blocks_model)
@@ -167,13 +167,14 @@ def report_warc(paths: list[Path]) -> None:
             if "html" not in content_type:
                 continue
             html = decode_html(record.reader.read(), record.http_charset)
-            blocks, probs = stage.classify(html)
-            decision = model.decision(stage.page_type)
+            page = stage.classify(html)
+            blocks, probs = page.blocks, page.probs
+            decision = model.decision(page.page_type)
             keep = revise(blocks, probs, decision.threshold, decision.rules)
-            comments = stage.comment_blocks if stage.comment_blocks is not None else np.zeros(len(blocks), bool)
+            comments = page.comment_blocks if page.comment_blocks is not None else np.zeros(len(blocks), bool)
             print(f"\n=== {path.name} {record.headers.get('WARC-Target-URI')} ({len(blocks)} blocks, "
                   f"{int((keep & ~comments).sum())} kept, {int(comments.sum())} comments; page type "
-                  f"{stage.page_type}, threshold {decision.threshold})")
+                  f"{page.page_type}, threshold {decision.threshold})")
             for b, p, k, c in zip(blocks, probs, keep, comments):
                 mark = "c" if c else "+" if p >= decision.threshold else ("r" if k else "-")
                 print(f"{mark} {p:.2f} {b.tag:6s} {b.text[:110]}")
