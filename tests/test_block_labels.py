@@ -166,6 +166,37 @@ def test_reader_comments_are_written_apart_on_blog_and_news_pages_and_empty_with
         assert doc.outcome == "kept" and doc.comments is None and page_row(doc, "shard")["comments"] is None, page_id
 
 
+def with_json_ld(html: str, data: dict) -> str:
+    """``html`` with a schema.org JSON-LD script added to its head."""
+    return html.replace("</head>", f'<script type="application/ld+json">{json.dumps(data)}</script></head>', 1)
+
+
+def test_a_thread_by_its_markup_keeps_its_posts_as_main_text_and_an_faq_page_its_comments_apart():
+    """The blog post with reader comments (dragnet-149) declared a forum post (``DiscussionForumPosting``) or a
+    question page (``QAPage``): its comment region holds the thread's posts, main text, whatever its page type. An
+    FAQ page's answers (``FAQPage``) are the site's own: its reader comments stay comments."""
+    html = bench_html("data", "dragnet-149")
+    sentence = COMMENTED["dragnet-149"]
+    plain = cleaned("dragnet-149", html)
+    assert sentence in plain.comments and sentence not in plain.text
+    for declared in ({"@type": "DiscussionForumPosting", "headline": "x"}, {"@type": "QAPage"}):
+        thread = cleaned("dragnet-149", with_json_ld(html, {"@context": "https://schema.org", **declared}))
+        assert thread.page_type not in ("forum", "documentation", "collection", "listing"), declared
+        assert thread.comments is None and sentence in thread.text, declared
+        assert len(thread.text.split()) > len(plain.text.split()) + len(plain.comments.split()) // 2, declared
+    faq = cleaned("dragnet-149", with_json_ld(html, {"@context": "https://schema.org", "@type": "FAQPage", "mainEntity": [
+        {"@type": "Question", "name": "q", "acceptedAnswer": {"@type": "Answer", "text": "a"}}]}))
+    assert faq.comments == plain.comments and faq.text == plain.text
+
+
+def test_a_listing_whose_question_and_answer_markup_declares_a_thread_keeps_its_customers_posts():
+    """A held-out shop listing (Sur La Table, wcxb-dev-4818) with schema.org ``Question``/``Answer`` markup and no
+    FAQ: its customers' posts in the review region are its text (the WCXB truth has them), not comments."""
+    doc = cleaned("wcxb-dev-4818", bench_html("data-wcxb", "wcxb-dev-4818"))
+    assert doc.comments is None
+    assert "This was a gift to me after seeing it at my daughter's house and having the best Latte ever" in doc.text
+
+
 def test_extract_comments_drops_them_or_keeps_them_in_the_text():
     html = bench_html("data", "dragnet-149")
     sentence = COMMENTED["dragnet-149"]

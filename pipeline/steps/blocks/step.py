@@ -129,6 +129,7 @@ class BlocksExtractor(Extractor):
         self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
         self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
         self.comment_blocks: np.ndarray | None = None  # the last page's: per block, a comment (None: no comment model)
+        self.post_blocks: np.ndarray | None = None  # ... and a thread's post, main text (None: no comment model)
         self.comments: str | None = None  # the last page's comments as written apart from its text (or None)
         self.decided: tuple | None = None  # the last page's BlockDecisions, as a tuple (a traced page keeps them)
 
@@ -154,10 +155,10 @@ class BlocksExtractor(Extractor):
 
     def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
         """The page's blocks and each block's main-content probability (prepared, or computed now); the page's
-        type is then ``page_type``, and which blocks are comments ``comment_blocks``."""
+        type is then ``page_type``, which blocks are comments ``comment_blocks`` and which a thread's posts ``post_blocks``."""
         entry = self._prepared.pop(id(html), None)
         result = entry[1] if entry is not None and entry[0] is html else self._classified([html])[0]
-        blocks, probs, self.primary, self.page_type, self.comment_blocks = _result(result)
+        blocks, probs, self.primary, self.page_type, self.comment_blocks, self.post_blocks = _result(result)
         self.resiliparse.reuse(html, self.primary)  # the cascade's resiliparse stage takes it if the page falls to it
         return blocks, probs
 
@@ -209,15 +210,15 @@ class BlocksExtractor(Extractor):
         return results
 
     def _classified(self, htmls: list[str]) -> list:
-        """Each page's (blocks, probabilities, resiliparse text, page type, comment blocks), or what its work
-        raised (see :meth:`_featurised`)."""
+        """Each page's (blocks, probabilities, resiliparse text, page type, comment blocks, post blocks), or what its
+        work raised (see :meth:`_featurised`)."""
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
             model = block_model(self.settings.blocks_model)
             blocks, X, hashed, primary, markup = results[i]
             probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
-            page_type, comments, signals = None, None, None  # no blocks, or no model to tell them by
+            page_type, comments, posts, signals = None, None, None, None  # no blocks, or no model to tell them by
             if blocks and (model.page_types is not None
                            or (model.comments is not None and any(b.comment_region for b in blocks))):
                 signals = page_signals(blocks, X, primary, markup, htmls[i])
@@ -225,7 +226,8 @@ class BlocksExtractor(Extractor):
                 page_type = model.page_types.page_type(signals)
             if model.comments is not None:
                 comments = model.comments.comments(blocks, X, signals, page_type)
-            results[i] = (blocks, probs, primary, page_type, comments)
+                posts = model.comments.posts(blocks, X, signals, page_type)
+            results[i] = (blocks, probs, primary, page_type, comments, posts)
 
         _each(scores, range(len(htmls)), results)
         return results
@@ -237,6 +239,9 @@ class BlocksExtractor(Extractor):
             self.count(f"page_type.{self.page_type}")
         decision = model.decision(self.page_type)
         keep = revise(blocks, probs, decision.threshold, decision.rules)
+        if self.post_blocks is not None and self.post_blocks.any():  # a thread's posts are its main text
+            self.count("threads.pages")
+            keep = keep | self.post_blocks
         self.comments = None
         comments = self.comment_blocks
         if comments is not None and comments.any():
