@@ -301,6 +301,20 @@ def print_set(name: str, results: list[tuple[str, list[dict], float]], meta: dic
             print(f"{'':{width}s}  " + " ".join(f"{'(' + str(len(groups[g][results[0][0]])) + ')':>10s}" for g in order))
             for label, _, _ in results:
                 print(f"{label:{width}s}  " + " ".join(f"{mean(groups[g][label]):10.3f}" for g in order))
+    snippets = defaultdict(lambda: defaultdict(list))  # the snippet set by language: with found / without kept
+    for label, rows, _ in results:
+        for r in rows:
+            if r["snippet_f"]:
+                snippets[meta[r["id"]].get("lang") or "-"][label].append((float(r["with_recall"]), float(r["without_rate"])))
+    if snippets:
+        order = sorted(snippets, key=lambda g: -len(snippets[g][results[0][0]]))[:12]
+        print(f"\nsnippets per language: `with` found / `without` kept (pages)\n{'system':{width}s}  "
+              + " ".join(f"{g[:11]:>11s}" for g in order))
+        print(f"{'':{width}s}  " + " ".join(f"{'(' + str(len(snippets[g][results[0][0]])) + ')':>11s}" for g in order))
+        for label, _, _ in results:
+            print(f"{label:{width}s}  " + " ".join(
+                f"{mean([w for w, _ in snippets[g][label]]):5.3f}/{mean([o for _, o in snippets[g][label]]):5.3f}"
+                for g in order))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -5,8 +5,9 @@ Every full-text page of the chosen dev sets goes once through the default pipeli
 (:class:`~pipeline.steps.loop.StepLoop`, the text as written: :attr:`Document.clean_text`), and trafilatura's
 text of the same page is cached under ``--work`` (it does not change between runs). Prints, per set, page type and
 language: WCXB's word F1 (:func:`benchpages.word_prf`) with its precision and recall, and ROUGE-5 F1 (the bench's
-scorer), for warcplex and trafilatura; ``--save NAME`` keeps warcplex's per-page scores and ``--against NAME``
-prints the pages that moved most since. Dev side of the split unless ``--heldout`` (choose on the dev side,
+scorer), for warcplex and trafilatura, and on the snippet set's pages the share of `with` snippets found and of
+`without` snippets kept, by language; ``--save NAME`` keeps warcplex's per-page scores and ``--against NAME``
+prints the pages that moved most since (under ``--work``, per sets and side). Dev side of the split unless ``--heldout`` (choose on the dev side,
 report the held-out side once). ``bench_quality.py`` gives the figures of record (real Spark runs).
 
 usage: PYTHONPATH=scripts python scripts/studies/page_scores.py [--sets data-wcxb] [--heldout] [--types forum,...]
@@ -72,12 +73,13 @@ def main() -> int:
     parser.add_argument("--against")
     parser.add_argument("--show", type=int, default=15, help="pages listed with --against")
     args = parser.parse_args()
-    score_pair = scorer(args.bench).score_pair
+    score_pair, score_snippets = scorer(args.bench).score_pair, scorer(args.bench).score_snippets
     args.work.mkdir(parents=True, exist_ok=True)
     side = "heldout" if args.heldout else "dev"
     scores: dict[str, dict] = {}
+    snippets: dict[str, list] = defaultdict(list)  # language -> per page: ours with, without; trafilatura's
     for folder in args.sets.split(","):
-        rows = [m for m in manifest(args.bench, folder) if m.get("truth_type", "fulltext") == "fulltext"
+        rows = [m for m in manifest(args.bench, folder) if m.get("truth_type", "fulltext") in ("fulltext", "snippets")
                 and is_heldout(m["id"]) == args.heldout
                 and (not args.types or m.get("page_type") in args.types.split(","))]
         jobs = [(m["id"], str(args.bench / folder / m["dataset"] / "pages" / f"{m['id']}.html.gz"),
@@ -90,9 +92,14 @@ def main() -> int:
             cache.write_text(json.dumps(peer))
             ours = {i: (t, pt, c) for i, t, pt, c in pool.imap_unordered(warcplex_text, jobs, chunksize=4)}
         for m in rows:
+            text, told, comments = ours[m["id"]]
+            if m.get("truth_type") == "snippets":  # `with` found, `without` kept
+                wanted = json.loads((args.bench / folder / m["dataset"] / "truth" / f"{m['id']}.json").read_text())
+                snippets[m.get("lang") or "-"].append(
+                    [score_snippets(t, wanted)[k] for t in (text, peer[m["id"]]) for k in ("with_recall", "without_rate")])
+                continue
             truth = (args.bench / folder / m["dataset"] / "truth" / f"{m['id']}.txt").read_text(
                 encoding="utf-8", errors="replace")
-            text, told, comments = ours[m["id"]]
             scores[m["id"]] = {"set": folder, "type": m.get("page_type") or m["dataset"], "lang": m.get("lang"),
                                "told": told, "comment_words": len(comments.split()), "url": m.get("url"),
                                "comments_in_truth": score_pair(comments, truth)["rouge5_p"] if comments.strip() else None,
@@ -111,10 +118,16 @@ def main() -> int:
         peer = [mean(s["peer"][k] for s in members) for k in (2, 0, 1, 3)]
         print(f"{folder:10s} {group[:16]:16s} {len(members):5d}  {ours[0]:7.3f} {ours[1]:6.3f} {ours[2]:6.3f} "
               f"{ours[3]:6.3f}   {peer[0]:7.3f} {peer[1]:6.3f} {peer[2]:6.3f} {peer[3]:6.3f}")
+    if snippets:
+        print("\nsnippet pages by language: `with` found / `without` kept, warcplex then trafilatura")
+        for lang, pages in sorted(snippets.items(), key=lambda kv: -len(kv[1])) + [("ALL", sum(snippets.values(), []))]:
+            cells = [mean(p[k] for p in pages) for k in range(4)]
+            print(f"  {lang:6s} {len(pages):4d}  {cells[0]:.3f} / {cells[1]:.3f}    {cells[2]:.3f} / {cells[3]:.3f}")
+    saved = f"{args.sets.replace(',', '+')}.{side}.json"
     if args.save:
-        (args.work / f"{args.save}.{side}.json").write_text(json.dumps(scores))
+        (args.work / f"{args.save}.{saved}").write_text(json.dumps(scores))
     if args.against:
-        before = json.loads((args.work / f"{args.against}.{side}.json").read_text())
+        before = json.loads((args.work / f"{args.against}.{saved}").read_text())
         moved = sorted((s["ours"][2] - before[i]["ours"][2], i) for i, s in scores.items() if i in before)
         for delta, i in moved[:args.show] + moved[-args.show:]:
             if abs(delta) > 1e-9:
