@@ -16,7 +16,7 @@ OUT    ?= out
 setup: $(STAMP)
 	@$(PY) -m pipeline.spark.cds $(SAMPLE)  # the driver JVM's class-data archive (pipeline/spark/cds.py), made once
 
-$(STAMP): pyproject.toml setup.py $(wildcard pipeline/_native/*.pyx pipeline/_native/*.pxd) pipeline/_native/__init__.py
+$(STAMP): pyproject.toml setup.py $(wildcard pipeline/_native/*.pyx pipeline/_native/*.pxd pipeline/_native/*.pxi) pipeline/_native/__init__.py
 	@command -v java >/dev/null 2>&1 || [ -n "$$JAVA_HOME" ] || { echo "error: Java 17 is required (install openjdk-17-jre-headless or set JAVA_HOME)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel

@@ -6,8 +6,8 @@ Everything else is declared in pyproject.toml. This file stays for what a declar
 - the modules compile against the libxml2 headers that lxml ships (``lxml.get_include()``, known only once lxml is
   installed in the build environment), and they carry the package's one ``VERSION``, read here from
   ``pipeline/_native/__init__.py`` into ``version.pxi`` (rewritten only when it changes, so that a new version
-  rebuilds them). Each module is optional: where one cannot be compiled the install goes on without it, and its
-  Python reference runs instead, counted and said (``pipeline._native``);
+  rebuilds them). No module is optional: where one cannot be compiled the install fails (``pipeline._native`` has
+  no other implementation);
 - conf/ and lm_models/ stay at the top of the source tree; a wheel (and an sdist) also carries conf/*.yaml and the
   KenLM binaries lm_models/*/*.bin, built into the package as pipeline/shipped/, where an installed warcplex finds
   them (pipeline.config.PROJECT_ROOT). An editable install reads them from the checkout instead.
@@ -68,7 +68,7 @@ def version_include() -> None:
 
 version_include()
 setup(ext_modules=cythonize([Extension(f"pipeline._native.{source.stem}", [str(source)],
-                                       include_dirs=lxml.get_include(), extra_compile_args=["-O2"], optional=True)
+                                       include_dirs=lxml.get_include(), extra_compile_args=["-O2"])
                              for source in sorted(NATIVE.glob("*.pyx"))],
                             compiler_directives={"language_level": "3"}),
       cmdclass={"build_py": BuildPyWithShippedFiles, "sdist": SdistWithShippedFiles})

@@ -33,7 +33,7 @@ REPO = HERE.parent
 from fetch import WORK, fetch, fetched_version  # lm_models/ is the script directory
 from filters import MAX_TOKENS, MIN_TOKENS, keep_sentence
 from readers import READERS
-from pipeline.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
+from pipeline.lm_text import NORMALIZATION_VERSION, normalize_for_lm
 
 CATALOGUE = HERE / "sources.yaml"
 SEED = 20240601

@@ -26,14 +26,14 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 from pipeline.lm.train import arpa_counts, percentile
-from pipeline.steps.normalize import NORMALIZATION_VERSION
-from pipeline.steps.perplexity import perplexity as scored_perplexity
-from pipeline.steps.perplexity import perplexity_of
+from pipeline.lm_text import NORMALIZATION_VERSION
+from pipeline.perplexity_rule import perplexity as scored_perplexity
+from pipeline.perplexity_rule import perplexity_of
 
 WORK = HERE / "work"
 BIN = Path(os.environ.get("KENLM_BIN", HERE / "tools" / "bin"))
 ORDER = 3  # default n-gram order; ORDERS overrides it per language
-# Chinese, Japanese and Korean are scored on characters (pipeline.steps.normalize): 3 characters are
+# Chinese, Japanese and Korean are scored on characters (pipeline.lm_text): 3 characters are
 # little context, and order 5 measured slightly better on the web pages (zh AUC 0.745 -> 0.746).
 ORDERS: dict[str, int] = {"zh": 5, "ja": 5, "ko": 5}
 LMPLZ_MEMORY = "4G"
@@ -165,7 +165,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False,
         "vocab_size": counts.get(1),
         "ngram_counts": {str(k): v for k, v in sorted(counts.items())},
         "normalization_version": NORMALIZATION_VERSION,
-        "normalization": "pipeline.steps.normalize.normalize_for_lm",
+        "normalization": "pipeline.lm_text.normalize_for_lm",
         "training": {"sentences": meta["train_sentences"], "tokens": meta["train_tokens"],
                      "seed": meta["seed"], "filters": meta["filters"]},
         "heldout": {"rule": meta["heldout_rule"], **ev,

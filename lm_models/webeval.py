@@ -35,8 +35,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 from train import percentile, registry_entries  # the cards' percentile rule; conf/models.yaml (lm_models/ is the script directory)
-from pipeline.steps.normalize import normalize_for_lm
-from pipeline.steps.perplexity import perplexity_of
+from pipeline.lm_text import normalize_for_lm
+from pipeline.perplexity_rule import perplexity_of
 
 from benchpages import BENCH, HELDOUT_RULE, SETS, is_heldout, manifest, page_bytes, page_path, truth_path  # scripts/
 

@@ -181,7 +181,7 @@ class PerplexitySettings(_Section):
     self_train_min_pages: int = Field(default=50, ge=1)
     # Sentences shorter than this many LM tokens are kept unscored (perplexity is noise there).
     min_tokens: int = Field(default=1, ge=0)
-    # What the threshold judges (pipeline.steps.perplexity.rule_mask): `sentence` each sentence,
+    # What the threshold judges (pipeline.perplexity_rule.rule_mask): `sentence` each sentence,
     # `line` each line (paragraph), its sentences pooled and kept or dropped together.
     unit: Literal["sentence", "line"] = "line"
     # `fixed`: a unit above the threshold is dropped; `window`: a unit shorter than `window_tokens`
@@ -234,10 +234,15 @@ class IndexSettings(_Section):
     # of the cleaning chain (all visible text, main content, filtered, each corpus stage) and
     # report sizes, vocabulary, postings, query time, CO2 per million queries and break-even.
     enabled: bool = True
-    # Pages in the sample (the smallest SHA-1 of record ids over the run); 0 = every page.
+    # The share of the run's pages in the sample: a page is in it when the SHA-1 of its record id, read
+    # as a fraction of 2^160, is below this (uniform, and the same pages whatever the splits), up to
+    # `sample_pages`; so the statistics cost the same share of any run (1 = every page).
+    sample_share: float = Field(default=0.05, gt=0, le=1)
+    # At most this many pages in the sample (those of smallest SHA-1 of record ids); 0 = no limit.
     sample_pages: int = Field(default=2000, ge=0)
-    # Candidates each split keeps for the sample; 0 = ten times its even share of the sample
-    # (at least 2, at most sample_pages), which the job works out from its number of splits.
+    # Candidates each split keeps for the sample; 0 = its even share of `sample_pages` plus four
+    # standard deviations of that share's binomial spread (at least 2, at most sample_pages), which
+    # the job works out from its number of splits.
     per_split_pages: int = Field(default=0, ge=0)
     # Also extract each candidate page's tag-stripped text (a second resiliparse pass per
     # candidate) so that the chain starts from all visible text, the paper's index.

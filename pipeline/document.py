@@ -74,11 +74,10 @@ class StageTry:
 @dataclass
 class Trace:
     """What the steps did to one page, kept only when ``warcplex explain`` asks (``Document.trace``; None on
-    every page of a run, where recording it would cost per page): each cascade stage tried, and the block
-    stage's decisions (:class:`~pipeline.steps.blocks.step.BlockDecisions`)."""
+    every page of a run, where recording it would cost per page): each cascade stage tried (the block stage's
+    decisions are its reading's, ``Document.blocks``)."""
 
     stages: list[StageTry] = field(default_factory=list)
-    blocks: Any = None
 
     def tried(self, name: str, verdict: str, reason: str | None = None, doc: "Document | None" = None) -> None:
         """Note a stage's try; with ``doc``, a copy of its text, language and sentences as they are now."""
@@ -98,15 +97,13 @@ class Document:
     text: str = ""  # the chosen extractor's text (``raw_text`` in the stats)
     extractor: str | None = None
     fallback_reason: str | None = None  # why the cascade left its first stage
-    page_type: str | None = None  # the block stage's page type (pipeline.steps.blocks.page_type), if it ran
-    comments: str | None = None  # the reader comments the block stage wrote apart from ``text`` (extract.comments)
+    # The block stage's reading of the page (pipeline.steps.blocks.step.BlockPage: its parse, page type, comments,
+    # the evidence of each line of its text), from the stage on, whichever stage's text is written; None: not read.
+    blocks: Any = None
     language: Language | None = None
     sentences: list[Sentence] = field(default_factory=list)
     unfiltered: bool = False  # the extractor's text passes the filter unscored (the conservative revert)
     threshold: float | None = None  # the perplexity threshold the filter judged the text against (None: not judged)
-    line_probs: list[float] | None = None  # per line of ``text``: the block stage's main-content probability
-    line_regions: list[bool] | None = None  # per line of ``text``: in a repeated region the block stage kept
-    line_preformatted: list[bool] | None = None  # per line of ``text``: preformatted text (code) the block stage kept
     outcome: str = "kept"  # kept | empty_extraction | empty_after_filter | <a step's drop reason> | error.<kind>
     # clean_text's last answer and what it was computed from (the loop, the counters and the row each ask)
     _clean: tuple[tuple, str] | None = field(default=None, repr=False, compare=False)

@@ -2,7 +2,7 @@
 
 Every reader of a threshold goes through :meth:`RegistryEntry.threshold_for` (the filter, the
 report); every decision "which sentences are kept" goes through
-:func:`pipeline.steps.perplexity.rule_mask` (the filter, the sweep, calibration).
+:func:`pipeline.perplexity_rule.rule_mask` (the filter, the sweep, calibration).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Extraction quality benchmark: warcplex (real Spark runs) against the peers on the three bench dev sets.
+r"""Extraction quality benchmark: warcplex (real Spark runs) against the peers on the three bench dev sets.
 
 For each dev set (``data``: the 2006-2019 English benchmarks and the snippet set; ``data-wcxb``:
 modern English pages of seven types; ``data-ml``: non-English pages) the set is packed into a WARC

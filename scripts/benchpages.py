@@ -52,7 +52,7 @@ _WORD = re.compile(r"\w+")
 
 
 def word_prf(pred: str, truth: str) -> tuple[float, float, float]:
-    """WCXB's per-page word precision, recall and F1: the overlap of the two bags of lower-cased ``\w+`` tokens.
+    r"""WCXB's per-page word precision, recall and F1: the overlap of the two bags of lower-cased ``\w+`` tokens.
     Both empty: 1.0 each; one of them empty: 0.0 (recall 1.0 when the truth is empty), as the bench's scorer."""
     pred_words, truth_words = Counter(_WORD.findall(pred.lower())), Counter(_WORD.findall(truth.lower()))
     if not pred_words and not truth_words:

@@ -54,11 +54,12 @@ from pathlib import Path
 import numpy as np
 
 from pipeline import _native, models
+from pipeline._native.columns import dense_names  # the feature columns' one table (the runtime reads it too)
 from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
 from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
 from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
-                                            context_features, dense_names, featurize, page_language, word_count)
+                                            context_features, featurize, page_language, word_count)
 from pipeline.steps.blocks.comments import (CommentModel, comment_features, feature_names, holds_posts,
                                             in_form, region_blocks, repeats)
 from pipeline.steps.blocks.model import MODEL_PATH, BlockModel

@@ -42,8 +42,9 @@ def page_record(stage, html: str) -> dict:
     from pipeline.steps.extractors import PageTooDeep
 
     try:
-        blocks, X, hashed = stage.page_features(html)
-        probs = stage.classify(html)[1]
+        features = stage.page_features(html)
+        blocks, X, hashed = features.blocks, features.X, features.hashed
+        probs = stage.classify(html).probs
     except PageTooDeep:
         return {"too_deep": True}
     _, markup = parse_page(html, nodes=True)

@@ -155,15 +155,16 @@ def test_reader_comments_are_written_apart_on_blog_and_news_pages_and_empty_with
     for page_id, sentence in COMMENTED.items():
         doc = cleaned(page_id, bench_html("data", page_id))
         assert doc.outcome == "kept" and doc.extractor == "blocks", page_id
-        assert doc.comments and len(doc.comments.split()) >= 50, page_id
+        comments = doc.blocks.comments
+        assert comments and len(comments.split()) >= 50, page_id
         assert len(doc.text.split()) >= 100, page_id  # the post itself stays
-        assert not set(doc.comments.splitlines()) & set(doc.text.splitlines()), page_id
+        assert not set(comments.splitlines()) & set(doc.text.splitlines()), page_id
         if sentence:
-            assert sentence in doc.comments and sentence not in doc.text
-        assert page_row(doc, "shard")["comments"] == doc.comments
+            assert sentence in comments and sentence not in doc.text
+        assert page_row(doc, "shard")["comments"] == comments
     for page_id in UNCOMMENTED:
         doc = cleaned(page_id, bench_html("data", page_id))
-        assert doc.outcome == "kept" and doc.comments is None and page_row(doc, "shard")["comments"] is None, page_id
+        assert doc.outcome == "kept" and doc.blocks.comments is None and page_row(doc, "shard")["comments"] is None, page_id
 
 
 def with_json_ld(html: str, data: dict) -> str:
@@ -175,25 +176,30 @@ def test_a_thread_by_its_markup_keeps_its_posts_as_main_text_and_an_faq_page_its
     """The blog post with reader comments (dragnet-149) declared a forum post (``DiscussionForumPosting``) or a
     question page (``QAPage``): its comment region holds the thread's posts, main text, whatever its page type. An
     FAQ page's answers (``FAQPage``) are the site's own: its reader comments stay comments."""
+    from pipeline.writing.rows import page_row
+
     html = bench_html("data", "dragnet-149")
     sentence = COMMENTED["dragnet-149"]
     plain = cleaned("dragnet-149", html)
-    assert sentence in plain.comments and sentence not in plain.text
+    comments = page_row(plain, "shard")["comments"]
+    assert sentence in comments and sentence not in plain.text
     for declared in ({"@type": "DiscussionForumPosting", "headline": "x"}, {"@type": "QAPage"}):
         thread = cleaned("dragnet-149", with_json_ld(html, {"@context": "https://schema.org", **declared}))
-        assert thread.page_type not in ("forum", "documentation", "collection", "listing"), declared
-        assert thread.comments is None and sentence in thread.text, declared
-        assert len(thread.text.split()) > len(plain.text.split()) + len(plain.comments.split()) // 2, declared
+        assert thread.blocks.page_type not in ("forum", "documentation", "collection", "listing"), declared
+        assert page_row(thread, "shard")["comments"] is None and sentence in thread.text, declared
+        assert len(thread.text.split()) > len(plain.text.split()) + len(comments.split()) // 2, declared
     faq = cleaned("dragnet-149", with_json_ld(html, {"@context": "https://schema.org", "@type": "FAQPage", "mainEntity": [
         {"@type": "Question", "name": "q", "acceptedAnswer": {"@type": "Answer", "text": "a"}}]}))
-    assert faq.comments == plain.comments and faq.text == plain.text
+    assert page_row(faq, "shard")["comments"] == comments and faq.text == plain.text
 
 
 def test_a_listing_whose_question_and_answer_markup_declares_a_thread_keeps_its_customers_posts():
     """A held-out shop listing (Sur La Table, wcxb-dev-4818) with schema.org ``Question``/``Answer`` markup and no
     FAQ: its customers' posts in the review region are its text (the WCXB truth has them), not comments."""
+    from pipeline.writing.rows import page_row
+
     doc = cleaned("wcxb-dev-4818", bench_html("data-wcxb", "wcxb-dev-4818"))
-    assert doc.comments is None
+    assert page_row(doc, "shard")["comments"] is None
     assert "This was a gift to me after seeing it at my daughter's house and having the best Latte ever" in doc.text
 
 
@@ -203,9 +209,9 @@ def test_extract_comments_drops_them_or_keeps_them_in_the_text():
     separate = cleaned("dragnet-149", html)
     dropped = cleaned("dragnet-149", html, ("extract.comments=drop",))
     kept = cleaned("dragnet-149", html, ("extract.comments=main",))
-    assert dropped.text == separate.text and dropped.comments is None
-    assert kept.comments is None and sentence in kept.text and separate.text.splitlines()[0] in kept.text
-    assert len(kept.text) > len(separate.text) + len(separate.comments) // 2
+    assert dropped.text == separate.text and dropped.blocks.comments is None
+    assert kept.blocks.comments is None and sentence in kept.text and separate.text.splitlines()[0] in kept.text
+    assert len(kept.text) > len(separate.text) + len(separate.blocks.comments) // 2
 
 
 def test_extract_comments_takes_its_three_choices_and_the_old_booleans():

@@ -212,7 +212,7 @@ def test_code_the_block_stage_keeps_passes_the_filter_unscored_line_by_line():
             continue
         code_pages += 1
         assert all(s.kept and s.perplexity is None for s in code)
-        assert len(cleaned.line_preformatted) == len(cleaned.text.split("\n"))
+        assert len(cleaned.blocks.line_preformatted) == len(cleaned.text.split("\n"))
         assert len({s.paragraph for s in code}) > 1  # the preformatted text's own lines
     assert code_pages >= 2
     assert loop.step("perplexity").stats.to_dict()["stage"]["perplexity"]["sentences_preformatted"] > 0
@@ -223,8 +223,9 @@ def test_the_block_stage_gives_each_line_of_its_text_a_probability_when_brs_brea
     stage = BlocksExtractor(settings.extract, settings.langid, regions=True)
     broken = 0
     for _, html, _ in heldout_pages(60):
-        out = stage.extract(html)
-        assert len(stage.line_probs) == len(stage.line_regions) == len(out.split("\n"))
+        page = stage.read(html)
+        out = page.text
+        assert len(page.line_probs) == len(page.line_regions) == len(out.split("\n"))
         blocks = parse_blocks(html)
         texts, broken_lines = {b.text for b in blocks}, {line for b in blocks for line in b.lines}
         broken += any(line in broken_lines and line not in texts for line in out.split("\n"))
@@ -360,10 +361,10 @@ def test_the_packaged_model_carries_its_fitted_rules():
     assert isinstance(rules, RuleSettings) and rules != RuleSettings()  # fitted: at least one rule is on
 
 
-def comments_of(stage: BlocksExtractor, blocks: list) -> np.ndarray:
-    """The blocks the stage's last classified page holds as reader comments (none without a comment model)."""
-    found = stage.comment_blocks
-    return found if found is not None else np.zeros(len(blocks), dtype=bool)
+def comments_of(page) -> np.ndarray:
+    """The blocks the stage's reading of a page holds as reader comments (none without a comment model)."""
+    found = page.comment_blocks
+    return found if found is not None else np.zeros(len(page.blocks), dtype=bool)
 
 
 def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
@@ -373,9 +374,10 @@ def test_the_stage_keeps_table_rows_whole_on_held_out_pages():
     stage, model = BlocksExtractor(settings.extract, settings.langid), block_model()
     rows_seen = completed = 0
     for _, html, _ in heldout_pages(15, "data-wcxb", page_type="product") + heldout_pages(10, "data-ml", lang="zh"):
-        blocks, probs = stage.classify(html)
-        decision = model.decision(stage.page_type)
-        keep = revise(blocks, probs, decision.threshold, decision.rules) & ~comments_of(stage, blocks)
+        page = stage.classify(html)
+        blocks, probs = page.blocks, page.probs
+        decision = model.decision(page.page_type)
+        keep = revise(blocks, probs, decision.threshold, decision.rules) & ~comments_of(page)
         assert stage.extract(html) == block_lines([b for b, k in zip(blocks, keep) if k])
         if decision.rules.row_share > 1:
             continue  # the page's type decides without the rows rule
@@ -401,15 +403,14 @@ def test_the_page_type_model_tells_modern_page_types_and_leaves_older_markup_unk
     told, unknown = [], []
     for page_type in PAGE_TYPES:
         for _, html, _ in heldout_pages(8, "data-wcxb", page_type=page_type):
-            stage.classify(html)
-            told.append(stage.page_type == page_type)
-            unknown.append(stage.page_type == UNKNOWN)
+            found = stage.classify(html).page_type
+            told.append(found == page_type)
+            unknown.append(found == UNKNOWN)
     assert len(told) == 8 * len(PAGE_TYPES)
     assert np.mean(told) > 0.6 and np.mean(unknown) < 0.15
     older = []
     for _, html, _ in heldout_pages(40):
-        stage.classify(html)
-        older.append(stage.page_type)
+        older.append(stage.classify(html).page_type)
     assert older.count(UNKNOWN) >= 0.85 * len(older)
     assert stage.stats.to_dict()["stage"]["blocks"].get("page_type") is None  # classify() alone counts nothing
 
@@ -428,14 +429,16 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
     pages = [page for page_type in PAGE_TYPES for page in heldout_pages(6, "data-wcxb", page_type=page_type)]
     for page_id, html, _ in pages:
         cleaned = loop.process(Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8"))
-        blocks, probs = stage.classify(html)
-        assert cleaned.page_type == stage.page_type
-        assert cleaned.page_type in (*PAGE_TYPES, UNKNOWN) if blocks else cleaned.page_type is None
-        seen[cleaned.page_type] += 1
-        if cleaned.page_type not in typed or cleaned.extractor != "blocks":
+        page = stage.classify(html)
+        blocks, probs = page.blocks, page.probs
+        page_type = cleaned.blocks.page_type if cleaned.blocks is not None else None
+        assert page_type == page.page_type
+        assert page_type in (*PAGE_TYPES, UNKNOWN) if blocks else page_type is None
+        seen[page_type] += 1
+        if page_type not in typed or cleaned.extractor != "blocks":
             continue
-        decision = model.decision(cleaned.page_type)
-        comments = comments_of(stage, blocks)  # reader comments go to the row's comments (extract.comments)
+        decision = model.decision(page_type)
+        comments = comments_of(page)  # reader comments go to the row's comments (extract.comments)
         kept = [b for b, k in zip(blocks, revise(blocks, probs, decision.threshold, decision.rules) & ~comments) if k]
         globally = [b for b, k in zip(blocks, revise(blocks, probs, model.threshold, model.rules) & ~comments) if k]
         assert cleaned.text == visible_lines(block_lines([b for b in kept if visible(b.text)]))

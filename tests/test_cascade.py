@@ -152,7 +152,7 @@ def test_filter_leaves_lines_the_block_classifier_is_sure_of_to_it():
     settings = ["perplexity.threshold=1.5", "extract.max_removed_share=1.0", "extract.cascade=[blocks, conservative]",
                 "langid.enabled=true"]
     judged = cleaner(*settings, "perplexity.protect_min_prob=2").process(page(SIGNED_ARTICLE))  # every line judged
-    assert judged.extractor == "blocks" and len(judged.line_probs) == len(judged.text.split("\n"))
+    assert judged.extractor == "blocks" and len(judged.blocks.line_probs) == len(judged.text.split("\n"))
     assert all(s.block_prob is not None and not s.kept for s in judged.sentences)  # every line scores above 1.5
     assert {s.reason for s in judged.sentences} == {"perplexity:line/context@1.5"}
     sure = min(s.block_prob for s in judged.sentences if "harbour town" in s.text)
@@ -179,10 +179,10 @@ def test_protect_regions_keeps_the_lines_of_a_kept_repeated_region():
     settings = ["perplexity.threshold=1.5", "perplexity.protect_min_prob=2", "perplexity.protect_factor=.inf",
                 "extract.max_removed_share=1.0", "extract.cascade=[blocks, conservative]", "langid.enabled=true"]
     plain = cleaner(*settings).process(page(SIGNED_ARTICLE))
-    assert plain.line_regions is None and not any(s.in_region for s in plain.sentences)
+    assert plain.blocks.line_regions is None and not any(s.in_region for s in plain.sentences)
     assert not any(s.kept for s in plain.sentences if "harbour town" in s.text)  # all score above 1.5
     regions = cleaner(*settings, "perplexity.protect_regions=true").process(page(SIGNED_ARTICLE))
-    assert len(regions.line_regions) == len(regions.text.split("\n"))
+    assert len(regions.blocks.line_regions) == len(regions.text.split("\n"))
     assert [s.text for s in regions.sentences] == [s.text for s in plain.sentences]
     # kept: what the rule kept anyway (unscored short lines) and the region's lines
     assert [s.kept for s in regions.sentences] == [p.kept or s.in_region for p, s in zip(plain.sentences,
@@ -213,7 +213,7 @@ def test_block_stage_overrules_a_filter_that_would_empty_it():
 
 def cleaned_rows(loop: StepLoop, pages: list[Page]) -> list[tuple]:
     """What the loop made of each page, in order: everything a row and the sentence table are made of."""
-    return [(d.page.record_id, d.outcome, d.extractor, d.fallback_reason, d.text, d.clean_text, d.line_probs,
+    return [(d.page.record_id, d.outcome, d.extractor, d.fallback_reason, d.text, d.clean_text, d.blocks.line_probs if d.blocks is not None else None,
              [(s.text, s.kept, s.perplexity, s.reason) for s in d.sentences]) for d in loop.run(pages)]
 
 

@@ -20,8 +20,9 @@ FLOORS = [
     ("config", "redact", "spark_files", "usage"),  # settings, secret redaction, Spark's shipped files, the command's errors
     ("_native", "models", "parts", "show_config", "stats"),  # compiled code, model files, the registry of parts,
     # `warcplex config` (the effective settings), counters
-    ("document", "registry"),  # the page and document types, the per-language model registry
-    ("reading",),  # input files -> pages (the readers)
+    ("document", "registry", "lm_text"),  # the page and document types, the per-language model registry, the LM's
+    # text (normalisation and tokens)
+    ("reading", "perplexity_rule"),  # input files -> pages (the readers); the perplexity rule
     ("steps",),  # pages -> documents (steps, extractors, the cascade, the block stage)
     ("writing",),  # documents -> rows and the output directory
     ("explain",),  # a page as the pipeline saw it: traces, the HTML view, the run's explained sample
@@ -119,7 +120,7 @@ def test_the_compiled_package_imports_nothing_above_it():
     used = set()
     for path in NATIVE.glob("*.py"):
         used |= {m for m in imported_modules(path) if m.startswith("pipeline")}
-    for path in [*NATIVE.glob("*.pyx"), *NATIVE.glob("*.pxd")]:
+    for path in [*NATIVE.glob("*.pyx"), *NATIVE.glob("*.pxd"), *NATIVE.glob("*.pxi")]:
         used |= set(re.findall(r"^\s*(?:from|c?import)\s+(pipeline[\w.]*)", path.read_text(encoding="utf-8"), re.M))
     assert used and not {m for m in used if not m.startswith(NATIVE_MAY_IMPORT)}
 

@@ -11,8 +11,8 @@ import yaml
 from pipeline.config import PROJECT_ROOT
 from pipeline.models import kenlm_model
 from pipeline.registry import load_registry
-from pipeline.steps.normalize import NORMALIZATION_VERSION, normalize_for_lm
-from pipeline.steps.perplexity import perplexity
+from pipeline.lm_text import NORMALIZATION_VERSION, normalize_for_lm
+from pipeline.perplexity_rule import perplexity
 from pipeline.steps.sentences import split as split_sentences
 
 REGISTRY = "conf/models.yaml"

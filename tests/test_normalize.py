@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import ROOT
-from pipeline.steps import perplexity as perplexity_step
-from pipeline.steps.normalize import NORMALIZATION_VERSION, lm_tokens, normalize_for_lm
+from pipeline import perplexity_rule as perplexity_step
+from pipeline.lm_text import NORMALIZATION_VERSION, lm_line, lm_tokens, normalize_for_lm
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -33,7 +33,8 @@ def test_normalisation_is_idempotent():
 
 
 def test_the_scorer_uses_the_shared_tokenizer():
-    assert perplexity_step.lm_tokens is lm_tokens
+    assert perplexity_step.lm_line is lm_line
+    assert lm_line("Built in 1784, «ＡＢ»") == ("built in 0000 , « ab »", 7)
 
 
 TRAINING_CODE = [ROOT / "lm_models" / "train.py", ROOT / "lm_models" / "corpora.py"]
@@ -47,7 +48,7 @@ def test_training_code_imports_the_shared_normalisation(path):
     imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 for alias in node.names}
     # The normalisation itself, or the scorer's perplexity, which applies it.
-    assert imported & {("pipeline.steps.normalize", "normalize_for_lm"), ("pipeline.steps.perplexity", "perplexity")}
+    assert imported & {("pipeline.lm_text", "normalize_for_lm"), ("pipeline.perplexity_rule", "perplexity")}
     defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     assert not defined & {"normalize_for_lm", "lm_tokens"}, "training code must not redefine the normalisation"
 

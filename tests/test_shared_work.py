@@ -22,8 +22,10 @@ from pipeline.spark.cds import BATCH_JAVA_OPTIONS, require_java
 from pipeline.spark.session import LOCAL_BATCH_CONF, local_batch_conf
 from pipeline.stats import Stats
 from pipeline.steps.loop import StepLoop
-from pipeline.steps.perplexity import PerplexityFilter, Unit
-from pipeline.steps import perplexity as perplexity_module
+from pipeline.perplexity_rule import Unit
+from pipeline.steps.perplexity import PerplexityFilter
+from pipeline import perplexity_rule as perplexity_module
+from pipeline.steps import perplexity as filter_step
 from pipeline.steps.blocks import features
 from pipeline.steps.blocks import model as block_model_module
 
@@ -65,7 +67,7 @@ def test_the_filter_reuses_the_block_stages_kenlm_scores(tmp_path, monkeypatch):
         return scored
 
     monkeypatch.setattr(features, "perplexities", asking("blocks"))
-    monkeypatch.setattr(perplexity_module, "perplexities", asking("filter"))
+    monkeypatch.setattr(filter_step, "perplexities", asking("filter"))
     stats = run_split(Split(str(SAMPLE_WARC), 0, 1), load_settings(None), str(tmp_path / "out"))
     assert stats["outcome"]["kept"] > 0
     assert max(Counter(m.path for m in loaded).values()) == 1  # each file loaded once
@@ -86,31 +88,26 @@ def scored_pages() -> list[Document]:
     return docs
 
 
-def test_window_scores_are_the_pooled_windows_bit_for_bit(scored_pages):
-    """``with_neighbours`` computes each unit's terms once; its scores equal :func:`pooled` of each window."""
-    settings = load_settings(None).perplexity
-    checked = 0
-    for doc in scored_pages:
-        units = perplexity_module.judgement(doc.sentences, settings).judged
-        for i, (unit, score) in enumerate(zip(units, perplexity_module.with_neighbours(units, settings.window_tokens))):
-            if unit.perplexity is None:
-                assert score is unit
-                continue
-            members, lo, hi = [unit], i - 1, i + 1
-            while sum(u.n_tokens for u in members) < settings.window_tokens and (lo >= 0 or hi < len(units)):
-                members += [units[j] for j in (lo, hi) if 0 <= j < len(units)]
-                lo, hi = lo - 1, hi + 1
-            assert score == perplexity_module.pooled(members)
-            checked += 1
-    assert checked >= 100
+def windows(units: list[Unit], window: int) -> list[Unit]:
+    """Each scored unit pooled with its nearest neighbours, both sides in turn, until it holds ``window`` tokens."""
+    out = []
+    for i, unit in enumerate(units):
+        if unit.perplexity is None:
+            out.append(unit)
+            continue
+        members, lo, hi = [unit], i - 1, i + 1
+        while sum(u.n_tokens for u in members) < window and (lo >= 0 or hi < len(units)):
+            members += [units[j] for j in (lo, hi) if 0 <= j < len(units)]
+            lo, hi = lo - 1, hi + 1
+        out.append(perplexity_module.pooled(members)._replace(paragraph=unit.paragraph))
+    return out
 
 
-def test_the_compiled_pooling_is_the_python_reference_float_for_float(scored_pages):
-    """``Judgement`` pools in compiled code: the same groups, pooled units and window scores as
-    :func:`pooled_groups`, float for float, under every unit and window, on real pages and on made-up
-    ones (unscored lines, perplexities under 1, lines of no tokens, paragraphs out of order)."""
-    module = _native.compiled("text")
-    assert module is not None, "the compiled module is not built (pip install -e . builds it)"
+def test_a_judgement_pools_each_group_and_its_window_as_pooled_does(scored_pages):
+    """``Judgement`` (compiled pooling): its groups are the lines (or the units), each judged unit is :func:`pooled`
+    of its group, and each score is :func:`pooled` of its window of neighbours, float for float, under every unit and
+    window, on real pages and on made-up ones (unscored lines, perplexities under 1, lines of no tokens, paragraphs
+    out of order)."""
     settings = load_settings(None).perplexity
     pages = [[Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
               for s in doc.sentences] for doc in scored_pages]
@@ -121,12 +118,15 @@ def test_the_compiled_pooling_is_the_python_reference_float_for_float(scored_pag
                            rng.randint(0, 50), paragraph) for paragraph in paragraphs])
     checked = 0
     for units in pages:
-        for by_line in (True, False):
-            for windowed, window in ((False, 40), (True, 1), (True, 40), (True, 400)):
-                groups, judged, scores = module.judge(units, by_line, windowed, window, Unit)
-                assert (groups, judged, scores) == perplexity_module.pooled_groups(units, by_line, windowed, window)
-                assert all(type(u) is Unit for u in judged + scores)
-                checked += sum(u.perplexity is not None for u in scores)
+        for unit_kind in ("line", "sentence"):
+            for rule, window in (("fixed", 40), ("window", 1), ("window", 40), ("context", 400)):
+                judged = perplexity_module.Judgement(units, unit_kind, rule, window)
+                groups = perplexity_module.lines_of(units) if unit_kind == "line" else [[i] for i in range(len(units))]
+                assert judged.groups == groups
+                assert judged.judged == [perplexity_module.pooled([units[i] for i in group]) for group in groups]
+                assert judged.scores == (judged.judged if rule == "fixed" else windows(judged.judged, window))
+                assert all(type(u) is Unit for u in judged.judged + judged.scores)
+                checked += sum(u.perplexity is not None for u in judged.scores)
     assert checked > 10_000
 
 

@@ -10,13 +10,14 @@ import pytest
 
 from conftest import BAD, BAD_LOG10, BAD_WORDS, GOOD, GOOD_LOG10, GOOD_WORDS, TINY_ARPA
 from pipeline.config import ExtractSettings, LangIdSettings, PerplexitySettings
-from pipeline.steps.normalize import normalize_for_lm
+from pipeline.lm_text import normalize_for_lm
 from pipeline.document import Document, Language, Sentence
 from pipeline.reading.decode import decode_html
 from pipeline.document import Page
 from pipeline.steps.extractors import ConservativeExtractor, ResiliparseExtractor
 from pipeline.steps.langid import LanguageIdentifier
-from pipeline.steps.perplexity import PerplexityFilter, log10_bin, median, perplexity
+from pipeline.perplexity_rule import log10_bin, median, perplexity
+from pipeline.steps.perplexity import PerplexityFilter
 from pipeline.steps.sentences import split as split_sentences
 import make_sample_warc
 from sample_texts import ARTICLES
@@ -261,7 +262,7 @@ def test_median_and_histogram_bins():
 
 
 def test_context_rule_pools_short_lines_and_lets_agreeing_neighbours_decide():
-    from pipeline.steps.perplexity import Unit, rule_mask
+    from pipeline.perplexity_rule import Unit, rule_mask
 
     # long good, short bad, long good, long bad, short good, long bad (one sentence a line)
     units = [Unit(100, 40, 0), Unit(50_000, 2, 1), Unit(100, 40, 2), Unit(10_000, 40, 3), Unit(200, 3, 4),
@@ -279,7 +280,7 @@ def test_context_rule_pools_short_lines_and_lets_agreeing_neighbours_decide():
 
 
 def test_protected_lines_are_kept_and_count_as_kept_neighbours():
-    from pipeline.steps.perplexity import Unit, rule_mask
+    from pipeline.perplexity_rule import Unit, rule_mask
 
     units = [Unit(1000.0, 40, 0), Unit(5000.0, 3, 1), Unit(1000.0, 40, 2)]  # all above the threshold of 100
     context = dict(unit="line", rule="context")
@@ -295,7 +296,7 @@ def test_protected_lines_are_kept_and_count_as_kept_neighbours():
 def test_a_protected_line_goes_only_above_its_raised_bar():
     """``protected_threshold`` judges a protected line by the rule's score (pooled with its neighbours under
     ``context``) without the length scale, and ``context`` does not overturn it."""
-    from pipeline.steps.perplexity import Unit, rule_mask
+    from pipeline.perplexity_rule import Unit, rule_mask
 
     units = [Unit(100.0, 40, 0), Unit(5000.0, 2, 1), Unit(20_000.0, 40, 2), Unit(100.0, 40, 3)]
     context = dict(unit="line", rule="context")
@@ -311,7 +312,7 @@ def test_a_protected_line_goes_only_above_its_raised_bar():
 def test_each_verdict_names_the_part_of_the_rule_that_decided_and_the_threshold_it_faced():
     """The reason of a dropped sentence says what dropped it, not `perplexity>threshold`: its window over the
     threshold (the rule's name), its length-scaled share (`length`), its neighbours, or the protected bar."""
-    from pipeline.steps.perplexity import Judgement, Unit, Verdict, drop_reason
+    from pipeline.perplexity_rule import Judgement, Unit, Verdict, drop_reason
 
     # long good, short bad, long good, long bad, short good, long bad (one sentence a line)
     units = [Unit(100, 40, 0), Unit(50_000, 2, 1), Unit(100, 40, 2), Unit(10_000, 40, 3), Unit(200, 3, 4),

@@ -15,7 +15,7 @@ from pipeline.cli import main as cli_main
 from pipeline.lm import train
 from pipeline.lm.train import CorpusCounts, TrainError, TrainOptions
 from pipeline.models import kenlm_model
-from pipeline.steps.perplexity import perplexity
+from pipeline.perplexity_rule import perplexity
 
 REAL_WARCS = [("other-real", "dolma-tests_data_warc_sample-0000.warc.gz"),
               ("other-real", "dolma-tests_data_warc_sample-0001.warc.gz"),

@@ -1,30 +1,20 @@
-"""The compiled code of warcplex, and the one way the rest of the package reaches it.
+"""The compiled code of warcplex: one extension module per ``.pyx`` here, built by ``pip install`` (``make setup``;
+setup.py), where a build failure fails the install. Each is the one implementation of what it computes:
 
-Each part is an extension module built from its ``.pyx`` here (``setup.py``; shared inline helpers in
-``common.pxd``) and is the twin of Python code that stays where its rules are written, as the reference:
+=======  ==================================================================================================
+module   computes
+=======  ==================================================================================================
+html     the block stage: the parse (libxml2's SAX events -> blocks, markup, structure candidates), the
+         block features by the column table of :mod:`~pipeline._native.columns` and the second stage's
+         context features, the depth guard's tag scan (html.pyx lists its files, one a concept)
+trees    the tree ensembles; the linear model's hashed weights
+text     LM tokens and perplexity pooling; the corpus normalisation and quality signals; the
+         format-character scan
+=======  ==================================================================================================
 
-=======  ==========================================================  ===========================================
-part     computes                                                    its Python reference
-=======  ==========================================================  ===========================================
-html     the block parser target, fed by libxml2's own SAX events;   ``steps.blocks.parse``, ``steps.blocks
-         the block features and context features; the depth         .features``, ``steps.extractors
-         guard's tag scan                                            .nesting_depth``
-trees    the tree ensembles; the linear model's hashed weights       ``steps.blocks.trees``, ``steps.blocks.model``
-text     LM tokens and perplexity pooling; the corpus                ``steps.perplexity``, ``corpus.normalize``,
-         normalisation and quality signals; the format-character     ``corpus.signals``, ``document``
-         scan
-=======  ==========================================================  ===========================================
-
-The twin computes what its reference computes, bit for bit (``tests/test_native.py`` runs both on real pages
-and edge cases). Nothing here imports the rest of warcplex: the module that owns a rule hands its tables in
-(parse.py its tag sets, normalize.py its character kinds, ...), so each rule is written once.
-
-:func:`compiled` gives a part's module, or None where it is not built, or was built from another
-:data:`VERSION` than this one (its source changed since): its owner then runs the reference, with the same
-output, more slowly; this process says so once (a warning naming the part and the cause) and
-:func:`unavailable` tells the split runner, which counts it (``native.<cause>.<part>`` in stats.json, a line of
-summary.txt). ``pip install -e .`` (``make setup``) builds the parts in place; ``make dist`` ships them with
-``--files`` under :func:`shipped_name`, since a zip (``--py-files``) cannot hold a module that loads.
+:func:`compiled` gives a module built from this :data:`VERSION`; one that is missing or was built from older source
+is an error (:class:`NotBuilt`), never a slower path. ``make dist`` ships the modules with ``--files`` under
+:func:`shipped_name`, since a zip (``--py-files``) cannot hold a module that loads; an executor loads Spark's copy.
 """
 
 from __future__ import annotations
@@ -33,20 +23,21 @@ import functools
 import importlib
 import importlib.machinery
 import importlib.util
-import logging
+import sys
 import sysconfig
 from pathlib import Path
 from types import ModuleType
 
 from pipeline.spark_files import shipped_copy
 
-# Raised whenever what a part computes, or how its owner calls it, changes: a module built from older source is then
-# refused. setup.py compiles it into every part (version.pxi); the tests check that the built parts carry it.
-VERSION = 20
+# Raised whenever what a module computes, or how its callers call it, changes: a module built from older source is then
+# refused. setup.py compiles it into every module (version.pxi); the tests check that the built modules carry it.
+VERSION = 21
 PARTS = ("html", "text", "trees")
 
-log = logging.getLogger("warcplex")
-_UNAVAILABLE: dict[str, str] = {}  # part -> "missing" | "stale", for the parts asked for in this process
+
+class NotBuilt(ImportError):
+    """A compiled module is missing, or was built from other source than this checkout's."""
 
 
 def shipped_name(part: str) -> str:
@@ -61,30 +52,21 @@ def built_file(part: str) -> Path | None:
 
 
 @functools.cache
-def compiled(part: str) -> ModuleType | None:
-    """The compiled module of ``part`` (one of :data:`PARTS`) of this :data:`VERSION`, loaded once per process, or
-    None (its owner then runs the Python reference: said once here, counted by the split runner)."""
+def compiled(part: str) -> ModuleType:
+    """The compiled module of ``part`` (one of :data:`PARTS`) of this :data:`VERSION`, loaded once per process;
+    raises :class:`NotBuilt` where it is missing or stale."""
     try:
         module = importlib.import_module(f"{__name__}.{part}")
     except ImportError as exc:
-        module, cause = _load_shipped(part), f"not built ({exc})"
-    if module is None:
-        return _unavailable(part, "missing", cause)
+        module = _load_shipped(part)
+        if module is None:
+            raise NotBuilt(f"warcplex: the compiled module {part} is not built ({exc}); build it with "
+                           "`pip install -e .` (make setup)") from exc
     if getattr(module, "VERSION", None) != VERSION:
-        return _unavailable(part, "stale", f"built from version {getattr(module, 'VERSION', None)}, not {VERSION}")
+        raise NotBuilt(f"warcplex: the compiled module {part} was built from version "
+                       f"{getattr(module, 'VERSION', None)}, not {VERSION}; rebuild it with `pip install -e .` "
+                       "(make setup)")
     return module
-
-
-def unavailable() -> dict[str, str]:
-    """The parts asked for in this process that did not load: part -> ``missing`` or ``stale``."""
-    return dict(_UNAVAILABLE)
-
-
-def _unavailable(part: str, kind: str, cause: str) -> None:
-    _UNAVAILABLE[part] = kind
-    log.warning("warcplex: the compiled %s part is %s, %s: its Python reference runs instead (the same output, "
-                "slower); rebuild it with `pip install -e .` (make setup)", part, kind, cause)
-    return None
 
 
 def _load_shipped(part: str) -> ModuleType | None:
@@ -99,4 +81,5 @@ def _load_shipped(part: str) -> ModuleType | None:
         loader.exec_module(module)
     except ImportError:
         return None
+    sys.modules[name] = module  # ``from pipeline._native import html`` finds it from now on
     return module

@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Text kernels, compiled: the perplexity filter's LM line and token count and its pooling
+"""Text kernels, compiled: the LM line and token count (:func:`lm_line`, the one implementation of the LM tokens that
+:mod:`pipeline.steps.normalize` gives training and scoring), the perplexity filter's pooling
 (:mod:`pipeline.steps.perplexity`), the corpus stages' normalisation and quality signals
 (:mod:`pipeline.corpus.normalize`, :mod:`pipeline.corpus.signals`) and the scan for format characters
 (:mod:`pipeline.document`), computing exactly what their Python reference computes (``tests/test_native.py``).
@@ -28,7 +29,7 @@ cdef object _nfkc = unicodedata.normalize
 
 
 def lm_line(str text):
-    """normalize.normalize_for_lm and the token count: NFKC, lower-cased, decimal digits to 0, then
+    """The LM's line of ``text`` and its token count: NFKC, lower-cased, decimal digits to 0, then
     a token per CJK character, per run of other word characters and per other non-space character.
     An ASCII text (which NFKC leaves as it is) is written a byte a character."""
     cdef bint ascii = PyUnicode_IS_ASCII(text)
@@ -125,7 +126,7 @@ _new_tuple = tuple.__new__  # a NamedTuple made without its Python-level __new__
 
 
 def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, unit_type):
-    """perplexity.Judgement's ``groups``, ``judged`` and ``scores`` of ``units`` (perplexity.Unit tuples:
+    """perplexity_rule.Judgement's ``groups``, ``judged`` and ``scores`` of ``units`` (perplexity_rule.Unit tuples:
     perplexity or None, LM tokens, paragraph): the groups (one per line when ``by_line``) pooled, then
     (``windowed``) each pooled unit with its neighbours until it holds ``window_tokens`` tokens.
     ``unit_type`` (a NamedTuple of those three fields) is the result's units' type."""
@@ -178,7 +179,7 @@ def judge(list units, bint by_line, bint windowed, Py_ssize_t window_tokens, uni
         if not windowed:
             return groups, judged, judged
         scores = []
-        for i in range(m):  # with_neighbours(judged, window_tokens)
+        for i in range(m):  # each pooled unit with its nearest neighbours, both sides in turn
             if not scored[i]:
                 scores.append(judged[i])
                 continue

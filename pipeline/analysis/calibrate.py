@@ -42,7 +42,7 @@ from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
-from pipeline.steps.perplexity import Judgement, judgement, kept_mask, perplexity
+from pipeline.perplexity_rule import Judgement, judgement, kept_mask, perplexity
 from pipeline.steps.sentences import split
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)

@@ -85,7 +85,7 @@ SIDES = {"kept": ("#2a9d8f", None), "kept_above": ("#2a9d8f", "//"), "dropped": 
 
 
 def _bin_edges(k: int) -> tuple[float, float]:
-    """The values a :func:`~pipeline.steps.perplexity.log10_bin` bin covers (10 bins a decade)."""
+    """The values a :func:`~pipeline.perplexity_rule.log10_bin` bin covers (10 bins a decade)."""
     return 10 ** (k / 10), 10 ** ((k + 1) / 10)
 
 

@@ -4,7 +4,7 @@ Nothing is re-extracted or re-scored: the run's sentence side output (``output.s
 already holds every sentence with its perplexity. For each threshold the kept text of the
 same pages is counted and indexed with tantivy, giving seed 002's Table 2 (index size
 against threshold). The sentences kept at threshold T are those the run's rule keeps
-(:func:`pipeline.steps.perplexity.kept_mask`: unscored ones, those shorter than
+(:func:`pipeline.perplexity_rule.kept_mask`: unscored ones, those shorter than
 ``perplexity.min_tokens``, and those whose unit passes T). The cascade's fallback decisions are the run's: a page keeps the
 extraction the run chose.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from pipeline.config import PerplexitySettings, S3Settings
 from pipeline.analysis.index_stats import ScoredPage, index_size, load_scored_pages
-from pipeline.steps.perplexity import judgement, kept_mask
+from pipeline.perplexity_rule import judgement, kept_mask
 from pipeline.writing.output import OutputTarget
 from pipeline.spark.runner import dump_json
 

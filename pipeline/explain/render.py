@@ -18,7 +18,7 @@ from pipeline.document import Document, Sentence, StageTry
 from pipeline.explain.select import group_title
 from pipeline.explain.verdicts import Verdict, verdicts
 from pipeline.explain.view import Mark, page_document
-from pipeline.steps.blocks.step import COMMENT, BlockDecisions
+from pipeline.steps.blocks.step import COMMENT, BlockDecisions, written_reading
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
 
@@ -235,7 +235,9 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
     whether the kept text and the dropped sentences are the same."""
     page = doc.page
     trace = doc.trace
-    decisions = trace.blocks if trace is not None else None
+    decisions = doc.blocks.decisions if doc.blocks is not None else None  # the block stage's, of its one parse
+    written = written_reading(doc)  # ... when its text is the one kept: its comments and line probabilities
+    comments = written.comments if written is not None else None
     language = doc.language
     threshold = threshold_of(doc.language_code) if doc.sentences and not doc.unfiltered else None
     judged = verdicts(doc.sentences, settings.perplexity, threshold) if threshold is not None else None
@@ -246,7 +248,8 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
          + (f"; filter threshold {threshold:,.0f}, rule {_e(settings.perplexity.unit)}/{_e(settings.perplexity.rule)}"
             if threshold is not None else "; no perplexity model for it: its sentences pass unscored"
             if language and doc.sentences and not doc.unfiltered else "")],
-        ["page type", _e(doc.page_type or "- (the block stage did not read the page)")],
+        ["page type", _e((doc.blocks.page_type if doc.blocks is not None else None)
+                         or "- (the block stage did not read the page)")],
     ]
     if trace is not None and trace.stages:
         items = [_stage_line(stage) for stage in trace.stages]
@@ -254,9 +257,9 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
     path.append(["text kept", (f"<b>{_e(doc.extractor)}</b>'s" if doc.extractor else "none")
                  + (f", fallback reason <code>{_e(doc.fallback_reason)}</code>" if doc.fallback_reason else "")
                  + f"; {len(doc.text.encode()):,} bytes extracted, {len(clean.encode()):,} written"])
-    if doc.comments:
-        path.append(["comments", f"{len(doc.comments.splitlines()):,} lines of reader comments written to the row's "
-                     f"<code>comments</code> ({len(doc.comments.encode()):,} bytes), not to its text"])
+    if comments:
+        path.append(["comments", f"{len(comments.splitlines()):,} lines of reader comments written to the row's "
+                     f"<code>comments</code> ({len(comments.encode()):,} bytes), not to its text"])
     if row_text is not None:
         same = row_text == clean
         path.append(["the run's row", "<span class='same'>the same text as the run's row</span>" if same else
@@ -273,7 +276,7 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
                  "<span class='s s-overruled'>kept, the filter overruled</span> (hover a sentence for its perplexity)"
                  "</div><div class='text'>"
                  + text_table(doc.text, doc.sentences, judged, threshold, settings.perplexity.short_tokens,
-                              doc.line_probs) + "</div></section>")
+                              written.line_probs if written is not None else None) + "</div></section>")
     if page.extractor is None and doc.html:  # a page the cascade extracts from its HTML
         marks = block_marks(decisions, doc, settings.extract.comments) if decisions is not None else None
         srcdoc = page_document(doc.html, decisions.blocks if decisions else None, marks)
@@ -295,9 +298,9 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
     else:
         sections.append(f"<p class='note'>A {'page without HTML' if page.extractor is None else _e(page.kind.upper()) + ' record'}: "
                         f"no page to show, only its text.</p>" + text_view)
-    if doc.comments:
+    if comments:
         sections.append("<details><summary>The reader comments (the row's <code>comments</code>)</summary>"
-                        f"<div class='text'><pre>{_e(doc.comments)}</pre></div></details>")
+                        f"<div class='text'><pre>{_e(comments)}</pre></div></details>")
     for stage in (trace.stages if trace is not None else []):
         if stage.text and stage.name != doc.extractor:
             stage_threshold = threshold_of(stage.language.code) if stage.language and stage.sentences else None

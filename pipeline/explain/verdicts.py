@@ -1,10 +1,10 @@
 """The filter's decision on each line (or sentence) of a page, with the score it faced and the threshold that applied.
 
-The filter (:mod:`pipeline.steps.perplexity`) answers only kept or dropped. To show why, each unit the rule
+The filter (:mod:`pipeline.steps.perplexity`, its rule :mod:`pipeline.perplexity_rule`) answers only kept or dropped. To show why, each unit the rule
 judged is given its own perplexity, the score it faced (pooled with its neighbours under ``window`` and
 ``context``), the threshold that applied to it (scaled by its length under ``length`` and ``context``, raised
 for a line the block stage was sure of) and what decided. The decision itself is always the filter's
-(:func:`~pipeline.steps.perplexity.kept_mask` of the same judgement); ``tests/test_explain.py`` checks that the
+(:func:`~pipeline.perplexity_rule.kept_mask` of the same judgement); ``tests/test_explain.py`` checks that the
 threshold shown here decides every unit as that mask does.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pipeline.config import PerplexitySettings
 from pipeline.document import Sentence
-from pipeline.steps.perplexity import judgement, kept_mask, protected
+from pipeline.perplexity_rule import judgement, kept_mask, protected
 
 # What decided a unit: it was not scored; its score against the threshold; against a threshold lowered for its
 # length; its two neighbours' agreement (``context``); the raised bar of a line the block stage was sure of.

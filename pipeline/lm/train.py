@@ -10,7 +10,7 @@ to the text the run is most sure of and cleaned of repeated lines:
    normalised form; a line seen more than once (menus, footers, cookie notices, share buttons)
    is dropped everywhere, so repeated boilerplate cannot enter the model.
 3. **Sentences**: the remaining lines are split with the pipeline's splitter (sentencex) and
-   normalised with :func:`pipeline.steps.normalize.normalize_for_lm`, exactly as the filter
+   normalised with :func:`pipeline.lm_text.normalize_for_lm`, exactly as the filter
    scores them (CJK become one token per character); sentences of 3-200 tokens with at least
    half alphabetic tokens are kept, as in ``lm_models/corpora.py``.
 
@@ -43,8 +43,8 @@ from pipeline.config import PROJECT_ROOT, resolve_path
 from pipeline.models import kenlm_model
 from pipeline.reading.reader import default_extractors
 from pipeline.registry import load_registry
-from pipeline.steps.normalize import NORMALIZATION_VERSION, lm_tokens
-from pipeline.steps.perplexity import perplexity
+from pipeline.lm_text import NORMALIZATION_VERSION, lm_tokens
+from pipeline.perplexity_rule import perplexity
 from pipeline.steps.sentences import split
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 98, 99)

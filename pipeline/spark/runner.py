@@ -12,7 +12,7 @@ import os
 import time
 from collections import Counter
 
-from pipeline import _native, models
+from pipeline import models
 from pipeline.config import PerplexitySettings, Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
@@ -20,7 +20,7 @@ from pipeline.spark.cpu import worker_start_up
 from pipeline.stats import Stats, timed
 from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
-from pipeline.steps.perplexity import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
+from pipeline.perplexity_rule import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
 from pipeline.reading.reader import read_pages
 from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
@@ -42,8 +42,8 @@ def _count_page(stats: Stats, cleaned: Document, settings: PerplexitySettings) -
     raw_bytes = len(cleaned.text.encode("utf-8"))
     clean_bytes = len(clean_text.encode("utf-8"))
     stats.add(f"extractor.{cleaned.extractor}")
-    if cleaned.page_type:
-        stats.add(f"page_type.{cleaned.page_type}")
+    if cleaned.blocks is not None and cleaned.blocks.page_type:
+        stats.add(f"page_type.{cleaned.blocks.page_type}")
     for key, value in (("pages_kept", 1), ("sentences", n_sent), ("sentences_kept", n_kept),
                        ("bytes_raw", raw_bytes), ("bytes_clean", clean_bytes)):
         stats.add(f"lang.{lang}.{key}", value)
@@ -62,7 +62,7 @@ def _count_units(stats: Stats, lang: str, cleaned: Document, settings: Perplexit
     perplexity), the side ``kept``, ``kept_above`` (kept with a perplexity above the threshold), ``dropped``
     or ``dropped_below`` (dropped below it: protection, the length scale, the window and the neighbours
     decided those; their totals also as ``rule.<lang>.kept_above``, ``dropped_below``), and the units dropped by each part of the rule (``rule.<lang>.dropped.<why>``,
-    :class:`~pipeline.steps.perplexity.Verdict`)."""
+    :class:`~pipeline.perplexity_rule.Verdict`)."""
     threshold = cleaned.threshold
     if threshold is None:
         return
@@ -150,7 +150,8 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     sentences_writer = (SplitWriter(OutputTarget(settings.output.sentences, settings.s3), split.split_id,
                                     SENTENCE_SCHEMA, settings.output.compression, dataset="")
                         if settings.output.sentences else None)
-    sample = (IndexSample(settings.index.per_split_pages, settings.extract, settings.index.visible_text)
+    sample = (IndexSample(settings.index.per_split_pages, settings.extract, settings.index.visible_text,
+                          settings.index.sample_share)
               if settings.index.enabled else None)
     pages = read_pages(split, settings.input, settings.s3, stats, skip_ids)
     explained = None
@@ -191,8 +192,6 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             explained.write(settings, target, split.split_id, stats)
     for step in loop.all_steps:
         stats.merge(step.stats)
-    for part, cause in _native.unavailable().items():
-        stats.add(f"native.{cause}.{part}")  # this split ran that part's Python reference
     stats.add("cpu.total", time.process_time() - cpu_start)
     stats.add("wall.tasks", time.time() - wall_start)
     stats.add("splits.processed")

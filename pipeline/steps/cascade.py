@@ -24,7 +24,7 @@ from pipeline.document import Document
 from pipeline.steps import guards
 from pipeline.steps.base import Step
 from pipeline.steps.extractors import Extractor, build_extractor
-from pipeline.steps.perplexity import REASON_PREFIX
+from pipeline.perplexity_rule import REASON_PREFIX
 
 FallbackRule = Callable[[Document, ExtractSettings], "str | None"]
 
@@ -52,7 +52,7 @@ def incomplete(extractor: Extractor, doc: Document, settings: ExtractSettings, h
     pass, :func:`pipeline.steps.blocks.step.shorter_than_primary`)."""
     if len(doc.text.strip()) < max(1, settings.min_text_chars):
         return "empty"
-    return extractor.incomplete(doc.text) if has_next else None
+    return extractor.incomplete(doc) if has_next else None
 
 
 class Cascade(Step):

@@ -10,13 +10,13 @@ caller (the ``blocks`` stage uses its main-content text as a feature).
 
 from __future__ import annotations
 
-import functools
-import re
-
-from pipeline import _native, parts
+from pipeline import parts
+from pipeline import _native
 from pipeline.config import ExtractSettings, Settings
 from pipeline.document import Document, visible_lines
 from pipeline.steps.base import Step
+
+_html = _native.compiled("html")  # the compiled block stage (pipeline/_native/html.pyx)
 
 
 class Extractor(Step):
@@ -46,9 +46,9 @@ class Extractor(Step):
         """Get ready to extract these pages, which the cascade will hand over one by one (the loop's window,
         :meth:`~pipeline.steps.cascade.Cascade.prepare`); most stages have nothing to prepare."""
 
-    def incomplete(self, text: str) -> str | None:
-        """Evidence, from the page just extracted, that ``text`` misses main content (a short reason),
-        or None. Stages without such evidence never claim it."""
+    def incomplete(self, doc: Document) -> str | None:
+        """Evidence that ``doc``'s text, this stage's, misses main content (a short reason), or None. Stages
+        without such evidence never claim it."""
         return None
 
     def skip_to(self, reason: str) -> str | None:
@@ -57,57 +57,23 @@ class Extractor(Step):
         return None
 
     def run(self, doc: Document) -> Document:
-        doc.text = self.text(doc.html)
+        doc.text = visible_lines(self.extract_page(doc))
         doc.extractor = self.name
         doc.unfiltered = self.unfiltered
-        doc.line_probs = doc.line_regions = doc.line_preformatted = None
-        doc.comments = None  # the block stage's (BlocksExtractor.run)
         return doc
+
+    def extract_page(self, doc: Document) -> str:
+        """:meth:`extract` of the document's page (a stage may take what an earlier stage found of it instead)."""
+        return self.extract(doc.html)
 
 
 class PageTooDeep(ValueError):
     """The page's elements nest deeper than ``extract.max_main_content_depth``."""
 
 
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)")
-# Void elements and elements whose end tag is commonly omitted do not deepen the estimate.
-FLAT_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr "
-                       "p li dt dd tr td th option thead tbody tfoot colgroup rp rt".split())
-
-
-def nesting_depth(html: str, stop_above: int) -> int:
-    """Estimated element nesting depth of ``html`` from its tags; stops once above ``stop_above``
-    (compiled where it is built: the same scan, without a match object per tag)."""
-    module = _native.compiled("html")
-    if module is not None:
-        return _depth_scan(module).depth(html, stop_above)
-    if html.count("<") <= stop_above:
-        return 0  # cannot nest deeper than it has tags
-    depth = deepest = 0
-    for closing, name in _TAG.findall(html):
-        if name.lower() in FLAT_TAGS:
-            continue
-        if closing:
-            if depth:
-                depth -= 1
-        else:
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if deepest > stop_above:
-                    break
-    return deepest
-
-
-@functools.cache
-def _depth_scan(module):
-    """The compiled scan of ``module`` (the compiled ``html`` part) for this module's FLAT_TAGS."""
-    return module.DepthScan(FLAT_TAGS)
-
-
-# The last page's text (html, options, text): the cascade's resiliparse stage gets the same page and
-# options as the block stage's main-content feature, so it does not parse and extract twice.
-_LAST_TEXT: tuple[str, tuple, str] | None = None
+# Estimated element nesting depth of a page from its tags, stopping once above a bound: the depth guard's scan
+# (compiled: pipeline/_native/depth.pxi, with the tags that do not deepen it, FLAT_TAGS).
+nesting_depth = _html.nesting_depth
 
 
 class ResiliparseExtractor(Extractor):
@@ -126,8 +92,9 @@ class ResiliparseExtractor(Extractor):
             raise PageTooDeep(f"nested deeper than {self.max_depth} elements")
 
     @property
-    def _text_key(self) -> tuple:
-        """What resiliparse's text of a page depends on besides the page (the reuse of ``_LAST_TEXT``)."""
+    def text_key(self) -> tuple:
+        """What resiliparse's text of a page depends on besides the page: two stages of equal keys extract the same
+        text (:meth:`extract_page`)."""
         return (self.main_content, *self.options.values())
 
     def plain_text(self, html: str) -> str:
@@ -135,26 +102,22 @@ class ResiliparseExtractor(Extractor):
         from resiliparse.extract.html2text import extract_plain_text
         from resiliparse.parse.html import HTMLTree
 
-        global _LAST_TEXT
-        key = self._text_key
-        if _LAST_TEXT is not None and _LAST_TEXT[0] is html and _LAST_TEXT[1] == key:
-            return _LAST_TEXT[2]  # the block stage's main-content pass of this page, reused by the next stage
         tree = HTMLTree.parse(html)
-        text = extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
+        return extract_plain_text(tree, preserve_formatting=True, main_content=self.main_content,
                                   noscript=False, form_fields=False, **self.options)
-        _LAST_TEXT = (html, key, text)
-        return text
-
-    def reuse(self, html: str, text: str) -> None:
-        """Remember ``text`` as this extractor's text of ``html`` (computed earlier by :meth:`plain_text`), so
-        that a stage with the same options extracting ``html`` next takes it instead of extracting again."""
-        global _LAST_TEXT
-        _LAST_TEXT = (html, self._text_key, text)
 
     def extract(self, html: str) -> str:
         """Main text of ``html``; raises :class:`PageTooDeep` where main-content mode would crawl."""
         self.check_depth(html)
         return self.plain_text(html)
+
+    def extract_page(self, doc: Document) -> str:
+        """The block stage's main-content pass of the page where it read it with these options (its reading,
+        ``doc.blocks``, holds it: ``primary`` under ``primary_key``), else :meth:`extract`."""
+        reading = doc.blocks
+        if reading is not None and reading.primary_key == self.text_key:
+            return reading.primary
+        return self.extract(doc.html)
 
 
 class ConservativeExtractor(ResiliparseExtractor):

@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 
 from pipeline.document import UNKNOWN_LANGUAGE, Document, Sentence
 from pipeline.steps.base import Step
+from pipeline.steps.blocks.step import written_reading
 
 Span = tuple[str, int, int]  # a sentence and its [start, end) in the text; -1, -1 when it cannot be found
 
@@ -59,7 +60,9 @@ class SentenceSplitter(Step):
 
     def run(self, doc: Document) -> Document:
         doc.sentences = []
-        probs, regions, code = doc.line_probs, doc.line_regions, doc.line_preformatted
+        written = written_reading(doc)  # the block stage's evidence of each line of its text, when it is the text
+        probs, regions, code = ((written.line_probs, written.line_regions, written.line_preformatted)
+                                if written is not None else (None, None, None))
         for paragraph, (line, para) in enumerate(line_spans(doc.text, doc.language_code)):
             prob = probs[line] if probs is not None and line < len(probs) else None
             region = regions is not None and line < len(regions) and regions[line]

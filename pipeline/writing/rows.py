@@ -9,9 +9,10 @@ import pyarrow as pa
 from pipeline import parts
 from pipeline.config import ExtractSettings
 from pipeline.document import Document, visible_lines
+from pipeline.steps.blocks.step import written_reading
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
-from pipeline.steps.normalize import lm_tokens
-from pipeline.steps.perplexity import median
+from pipeline.lm_text import lm_tokens
+from pipeline.perplexity_rule import median
 
 
 def _schema(**fields: pa.DataType) -> pa.Schema:
@@ -57,6 +58,7 @@ class VisibleText:
 def page_row(cleaned: Document, shard: str) -> dict:
     scores = [s.perplexity for s in cleaned.sentences if s.perplexity is not None]
     text = cleaned.clean_text
+    written = written_reading(cleaned)  # the block stage's reading, when its text is the row's: its comments
     return {
         "warc_record_id": cleaned.page.record_id,
         "url": cleaned.page.url,
@@ -64,13 +66,13 @@ def page_row(cleaned: Document, shard: str) -> dict:
         "warc_filename": shard,
         "language_score": cleaned.language.score if cleaned.language else 0.0,
         "text": text,
-        "comments": cleaned.comments or None,
+        "comments": (written.comments or None) if written is not None else None,
         "n_sentences": len(cleaned.sentences),
         "n_sentences_kept": sum(1 for s in cleaned.sentences if s.kept),
         "perplexity_median": median(scores),
         "extractor": cleaned.extractor,
         "fallback_reason": cleaned.fallback_reason,
-        "page_type": cleaned.page_type,
+        "page_type": cleaned.blocks.page_type if cleaned.blocks is not None else None,
         "html_bytes": len(cleaned.page.html),
         "text_bytes_raw": len(cleaned.text.encode("utf-8")),
         "text_bytes_clean": len(text.encode("utf-8")),

@@ -1,15 +1,18 @@
 """The deterministic page sample of the index statistics, written by every split, read by the driver.
 
-The sample is the ``index.sample_pages`` pages of smallest SHA-1(record id) among all pages that reached
-the filter (kept, or emptied by it); 0 means every page. Each split keeps its own candidates, the
-``index.per_split_pages`` pages of smallest key it saw (:class:`IndexSample`), with each page's text at
-the three links the run produces: ``visible`` (all visible text: resiliparse without main-content
-detection, the paper's tag-stripped input; only when ``index.visible_text``), ``main_content`` (the
-extractor's sentences) and ``filtered`` (the sentences the filter kept), and writes them to
-``_index/pages/<split_id>.parquet``. The driver takes the smallest keys of all candidates
-(:func:`read_index_sample`): the same pages as one global hash order whenever no split that filled its
-quota could have held more of them, which the driver checks and states (``exact``). The corpus builder
-writes the sample's text after each corpus stage to ``_corpus/index_sample/``.
+The sample is the pages that reached the filter (kept, or emptied by it) whose SHA-1(record id), read as a fraction
+of 2^160, is below ``index.sample_share`` (:func:`in_share`: uniform, and the same pages whatever the splits), and of
+those at most the ``index.sample_pages`` of smallest key (0: all of them). Each split keeps its own candidates, the
+``index.per_split_pages`` pages of smallest key it saw below the share (:class:`IndexSample`), with each page's text at
+the three links the run produces: ``visible`` (all visible text, the paper's tag-stripped input: the page's one
+parse by the block stage, every block a line, :meth:`~pipeline.steps.blocks.step.BlockPage.visible_text`; only when
+``index.visible_text``), ``main_content`` (the extractor's sentences) and ``filtered`` (the sentences the filter
+kept), and writes them to ``_index/pages/<split_id>.parquet``. The driver takes the smallest keys of all candidates
+(:func:`read_index_sample`): the same pages as one global hash order whenever no split that filled its quota could
+have held more of them, which the driver checks and states (``exact``). A split's quota is the binomial spread of
+its share of the sample, its mean plus four standard deviations (:func:`per_split_pages`), so that the check holds
+with high probability while a split keeps little more than its share. The corpus builder writes the sample's text
+after each corpus stage to ``_corpus/index_sample/``.
 """
 
 from __future__ import annotations
@@ -35,28 +38,44 @@ INDEX_SAMPLE_DIR = f"{INDEX_STATE_DIR}/pages"
 INDEX_SAMPLE_SCHEMA = pa.schema([("warc_record_id", pa.string()), ("language", pa.string()),
                                  ("split_id", pa.string()), ("visible", pa.string()),
                                  ("main_content", pa.string()), ("filtered", pa.string())])
-# A split keeps this many times its even share of the sample (at least 2), up to the whole sample: with
-# even splits, a split holds more than ten times its share of the global sample almost never.
-OVERSAMPLE = 10
+# A split keeps its even share of the sample plus this many standard deviations of that share's spread: with even
+# splits, one holds more than that of the global sample about 3 times in 100,000.
+QUOTA_SDS = 4
 
 
 def sample_key(record_id: str) -> bytes:
     return hashlib.sha1(record_id.encode("utf-8")).digest()
 
 
+def share_bound(share: float) -> bytes | None:
+    """The keys below which a page is in a sample of ``share`` of the pages (None: every page)."""
+    if share >= 1:
+        return None
+    return int(share * (1 << 160)).to_bytes(20, "big")
+
+
 def per_split_pages(sample_pages: int, splits: int) -> int:
-    """How many candidates each of ``splits`` splits keeps for a sample of ``sample_pages`` (0: all of them)."""
+    """How many candidates each of ``splits`` splits keeps for a sample of ``sample_pages`` (0: all of them): its
+    even share of the sample, m = sample_pages / splits, plus ``QUOTA_SDS`` standard deviations of the number of the
+    sample's pages an even split holds (binomial, p = 1 / splits: sd = sqrt(m (1 - p))); at least 2, at most the
+    sample."""
     if not sample_pages:
         return 0
-    return min(sample_pages, max(2, math.ceil(OVERSAMPLE * sample_pages / max(1, splits))))
+    splits = max(1, splits)
+    share = sample_pages / splits
+    spread = math.sqrt(share * (1 - 1 / splits))
+    return min(sample_pages, max(2, math.ceil(share + QUOTA_SDS * spread)))
 
 
 class IndexSample:
     """One split's candidates: the ``limit`` pages of smallest :func:`sample_key` (every page when 0), with
-    their texts at the three links; the visible text is extracted only for a page that enters."""
+    their texts at the three links. The visible text comes from the page's one parse (the block stage's reading,
+    ``Document.blocks``), or is the extractor's text where that is all visible text; only a page neither gives
+    (the block stage did not read it) is tag-stripped again, when it enters."""
 
-    def __init__(self, limit: int, extract: ExtractSettings, visible_text: bool = True) -> None:
+    def __init__(self, limit: int, extract: ExtractSettings, visible_text: bool = True, share: float = 1.0) -> None:
         self.limit = limit
+        self.bound = share_bound(share)  # a page of a key at or above it is not in the sample
         self._heap: list[tuple[bytes, dict[str, Any]]] = []  # (inverted key, row): the largest key on top
         self._visible = None
         if visible_text:
@@ -65,15 +84,23 @@ class IndexSample:
             self._visible = VisibleText(extract)
 
     def offer(self, doc: Document, stats: Stats) -> bool:
-        """Take ``doc`` (a page that reached the filter) if its key is among the smallest; True if taken. The
-        tag-stripping pass is timed as ``cpu.visible_text`` and counted as ``index_sample.visible_extracted``."""
-        inverted = bytes(255 - b for b in sample_key(doc.page.record_id))
+        """Take ``doc`` (a page that reached the filter) if its key is among the smallest; True if taken. Its visible
+        text is timed as ``cpu.visible_text`` and counted as ``index_sample.visible_extracted`` (and as
+        ``index_sample.visible_reparsed`` where the page was tag-stripped again)."""
+        key = sample_key(doc.page.record_id)
+        if self.bound is not None and key >= self.bound:
+            return False
+        inverted = bytes(255 - b for b in key)
         if self.limit and len(self._heap) >= self.limit and inverted <= self._heap[0][0]:
             return False
         visible = None
         if self._visible is not None:
             with timed(stats, "cpu.visible_text"):
-                visible = self._visible.row(doc)["text"]
+                if doc.blocks is not None:
+                    visible = doc.blocks.visible_text()
+                else:
+                    visible = self._visible.row(doc)["text"]
+                    stats.add("index_sample.visible_reparsed")
             stats.add("index_sample.visible_extracted")
         row = {"warc_record_id": doc.page.record_id, "language": doc.language_code, "visible": visible,
                "main_content": page_text(doc.sentences), "filtered": page_text(doc.sentences, lambda s: s.kept)}
@@ -127,23 +154,33 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
     ``candidates`` (read), ``splits``, ``per_split`` (the most a split could keep, 0: all), ``exact`` (the
     same pages as one hash order over the whole run: no split that kept ``per_split`` candidates, and so may
     have left pages out, left out a key below the sample's largest)."""
+    import pyarrow.compute as pc
+
     dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", partitioning=None)
-    rows = dataset.to_table().to_pylist()
-    if not rows:
+    # the record ids first: the texts are read for the chosen pages only (the driver holds no more of them)
+    ids = dataset.to_table(columns=["warc_record_id", "split_id"]).to_pydict()
+    if not ids["warc_record_id"]:
         raise ValueError(f"no page reached the filter (nothing under {output}/{INDEX_SAMPLE_DIR})")
     by_split: dict[str, list[bytes]] = {}
-    unique: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        by_split.setdefault(row["split_id"], []).append(sample_key(row["warc_record_id"]))
-        unique.setdefault(row["warc_record_id"], row)
-    ordered = sorted(unique.values(), key=lambda row: sample_key(row["warc_record_id"]))
-    chosen = ordered[:sample_pages] if sample_pages else ordered
-    cutoff = sample_key(chosen[-1]["warc_record_id"])
+    keys: dict[str, bytes] = {}
+    for record_id, split_id in zip(ids["warc_record_id"], ids["split_id"]):
+        key = keys.get(record_id)
+        if key is None:
+            key = keys[record_id] = sample_key(record_id)
+        by_split.setdefault(split_id, []).append(key)
+    ordered = sorted(keys, key=keys.__getitem__)
+    chosen_ids = ordered[:sample_pages] if sample_pages else ordered
+    cutoff = keys[chosen_ids[-1]]
     # a split that kept its quota may have left out pages, all of keys above its largest kept one
-    exact = all(max(keys) >= cutoff for keys in by_split.values() if per_split and len(keys) >= per_split)
+    exact = all(max(split_keys) >= cutoff for split_keys in by_split.values()
+                if per_split and len(split_keys) >= per_split)
+    unique: dict[str, dict[str, Any]] = {}
+    for row in dataset.to_table(filter=pc.field("warc_record_id").isin(chosen_ids)).to_pylist():
+        unique.setdefault(row["warc_record_id"], row)
+    chosen = [unique[record_id] for record_id in chosen_ids]
     pages = [SampledPage(row["warc_record_id"], row["language"], row["visible"], row["main_content"] or "",
                          row["filtered"] or "") for row in chosen]
-    return pages, {"pages": len(pages), "candidates": len(unique), "splits": len(by_split), "per_split": per_split,
+    return pages, {"pages": len(pages), "candidates": len(keys), "splits": len(by_split), "per_split": per_split,
                    "exact": exact}
 
 

@@ -167,13 +167,14 @@ def report_warc(paths: list[Path]) -> None:
             if "html" not in content_type:
                 continue
             html = decode_html(record.reader.read(), record.http_charset)
-            blocks, probs = stage.classify(html)
-            decision = model.decision(stage.page_type)
+            page = stage.classify(html)
+            blocks, probs = page.blocks, page.probs
+            decision = model.decision(page.page_type)
             keep = revise(blocks, probs, decision.threshold, decision.rules)
-            comments = stage.comment_blocks if stage.comment_blocks is not None else np.zeros(len(blocks), bool)
+            comments = page.comment_blocks if page.comment_blocks is not None else np.zeros(len(blocks), bool)
             print(f"\n=== {path.name} {record.headers.get('WARC-Target-URI')} ({len(blocks)} blocks, "
                   f"{int((keep & ~comments).sum())} kept, {int(comments.sum())} comments; page type "
-                  f"{stage.page_type}, threshold {decision.threshold})")
+                  f"{page.page_type}, threshold {decision.threshold})")
             for b, p, k, c in zip(blocks, probs, keep, comments):
                 mark = "c" if c else "+" if p >= decision.threshold else ("r" if k else "-")
                 print(f"{mark} {p:.2f} {b.tag:6s} {b.text[:110]}")

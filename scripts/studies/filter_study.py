@@ -4,7 +4,7 @@
 Every full-text page of a bench dev set (default ``../shared/bench/data``) goes through the
 pipeline's own stages: the all-text extraction (``conservative``: resiliparse without main-content
 heuristics), language ID, sentence splitting and KenLM scoring of every sentence. Each rule of
-:func:`pipeline.steps.perplexity.rule_mask` then decides which sentences are kept, and the page is
+:func:`pipeline.perplexity_rule.rule_mask` then decides which sentences are kept, and the page is
 scored against its truth with ROUGE-5 F1 and bag-of-words precision/recall (the bench scorer's tokens). Rows are
 the best threshold of each rule on the fitting pages (not held out by
 :func:`benchpages.is_heldout`), with the same threshold's figures on the held-out
@@ -33,7 +33,7 @@ from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
-from pipeline.steps.perplexity import Unit, perplexity, rule_mask
+from pipeline.perplexity_rule import Unit, perplexity, rule_mask
 from pipeline.steps.sentences import split
 
 from benchpages import BENCH, is_heldout, manifest, page_bytes, page_path, truth_path  # scripts/: run with PYTHONPATH=scripts

@@ -9,7 +9,7 @@ The reports then re-decide on the cache:
 
 - ``filter``: the perplexity filter at each ``perplexity.protect_min_prob`` of ``--grid`` and
   ``perplexity.protect_factor`` of ``--factors``
-  (:func:`pipeline.steps.perplexity.kept_mask`, the filter's own rule), per set and group: ROUGE-5
+  (:func:`pipeline.perplexity_rule.kept_mask`, the filter's own rule), per set and group: ROUGE-5
   F1 of the written text (:func:`pipeline.document.cut_dropped`, the bench scorer) and the share of
   boilerplate tokens the filter removed and of main tokens it kept (bag of words against the truth,
   as ``bench_quality.py``'s ``filter_effect``);
@@ -85,7 +85,6 @@ def collect(item: dict) -> dict:
     cascade.extractors[0].regions = True  # the block stage's region evidence, for --regions 1
     html = gzip.decompress(Path(item["html"]).read_bytes())
     doc = loop.process(Page(f"<urn:{item['id']}>", item["url"], "", html, None))
-    blocks_stage = cascade.extractors[0]
     try:
         trafilatura = TrafilaturaExtractor(cascade.settings).extract(doc.html) if doc.html else ""
     except Exception:
@@ -93,7 +92,7 @@ def collect(item: dict) -> dict:
     return dict(item, truth=Path(item["truth"]).read_text(encoding="utf-8", errors="replace"),
                 outcome=doc.outcome, extractor=doc.extractor, fallback_reason=doc.fallback_reason,
                 language=doc.language_code, text=doc.text, sentences=doc.sentences,
-                primary=blocks_stage.primary, trafilatura=trafilatura, kind=page_kind(doc.html) if doc.html else {})
+                primary=doc.blocks.primary if doc.blocks is not None else "", trafilatura=trafilatura, kind=page_kind(doc.html) if doc.html else {})
 
 
 def load(bench: Path, cache: Path, workers: int) -> list[dict]:
@@ -118,7 +117,7 @@ def group_keys(p: dict) -> list[tuple[str, str]]:
 def refiltered(p: dict, settings) -> list[Sentence]:
     """The page's sentences re-decided by the filter under ``settings`` (the page's own threshold)."""
     from pipeline.registry import load_registry
-    from pipeline.steps.perplexity import kept_mask
+    from pipeline.perplexity_rule import kept_mask
 
     sentences = p["sentences"]
     registry = load_registry(settings.registry)

@@ -9,7 +9,6 @@ of the perplexity feature are pinned there (:class:`LanguageModelPin`), never re
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import pkgutil
 from dataclasses import dataclass
@@ -17,12 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import _native, models
+from pipeline import models
+from pipeline import _native
 from pipeline.steps.blocks.comments import CommentModel
 from pipeline.steps.blocks.features import HASH_DIM, context_features, dense_names
 from pipeline.steps.blocks.page_type import PageTypeModel, TypedDecision
 from pipeline.steps.blocks.rules import RuleSettings
 from pipeline.steps.blocks.trees import TreeEnsemble
+
+_trees = _native.compiled("trees")  # the compiled tree ensembles (pipeline/_native/trees.pyx)
 
 MODEL_PATH = Path(__file__).resolve().parent / "blocks_model.json"
 
@@ -101,16 +103,11 @@ class BlockModel:
         return cls(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def linear(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
-        """The logistic regression's log-odds per block."""
-        module = _native.compiled("trees")
-        if module is not None and X.dtype == np.float32:  # featurize's matrix (float32 sums throughout)
-            out = X @ self.dense
-            module.add_hashed(out, hashed, self.hashed)
-            return out
-        lengths = np.fromiter(map(len, hashed), dtype=np.intp, count=len(hashed))
-        flat = np.fromiter(itertools.chain.from_iterable(hashed), dtype=np.intp, count=int(lengths.sum()))
-        rows = np.repeat(np.arange(len(hashed)), lengths)
-        return X @ self.dense + np.bincount(rows, weights=self.hashed[flat], minlength=len(hashed)).astype(np.float32)
+        """The logistic regression's log-odds per block (float32: the dense part, then each row's hashed weights
+        summed in float64 and added)."""
+        out = np.ascontiguousarray(X, dtype=np.float32) @ self.dense
+        _trees.add_hashed(out, hashed, self.hashed)
+        return out
 
     def first_stage(self, X: np.ndarray, hashed: list[list[int]]) -> np.ndarray:
         """Stage-one probability that each block is main content."""

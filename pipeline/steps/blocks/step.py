@@ -10,6 +10,7 @@ The stage also tells the cascade when its text looks incomplete (:func:`shorter_
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -21,7 +22,7 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
                                             word_count)
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
-from pipeline.steps.blocks.parse import Block, parse_page
+from pipeline.steps.blocks.parse import Block, Markup, parse_page
 from pipeline.steps.blocks.rules import in_kept_region, revise
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
@@ -108,6 +109,60 @@ class BlockDecisions(NamedTuple):
         return [[int(kept[i]) for i in self.groups[g]] for g, _ in self.lines]
 
 
+@dataclass
+class PageFeatures:
+    """One page's parse and features, with the pinned model of its language: its blocks, what its markup says, the
+    dense matrix and hashed tokens (:func:`featurize`) and resiliparse's main-content text (``primary``)."""
+
+    blocks: list[Block]
+    markup: Markup
+    X: np.ndarray
+    hashed: list[list[int]]
+    primary: str
+
+
+@dataclass
+class BlockPage:
+    """The block stage's reading of one page, from its one parse: its blocks and markup, resiliparse's main-content
+    text (``primary``, a feature; ``primary_key``: the options it was extracted with), each block's main-content
+    probability, the page's type, which blocks are reader comments and which a thread's posts (main text,
+:meth:`~pipeline.steps.blocks.comments.CommentModel.posts`) (None: no comment model); once decided
+    (:meth:`BlocksExtractor.decide`), the stage's text, its decisions (``warcplex explain`` draws them), the comments it
+    wrote apart, and per line of the text the evidence the filter reads (:func:`written_reading`): each line's highest
+    block probability, whether one of its blocks lies in a kept repeated region (only under
+    ``perplexity.protect_regions``, else None), whether it is preformatted text (code).
+
+    A Document carries it (``Document.blocks``) from the block stage on, whichever stage's text is written: the page
+    type is the page's; the rest of what it says is about the block stage's text."""
+
+    blocks: list[Block]
+    markup: Markup
+    primary: str
+    primary_key: tuple
+    probs: np.ndarray
+    page_type: str | None = None
+    comment_blocks: np.ndarray | None = None
+    post_blocks: np.ndarray | None = None
+    text: str = ""
+    decisions: BlockDecisions | None = None
+    comments: str | None = None
+    line_probs: list[float] = field(default_factory=list)
+    line_regions: list[bool] | None = None
+    line_preformatted: list[bool] = field(default_factory=list)
+
+    def visible_text(self) -> str:
+        """All the page's text as the parse read it, a block a line (its lines as written): the tag-stripped text of
+        the index statistics' first link, from this one parse (the subtrees the parse skips, script, style, nav and
+        form controls, are not in it)."""
+        return visible_lines("\n".join("\n".join(block.lines) if block.lines else block.text for block in self.blocks))
+
+
+def written_reading(doc: Document) -> BlockPage | None:
+    """The block stage's reading of ``doc`` when the text ``doc`` carries is the block stage's (a later stage's text
+    has none of its line evidence or comments)."""
+    return doc.blocks if doc.blocks is not None and doc.extractor == BlocksExtractor.name else None
+
+
 class BlocksExtractor(Extractor):
     """Cascade stage ``blocks``: the kept blocks of the page (:func:`block_lines`)."""
 
@@ -122,28 +177,18 @@ class BlocksExtractor(Extractor):
         # its text is a feature, as the classifier was fitted on it: without comment sections whatever extract.comments
         self.resiliparse = ResiliparseExtractor(settings.model_copy(update={"comments": "separate"}), main_content=True)
         self.lid_path = langid.model_path or models.default_lid_model_path()
-        self.primary = ""  # resiliparse's main-content text of the last page (the cascade's evidence)
-        self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its result): prepare()'s window
-        self.line_probs: list[float] = []  # the last page's text: each line's highest block probability
-        self.line_regions: list[bool] | None = None  # ... and whether one of its blocks is in a kept repeated region
-        self.line_preformatted: list[bool] = []  # ... and whether it is preformatted text (code)
-        self.page_type: str | None = None  # the last page's type (:mod:`~pipeline.steps.blocks.page_type`)
-        self.comment_blocks: np.ndarray | None = None  # the last page's: per block, a comment (None: no comment model)
-        self.post_blocks: np.ndarray | None = None  # ... and a thread's post, main text (None: no comment model)
-        self.comments: str | None = None  # the last page's comments as written apart from its text (or None)
-        self.decided: tuple | None = None  # the last page's BlockDecisions, as a tuple (a traced page keeps them)
+        self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its BlockPage): prepare()'s window
 
     @classmethod
     def from_settings(cls, settings: Settings, first: bool = False) -> "BlocksExtractor":
         return cls(settings.extract, settings.langid, regions=settings.perplexity.protect_regions)
 
-    def page_features(self, html: str) -> tuple[list[Block], np.ndarray, list[list[int]]]:
+    def page_features(self, html: str) -> PageFeatures:
         """The page's blocks and their features, with the pinned model of the page's language.
 
         Raises :class:`PageTooDeep` like the resiliparse stage (its main-content pass is a feature).
         """
-        blocks, X, hashed, self.primary, _ = _result(self._featurised([html])[0])
-        return blocks, X, hashed
+        return _result(self._featurised([html])[0])
 
     def prepare(self, htmls: list[str]) -> None:
         """Classify a window of pages phase by phase (parse, main content, LID, KenLM, features, trees):
@@ -153,18 +198,15 @@ class BlocksExtractor(Extractor):
             self._prepared = {}  # (a window interrupted while preparing leaves its pages to classify())
             self._prepared = {id(html): (html, result) for html, result in zip(htmls, self._classified(htmls))}
 
-    def classify(self, html: str) -> tuple[list[Block], np.ndarray]:
-        """The page's blocks and each block's main-content probability (prepared, or computed now); the page's
-        type is then ``page_type``, which blocks are comments ``comment_blocks`` and which a thread's posts ``post_blocks``."""
+    def classify(self, html: str) -> BlockPage:
+        """The stage's reading of the page, undecided (prepared, or computed now): its blocks, their main-content
+        probabilities, the page's type, which blocks are comments and which a thread's posts."""
         entry = self._prepared.pop(id(html), None)
-        result = entry[1] if entry is not None and entry[0] is html else self._classified([html])[0]
-        blocks, probs, self.primary, self.page_type, self.comment_blocks, self.post_blocks = _result(result)
-        self.resiliparse.reuse(html, self.primary)  # the cascade's resiliparse stage takes it if the page falls to it
-        return blocks, probs
+        return _result(entry[1] if entry is not None and entry[0] is html else self._classified([html])[0])
 
     def _featurised(self, htmls: list[str]) -> list:
-        """Each page's (blocks, dense features, hashed features, resiliparse text), or what its work raised;
-        computed one phase at a time over all pages, each page's phase under a fresh time limit."""
+        """Each page's :class:`PageFeatures`, or what its work raised; computed one phase at a time over all pages,
+        each page's phase under a fresh time limit."""
         results: list = [None] * len(htmls)
         blocks: list = [None] * len(htmls)
         markup: list = [None] * len(htmls)
@@ -195,14 +237,13 @@ class BlocksExtractor(Extractor):
 
         def features(i: int) -> None:
             if not blocks[i]:
-                results[i] = (blocks[i], np.zeros((0, len(dense_names(nodes))), dtype=np.float32), [], primary[i],
-                              markup[i])
-                return
-            pin = pins[i]
-            candidates = markup[i].nodes if nodes else None
-            X, hashed = (featurize(blocks[i], primary[i], nodes=candidates) if pin is None
-                         else featurize(blocks[i], primary[i], log_ppl[i], pin.centre, candidates))
-            results[i] = (blocks[i], X, hashed, primary[i], markup[i])
+                X, hashed = np.zeros((0, len(dense_names(nodes))), dtype=np.float32), []
+            else:
+                pin = pins[i]
+                candidates = markup[i].nodes if nodes else None
+                X, hashed = (featurize(blocks[i], primary[i], nodes=candidates) if pin is None
+                             else featurize(blocks[i], primary[i], log_ppl[i], pin.centre, candidates))
+            results[i] = PageFeatures(blocks[i], markup[i], X, hashed, primary[i])
 
         for phase, needs_blocks in ((parse, False), (main_content, False), (language, True), (perplexities, True),
                                     (features, False)):
@@ -210,40 +251,43 @@ class BlocksExtractor(Extractor):
         return results
 
     def _classified(self, htmls: list[str]) -> list:
-        """Each page's (blocks, probabilities, resiliparse text, page type, comment blocks, post blocks), or what its
-        work raised (see :meth:`_featurised`)."""
+        """Each page's :class:`BlockPage`, undecided, or what its work raised (see :meth:`_featurised`)."""
         results = self._featurised(htmls)
 
         def scores(i: int) -> None:
             model = block_model(self.settings.blocks_model)
-            blocks, X, hashed, primary, markup = results[i]
-            probs = model.scores(X, hashed) if blocks else np.zeros(0, np.float32)
+            page: PageFeatures = results[i]
+            blocks = page.blocks
+            probs = model.scores(page.X, page.hashed) if blocks else np.zeros(0, np.float32)
             page_type, comments, posts, signals = None, None, None, None  # no blocks, or no model to tell them by
             if blocks and (model.page_types is not None
                            or (model.comments is not None and any(b.comment_region for b in blocks))):
-                signals = page_signals(blocks, X, primary, markup, htmls[i])
+                signals = page_signals(blocks, page.X, page.primary, page.markup, htmls[i])
             if model.page_types is not None and blocks:
                 page_type = model.page_types.page_type(signals)
             if model.comments is not None:
-                comments = model.comments.comments(blocks, X, signals, page_type)
-                posts = model.comments.posts(blocks, X, signals, page_type)
-            results[i] = (blocks, probs, primary, page_type, comments, posts)
+                comments = model.comments.comments(blocks, page.X, signals, page_type)
+                posts = model.comments.posts(blocks, page.X, signals, page_type)
+            results[i] = BlockPage(blocks, page.markup, page.primary, self.resiliparse.text_key, probs, page_type,
+                                   comments, posts)
 
         _each(scores, range(len(htmls)), results)
         return results
 
-    def extract(self, html: str) -> str:
-        blocks, probs = self.classify(html)
+    def decide(self, page: BlockPage) -> BlockPage:
+        """``page`` decided: the kept blocks by its type's threshold and the structure rules, the comments kept,
+        left out or written apart (``extract.comments``), the text and its lines' evidence."""
+        blocks, probs = page.blocks, page.probs
         model = block_model(self.settings.blocks_model)
-        if self.page_type is not None:
-            self.count(f"page_type.{self.page_type}")
-        decision = model.decision(self.page_type)
+        if page.page_type is not None:
+            self.count(f"page_type.{page.page_type}")
+        decision = model.decision(page.page_type)
         keep = revise(blocks, probs, decision.threshold, decision.rules)
-        if self.post_blocks is not None and self.post_blocks.any():  # a thread's posts are its main text
+        if page.post_blocks is not None and page.post_blocks.any():  # a thread's posts are its main text
             self.count("threads.pages")
-            keep = keep | self.post_blocks
-        self.comments = None
-        comments = self.comment_blocks
+            keep = keep | page.post_blocks
+        page.comments = None
+        comments = page.comment_blocks
         if comments is not None and comments.any():
             self.count("comments.pages")
             self.count("comments.blocks", int(comments.sum()))
@@ -253,47 +297,53 @@ class BlocksExtractor(Extractor):
                 keep = keep & ~comments
                 if self.settings.comments == "separate":
                     written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
-                    self.comments = visible_lines(block_lines(written)) or None
+                    page.comments = visible_lines(block_lines(written)) or None
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
         lines = group_lines(kept, groups)
         group_probs = [float(kept_probs[group].max()) for group in groups]
-        self.line_probs = [group_probs[g] for g, _ in lines]
-        self.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
-        self.decided = (blocks, probs, decision.threshold, keep, shown, lines, groups, comments)
-        self.line_regions = None
+        page.line_probs = [group_probs[g] for g, _ in lines]
+        page.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
+        page.decisions = BlockDecisions(blocks, probs, decision.threshold, keep, shown, lines, groups, comments)
+        page.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]
             group_regions = [bool(kept_regions[group].any()) for group in groups]
-            self.line_regions = [group_regions[g] for g, _ in lines]
+            page.line_regions = [group_regions[g] for g, _ in lines]
         self.count("blocks.total", len(blocks))
         self.count("blocks.kept", len(kept))
-        return "\n".join(line for _, line in lines)
+        page.text = "\n".join(line for _, line in lines)
+        return page
+
+    def read(self, html: str) -> BlockPage:
+        """The stage's reading of the page, decided (:meth:`classify`, then :meth:`decide`)."""
+        return self.decide(self.classify(html))
+
+    def extract(self, html: str) -> str:
+        return self.read(html).text
 
     def run(self, doc: Document) -> Document:
-        """The kept blocks as the page's text, with each line's probability and region membership
-        (``doc.line_probs``, ``doc.line_regions``: the perplexity filter's evidence; ``doc.line_preformatted``: the
-        code it leaves unscored) and the page's type."""
-        self.page_type = self.comments = self.decided = None
-        try:
-            super().run(doc)
-        finally:
-            doc.page_type = self.page_type  # the page's, whichever stage's text is written
-            if doc.trace is not None and self.decided is not None:
-                doc.trace.blocks = BlockDecisions(*self.decided)
-        doc.line_probs, doc.line_regions = self.line_probs, self.line_regions
-        doc.line_preformatted = self.line_preformatted
-        doc.comments = self.comments  # a later stage's text has none (Extractor.run)
+        """The kept blocks as the page's text; the stage's reading of the page (:class:`BlockPage`: its parse, page
+        type, comments and each line's evidence for the filter) as ``doc.blocks``, also when it raises nothing but
+        a later stage's text is written."""
+        page = self.read(doc.html)
+        doc.blocks = page
+        doc.text = visible_lines(page.text)
+        doc.extractor = self.name
+        doc.unfiltered = self.unfiltered
         return doc
 
     def skip_to(self, reason: str) -> str | None:
         """A short output (:func:`shorter_than_primary`) sends the page to ``SHORT_TO``, past resiliparse."""
         return SHORT_TO if reason.startswith("short_") else None
 
-    def incomplete(self, text: str) -> str | None:
+    def incomplete(self, doc: Document) -> str | None:
         """Why this page's output looks incomplete (see :func:`shorter_than_primary`), or None."""
-        return shorter_than_primary(text, self.primary, block_model(self.settings.blocks_model).fallback_min_share)
+        page = written_reading(doc)
+        if page is None:
+            return None
+        return shorter_than_primary(doc.text, page.primary, block_model(self.settings.blocks_model).fallback_min_share)
 
 
 def _each(phase, pages, results: list) -> None:
@@ -310,7 +360,7 @@ def _each(phase, pages, results: list) -> None:
 
 
 def _result(result):
-    """A page's result from :meth:`BlocksExtractor._featurised` or ``_classified``, raising what its work raised."""
+    """A page's result of :meth:`BlocksExtractor._featurised` or ``_classified``, raising what its work raised."""
     if isinstance(result, BaseException):
         raise result
     return result

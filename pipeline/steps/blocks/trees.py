@@ -1,5 +1,5 @@
-"""Gradient-boosted trees (sklearn HistGradientBoosting, exported by ``scripts/train_blocks.py``) evaluated
-with numpy or the compiled module: the block classifier's two ensembles and the page type model's."""
+"""Gradient-boosted trees (sklearn HistGradientBoosting, exported by ``scripts/train_blocks.py``) evaluated by the
+compiled module (``pipeline/_native/trees.pyx``): the block classifier's two ensembles and the page type model's."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import numpy as np
 
 from pipeline import _native
 
+_trees = _native.compiled("trees")  # the compiled tree ensembles (pipeline/_native/trees.pyx)
+
 
 class TreeEnsemble:
-    """Gradient-boosted trees (sklearn HistGradientBoosting, exported by scripts/train_blocks.py)
-    evaluated with numpy, every tree at once, one level per step."""
+    """Gradient-boosted trees (sklearn HistGradientBoosting, exported by scripts/train_blocks.py), re-laid as complete
+    binary trees (:func:`_complete_trees`) and walked one level per step."""
 
     def __init__(self, trees: dict) -> None:
         self.baseline = float(trees["baseline"])
@@ -19,25 +21,8 @@ class TreeEnsemble:
 
     def raw(self, D: np.ndarray) -> np.ndarray:
         """The ensemble's log-odds for each row of ``D`` (float64)."""
-        module = _native.compiled("trees")
-        if module is not None:
-            return module.tree_raw(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.value,
-                                   self.baseline, self.depth)
-        n_trees, width = self.feature.shape
-        tree_start = np.arange(n_trees, dtype=np.intp) * width
-        row_start = np.arange(len(D), dtype=np.intp)[:, None] * D.shape[1]
-        values, feature, cut = np.ascontiguousarray(D).ravel(), self.feature.ravel(), self.cut.ravel()
-        node = np.zeros((len(D), n_trees), dtype=np.intp)
-        at = np.empty_like(node)
-        for _ in range(self.depth):
-            np.add(tree_start, node, out=at)
-            column = feature.take(at)
-            column += row_start
-            node *= 2
-            node += 1
-            node += values.take(column) > cut.take(at)
-        leaf = node - width  # positions after the `width` inner nodes are the leaves
-        return self.baseline + self.value[np.arange(n_trees), leaf].sum(axis=1)
+        return _trees.tree_raw(np.ascontiguousarray(D, dtype=np.float64), self.feature, self.cut, self.value,
+                               self.baseline, self.depth)
 
 
 def _complete_trees(trees: dict, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
