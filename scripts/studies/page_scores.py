@@ -35,13 +35,16 @@ def warcplex_text(job: tuple[str, str, str]) -> tuple[str, str, str | None, str]
     global _LOOP
     from pipeline.config import load_settings
     from pipeline.document import Page
+    from pipeline.steps.blocks.step import written_reading
     from pipeline.steps.loop import StepLoop
 
     page_id, html_path, url = job
     if _LOOP is None:
         _LOOP = StepLoop(load_settings(ROOT / "conf" / "local.yaml", []))
     doc = _LOOP.process(Page(f"<urn:{page_id}>", url, "", gzip.decompress(Path(html_path).read_bytes()), None))
-    return page_id, doc.clean_text if doc.outcome == "kept" else "", doc.page_type, doc.comments or ""
+    written = written_reading(doc)  # the row's comments are the block stage's when its text is written
+    return (page_id, doc.clean_text if doc.outcome == "kept" else "", doc.blocks.page_type if doc.blocks else None,
+            (written.comments or "") if written is not None else "")
 
 
 def trafilatura_text(job: tuple[str, str, str]) -> tuple[str, str]:
