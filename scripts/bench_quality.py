@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Extraction quality benchmark: warcplex (real Spark runs) against the peers on the three bench dev sets.
+r"""Extraction quality benchmark: warcplex (real Spark runs) against the peers on the three bench dev sets.
 
 For each dev set (``data``: the 2006-2019 English benchmarks and the snippet set; ``data-wcxb``:
 modern English pages of seven types; ``data-ml``: non-English pages) the set is packed into a WARC
@@ -7,9 +7,11 @@ under ``--work`` with the bench's make_warc.py (only the held-out pages with ``-
 ``warcplex run`` processes it in local Spark with Parquet output for each warcplex configuration,
 the bench's parquet_to_preds.py turns the output into predictions, the peers (trafilatura,
 readability-lxml, jusText, resiliparse) run on the same WARC records in plain Python, and the
-bench's score.py scores every page. Prints per set: ROUGE-5 F1, bag-of-words P/R/F1, the
-snippet F of the multilingual snippet set and pages per CPU second; then ROUGE-5 F1 per dataset,
-per page type (the set's, and the one warcplex's default run wrote) and per language; once on every page and once on the held-out pages only (the
+bench's score.py scores every page. Prints per set: ROUGE-5 F1, WCXB's word F1 with its precision and
+recall (lower-cased ``\w+`` words as bags, per page: :func:`benchpages.word_prf`), the scorer's bag-of-words
+F1, the snippet F of the multilingual snippet set with the share of `with` snippets found and of `without`
+snippets wrongly kept, and pages per CPU second; then ROUGE-5 F1 and word F1 per dataset, per page type (the
+set's, and the one warcplex's default run wrote) and per language; once on every page and once on the held-out pages only (the
 block classifier's fixed split, :func:`benchpages.is_heldout`, never fitted on).
 Runs come in pairs with and without the perplexity filter (the default cascade, and the
 ``conf/all-text.yaml`` preset: all visible text cleaned by the filter alone); for each pair the
@@ -34,7 +36,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchpages import BENCH, damaged_truth, is_heldout, manifest, scorer
+from benchpages import BENCH, damaged_truth, is_heldout, manifest, scorer, word_prf
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +53,9 @@ WARCPLEX_RUNS = [
 FILTER_PAIRS = [("warcplex default cascade +filter", "warcplex default cascade, no filter"),
                 ("warcplex all-text preset +filter", "warcplex all-text preset, no filter")]
 SETS = ("data", "data-wcxb", "data-ml")
-METRICS = ("rouge5_f", "rouge1_p", "rouge1_r", "rouge1_f")
+METRICS = ("rouge5_f", "word_f", "word_p", "word_r", "rouge1_f")
+# The breakdowns (by dataset, page type, language): ROUGE-5 F1, then WCXB's word F1 (benchpages.word_prf).
+BREAKDOWN = (("rouge5_f", "ROUGE-5 F1"), ("word_f", "word F1 (WCXB)"))
 # jusText stoplists by language code (English elsewhere in the README's peer table); pages of
 # other languages use jusText's language-independent mode (no stoplist, stop-word limits 0).
 JUSTEXT_LANGUAGES = {"en": "English", "de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
@@ -196,7 +200,16 @@ def score(preds: Path, args, name: str, ids: set[str], per_page: Path) -> list[d
     id_file.write_text("".join(f"{i}\n" for i in sorted(ids)))
     subprocess.run([sys.executable, str(args.bench / "score.py"), "--pred", str(preds), "--data",
                     str(args.bench / name), "--ids", str(id_file), "--per-page", str(per_page), "--quiet"], check=True)
-    return list(csv.DictReader(open(per_page)))
+    rows = list(csv.DictReader(open(per_page)))
+    meta = rows_by_id(args.bench, name)
+    for row in rows:  # WCXB's word metric beside the bench scorer's (full-text truth only)
+        truth = args.bench / name / meta[row["id"]]["dataset"] / "truth" / f"{row['id']}.txt"
+        if row["rouge5_f"] and truth.exists():
+            pred = preds / f"{row['id']}.txt"
+            row["word_p"], row["word_r"], row["word_f"] = word_prf(
+                pred.read_text(encoding="utf-8", errors="replace") if pred.exists() else "",
+                truth.read_text(encoding="utf-8", errors="replace"))
+    return rows
 
 
 def filter_effect(with_filter: Path, without: Path, truth: Path, ids: set[str], meta: dict[str, dict],
@@ -249,14 +262,18 @@ def print_set(name: str, results: list[tuple[str, list[dict], float]], meta: dic
     """Headline metrics, then ROUGE-5 F1 by dataset, by page type and by language."""
     print(f"\n== {name}: {title} ==")
     width = max(len(label) for label, _, _ in results)
-    print(f"\n{'system':{width}s}  {'ROUGE-5 F1':>10s} {'BoW P':>7s} {'BoW R':>7s} {'BoW F1':>7s} "
-          f"{'snippet F':>9s} {'pages/s':>8s}")
+    print(f"\n{'system':{width}s}  {'ROUGE-5 F1':>10s} {'word F1':>7s} {'word P':>7s} {'word R':>7s} {'BoW F1':>7s} "
+          f"{'snippet F':>9s} {'with':>6s} {'without':>7s} {'pages/s':>8s}")
     for label, rows, speed in results:
         full = [r for r in rows if r["rouge5_f"]]
-        snippets = [float(r["snippet_f"]) for r in rows if r["snippet_f"]]
+        snippets = [r for r in rows if r["snippet_f"]]
         cells = " ".join(f"{mean([float(r[m]) for r in full]):{10 if m == 'rouge5_f' else 7}.3f}" for m in METRICS)
-        snip = f"{mean(snippets):9.3f}" if snippets else f"{'-':>9s}"
+        snip = (f"{mean([float(r['snippet_f']) for r in snippets]):9.3f} "
+                f"{mean([float(r['with_recall']) for r in snippets]):6.3f} "
+                f"{mean([float(r['without_rate']) for r in snippets]):7.3f}") if snippets else f"{'-':>9s} {'-':>6s} {'-':>7s}"
         print(f"{label:{width}s}  {cells} {snip} {speed:8.1f}")
+    if any(r["snippet_f"] for r in results[0][1]):
+        print("(with: the share of a page's `with` snippets found; without: of its `without` snippets wrongly kept)")
     damaged = {i for i, m in meta.items() if m.get("damaged")}
     if damaged & {r["id"] for r in results[0][1]}:
         kept = [[float(r["rouge5_f"]) for r in rows if r["rouge5_f"] and r["id"] not in damaged] for _, rows, _ in results]
@@ -270,20 +287,34 @@ def print_set(name: str, results: list[tuple[str, list[dict], float]], meta: dic
               "the set's page type")
     for key, heading in (("dataset", "dataset"), ("page_type", "page type"),
                          ("told_type", "page type warcplex told (the default run's page_type)"), ("lang", "language")):
-        groups = defaultdict(lambda: defaultdict(list))
-        for label, rows, _ in results:
-            for r in rows:
-                if r["rouge5_f"]:
-                    groups[meta[r["id"]].get(key) or "-"][label].append(float(r["rouge5_f"]))
-        n_pages = sum(len(v[results[0][0]]) for v in groups.values())
-        if len(groups) < 2 or "-" in groups and len(groups["-"][results[0][0]]) > n_pages // 2:
-            continue  # a set without this breakdown
-        order = sorted(groups, key=lambda g: -len(groups[g][results[0][0]]))[:16]
-        print(f"\nROUGE-5 F1 per {heading} (pages)\n{'system':{width}s}  " + " ".join(f"{g[:10]:>10s}" for g in order))
-        print(f"{'':{width}s}  " + " ".join(f"{'(' + str(len(groups[g][results[0][0]])) + ')':>10s}" for g in order))
+        for metric, metric_name in BREAKDOWN:
+            groups = defaultdict(lambda: defaultdict(list))
+            for label, rows, _ in results:
+                for r in rows:
+                    if r["rouge5_f"]:
+                        groups[meta[r["id"]].get(key) or "-"][label].append(float(r[metric]))
+            n_pages = sum(len(v[results[0][0]]) for v in groups.values())
+            if len(groups) < 2 or "-" in groups and len(groups["-"][results[0][0]]) > n_pages // 2:
+                break  # a set without this breakdown
+            order = sorted(groups, key=lambda g: -len(groups[g][results[0][0]]))[:16]
+            print(f"\n{metric_name} per {heading} (pages)\n{'system':{width}s}  " + " ".join(f"{g[:10]:>10s}" for g in order))
+            print(f"{'':{width}s}  " + " ".join(f"{'(' + str(len(groups[g][results[0][0]])) + ')':>10s}" for g in order))
+            for label, _, _ in results:
+                print(f"{label:{width}s}  " + " ".join(f"{mean(groups[g][label]):10.3f}" for g in order))
+    snippets = defaultdict(lambda: defaultdict(list))  # the snippet set by language: with found / without kept
+    for label, rows, _ in results:
+        for r in rows:
+            if r["snippet_f"]:
+                snippets[meta[r["id"]].get("lang") or "-"][label].append((float(r["with_recall"]), float(r["without_rate"])))
+    if snippets:
+        order = sorted(snippets, key=lambda g: -len(snippets[g][results[0][0]]))[:12]
+        print(f"\nsnippets per language: `with` found / `without` kept (pages)\n{'system':{width}s}  "
+              + " ".join(f"{g[:11]:>11s}" for g in order))
+        print(f"{'':{width}s}  " + " ".join(f"{'(' + str(len(snippets[g][results[0][0]])) + ')':>11s}" for g in order))
         for label, _, _ in results:
-            print(f"{label:{width}s}  " + " ".join(f"{mean(groups[g][label]):10.3f}" for g in order))
-
+            print(f"{label:{width}s}  " + " ".join(
+                f"{mean([w for w, _ in snippets[g][label]]):5.3f}/{mean([o for _, o in snippets[g][label]]):5.3f}"
+                for g in order))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

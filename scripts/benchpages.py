@@ -21,6 +21,8 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +45,23 @@ def scorer(bench: Path = BENCH):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# WCXB's own metric (its evaluate.py): words are lower-cased ``\w+`` runs, compared as bags (multisets).
+_WORD = re.compile(r"\w+")
+
+
+def word_prf(pred: str, truth: str) -> tuple[float, float, float]:
+    r"""WCXB's per-page word precision, recall and F1: the overlap of the two bags of lower-cased ``\w+`` tokens.
+    Both empty: 1.0 each; one of them empty: 0.0 (recall 1.0 when the truth is empty), as the bench's scorer."""
+    pred_words, truth_words = Counter(_WORD.findall(pred.lower())), Counter(_WORD.findall(truth.lower()))
+    if not pred_words and not truth_words:
+        return 1.0, 1.0, 1.0
+    if not pred_words or not truth_words:
+        return 0.0, 1.0 if not truth_words else 0.0, 0.0
+    overlap = sum((pred_words & truth_words).values())
+    precision, recall = overlap / sum(pred_words.values()), overlap / sum(truth_words.values())
+    return precision, recall, 2 * precision * recall / (precision + recall) if overlap else 0.0
 
 
 def manifest(bench: Path, folder: str) -> list[dict]:

@@ -60,7 +60,7 @@ from pipeline.reading.decode import decode_html
 from pipeline.registry import load_registry
 from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, featurize, page_language, word_count)
-from pipeline.steps.blocks.comments import (MAIN_CONTENT_TYPES, CommentModel, comment_features, feature_names,
+from pipeline.steps.blocks.comments import (CommentModel, comment_features, feature_names, holds_posts,
                                             in_form, region_blocks, repeats)
 from pipeline.steps.blocks.model import MODEL_PATH, BlockModel
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
@@ -250,7 +250,7 @@ def page_texts(pages: list[dict], model: BlockModel, threshold: float | None,
         else:
             keep = revise(p["blocks"], p["prob"], threshold, rules)
         if (model.comments is not None and p.get("comment_prob") is not None
-                and p.get("predicted_type") not in MAIN_CONTENT_TYPES):  # extract.comments: separate
+                and not holds_posts(p.get("predicted_type"), p.get("signals"))):  # extract.comments: separate
             keep &= ~(p["comment_prob"] >= model.comments.threshold)
         out.append(block_lines([b for b, k in zip(p["blocks"], keep) if k]))
     return out
@@ -762,7 +762,7 @@ def main() -> None:
         model.page_types = PageTypeModel(data["page_types"])
     for p in (heldout if args.page_types else train + heldout) if model.page_types is not None else ():
         p["predicted_type"] = model.page_types.page_type(p["signals"]) if p["signals"] is not None else None
-    if detector is not None:  # on the pages of the types that may have comments (comments.MAIN_CONTENT_TYPES)
+    if detector is not None:  # on the pages of the types that may have comments (comments.holds_posts)
         data["comments"] = detector
         max_loss = 0.0005 if args.max_set_loss is None else args.max_set_loss
         tune_comments(args, data, model, tuning, chooser(tuning, mean_rouge, set_rouge, max_loss))

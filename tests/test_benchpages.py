@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from benchpages import HELDOUT_RULE, damaged_truth, dev_items, is_heldout, page_bytes, scorer
+from benchpages import HELDOUT_RULE, damaged_truth, dev_items, is_heldout, page_bytes, scorer, word_prf
 from conftest import bench_file
 
 from pipeline.steps.blocks.model import MODEL_PATH
@@ -50,3 +50,13 @@ def test_a_truth_that_splits_the_pages_words_is_told_damaged():
     # a grid of products: "T-Shirt" and "slim" are cells the page's text joins, not a word split in two
     grid = "<html><body><div>T-Shirt</div><div>slim</div><div>T-Shirt</div><div>regular</div></body></html>"
     assert not damaged_truth("T-Shirt slim T-Shirt regular", grid)
+
+
+def test_wcxb_word_metric_compares_bags_of_lower_cased_word_runs():
+    """WCXB's metric: ``\\w+`` runs, lower-cased, as multisets; punctuation and white space are no words."""
+    assert word_prf("Hello, hello WORLD!", "hello world hello") == (1.0, 1.0, 1.0)
+    precision, recall, f1 = word_prf("the cat sat sat", "The cat sat on-the mat")  # 3 of 4 kept, 3 of 6 recalled
+    assert (precision, recall) == (0.75, 0.5) and abs(f1 - 0.6) < 1e-12
+    assert word_prf("", "") == (1.0, 1.0, 1.0)
+    assert word_prf("menu", "") == (0.0, 1.0, 0.0) and word_prf("", "text") == (0.0, 0.0, 0.0)
+    assert word_prf("naïve café_au_lait", "NAÏVE café_au_lait")[2] == 1.0  # \w is Unicode's, and keeps underscores

@@ -167,6 +167,42 @@ def test_reader_comments_are_written_apart_on_blog_and_news_pages_and_empty_with
         assert doc.outcome == "kept" and doc.blocks.comments is None and page_row(doc, "shard")["comments"] is None, page_id
 
 
+def with_json_ld(html: str, data: dict) -> str:
+    """``html`` with a schema.org JSON-LD script added to its head."""
+    return html.replace("</head>", f'<script type="application/ld+json">{json.dumps(data)}</script></head>', 1)
+
+
+def test_a_thread_by_its_markup_keeps_its_posts_as_main_text_and_an_faq_page_its_comments_apart():
+    """The blog post with reader comments (dragnet-149) declared a forum post (``DiscussionForumPosting``) or a
+    question page (``QAPage``): its comment region holds the thread's posts, main text, whatever its page type. An
+    FAQ page's answers (``FAQPage``) are the site's own: its reader comments stay comments."""
+    from pipeline.writing.rows import page_row
+
+    html = bench_html("data", "dragnet-149")
+    sentence = COMMENTED["dragnet-149"]
+    plain = cleaned("dragnet-149", html)
+    comments = page_row(plain, "shard")["comments"]
+    assert sentence in comments and sentence not in plain.text
+    for declared in ({"@type": "DiscussionForumPosting", "headline": "x"}, {"@type": "QAPage"}):
+        thread = cleaned("dragnet-149", with_json_ld(html, {"@context": "https://schema.org", **declared}))
+        assert thread.blocks.page_type not in ("forum", "documentation", "collection", "listing"), declared
+        assert page_row(thread, "shard")["comments"] is None and sentence in thread.text, declared
+        assert len(thread.text.split()) > len(plain.text.split()) + len(comments.split()) // 2, declared
+    faq = cleaned("dragnet-149", with_json_ld(html, {"@context": "https://schema.org", "@type": "FAQPage", "mainEntity": [
+        {"@type": "Question", "name": "q", "acceptedAnswer": {"@type": "Answer", "text": "a"}}]}))
+    assert page_row(faq, "shard")["comments"] == comments and faq.text == plain.text
+
+
+def test_a_listing_whose_question_and_answer_markup_declares_a_thread_keeps_its_customers_posts():
+    """A held-out shop listing (Sur La Table, wcxb-dev-4818) with schema.org ``Question``/``Answer`` markup and no
+    FAQ: its customers' posts in the review region are its text (the WCXB truth has them), not comments."""
+    from pipeline.writing.rows import page_row
+
+    doc = cleaned("wcxb-dev-4818", bench_html("data-wcxb", "wcxb-dev-4818"))
+    assert page_row(doc, "shard")["comments"] is None
+    assert "This was a gift to me after seeing it at my daughter's house and having the best Latte ever" in doc.text
+
+
 def test_extract_comments_drops_them_or_keeps_them_in_the_text():
     html = bench_html("data", "dragnet-149")
     sentence = COMMENTED["dragnet-149"]

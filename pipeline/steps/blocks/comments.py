@@ -7,8 +7,9 @@ answers, which are the page's main content, and the region's buttons, counts and
 :class:`CommentModel` (gradient-boosted trees, fitted by ``scripts/train_blocks.py`` on the dev pages' blocks in
 comment regions whose text the truth leaves out) scores each block of a comment region by the block's own
 features, where the region lies on the page and the page's signals (the page type's: a forum's markup, schema.org
-types); :meth:`CommentModel.comments` marks those at or above its threshold, except on pages whose type makes
-such regions main content (:data:`MAIN_CONTENT_TYPES`: forums, documentation, collections, listings). The stage
+types); :meth:`CommentModel.comments` marks those at or above its threshold, except on pages whose comment
+regions hold main text (:func:`holds_posts`): pages whose type makes them so (:data:`MAIN_CONTENT_TYPES`: forums,
+documentation, collections, listings) and threads by their markup (:func:`thread_markup`), of any type. The stage
 then writes them apart from the text, drops them, or keeps them in it (``extract.comments``).
 """
 
@@ -28,6 +29,12 @@ from pipeline.steps.blocks.trees import TreeEnsemble
 # make up the items of collections and listings. On the other pages (articles, products, services, and pages of
 # unknown type, the older markup of blogs and news sites) the detector decides.
 MAIN_CONTENT_TYPES = frozenset(("forum", "documentation", "collection", "listing"))
+# schema.org types by which a page declares itself a thread, whatever its page type: a forum post with its replies
+# (``DiscussionForumPosting``), a question with its answers (``QAPage``, or an ``Answer`` that is not one of an FAQ
+# page's: ``FAQPage`` answers are the site's own text, on pages whose reader comments are comments still). A
+# ``Comment`` alone declares nothing: a blog post marks its reader comments so.
+THREAD_TYPES = ("discussionforumposting", "qapage")
+_SIGNAL = {name: j for j, name in enumerate(signal_names())}
 
 # Where a block of a comment region lies: the page's share of words in comment regions, the share of the page's
 # words before the block, the block's place among the region blocks (0 first, 1 last), how often its text recurs
@@ -36,6 +43,19 @@ MAIN_CONTENT_TYPES = frozenset(("forum", "documentation", "collection", "listing
 REGION = ["region_word_share", "words_before", "region_rank", "region_repeats", "in_form"]
 _DENSE = dense_names()  # the block features it reads (a classifier fitted with more has them first)
 _WORDS = _DENSE.index("log_words")
+
+
+def thread_markup(signals: np.ndarray) -> bool:
+    """The page's schema.org markup declares a thread (:data:`THREAD_TYPES`, or an ``Answer`` without an
+    ``FAQPage``): its comment regions hold the thread's posts."""
+    declared = {name: signals[_SIGNAL[f"schema_{name}"]] > 0 for name in (*THREAD_TYPES, "answer", "faqpage")}
+    return any(declared[name] for name in THREAD_TYPES) or (declared["answer"] and not declared["faqpage"])
+
+
+def holds_posts(page_type: str | None, signals: np.ndarray | None) -> bool:
+    """The page's comment regions hold main text, never comments: its type is one of :data:`MAIN_CONTENT_TYPES`,
+    or its markup declares a thread (:func:`thread_markup`)."""
+    return page_type in MAIN_CONTENT_TYPES or (signals is not None and thread_markup(signals))
 
 
 def feature_names() -> list[str]:
@@ -87,14 +107,29 @@ class CommentModel:
         """The probability that each block of ``chosen`` is a comment."""
         return 1.0 / (1.0 + np.exp(-self.trees.raw(comment_features(blocks, X, chosen, signals))))
 
-    def comments(self, blocks: list[Block], X: np.ndarray, signals: np.ndarray | None,
-                 page_type: str | None) -> np.ndarray:
-        """Per block: it is a comment (in a comment region of a page whose type may have comments, and scored at or
-        above the threshold)."""
+    def found(self, blocks: list[Block], X: np.ndarray, signals: np.ndarray | None) -> np.ndarray:
+        """Per block: in a comment region and scored at or above the threshold (a reader comment, or on a thread
+        the text of a post, as opposed to the region's buttons, counts and forms)."""
         out = np.zeros(len(blocks), dtype=bool)
-        if page_type in MAIN_CONTENT_TYPES:
-            return out
         chosen = region_blocks(blocks)
         if len(chosen) and signals is not None:
             out[chosen] = self.probabilities(blocks, X, chosen, signals) >= self.threshold
         return out
+
+    def comments(self, blocks: list[Block], X: np.ndarray, signals: np.ndarray | None,
+                 page_type: str | None) -> np.ndarray:
+        """Per block: it is a reader comment (:meth:`found`, on a page whose comment regions do not hold main text,
+        :func:`holds_posts`)."""
+        if holds_posts(page_type, signals):
+            return np.zeros(len(blocks), dtype=bool)
+        return self.found(blocks, X, signals)
+
+    def posts(self, blocks: list[Block], X: np.ndarray, signals: np.ndarray | None,
+              page_type: str | None) -> np.ndarray:
+        """Per block: it is a post of a thread (:meth:`found`, on a page whose markup declares a thread,
+        :func:`thread_markup`, but whose type does not say so): main text, that the classifier, fitted to leave reader
+        comments out, may have dropped. On a page of :data:`MAIN_CONTENT_TYPES` the classifier's decision stands: a
+        Q&A page's answers are main text there, the remarks under them (``comment`` classes) are not."""
+        if page_type in MAIN_CONTENT_TYPES or signals is None or not thread_markup(signals):
+            return np.zeros(len(blocks), dtype=bool)
+        return self.found(blocks, X, signals)

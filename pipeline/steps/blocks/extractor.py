@@ -125,7 +125,8 @@ class PageFeatures:
 class BlockPage:
     """The block stage's reading of one page, from its one parse: its blocks and markup, resiliparse's main-content
     text (``primary``, a feature; ``primary_key``: the options it was extracted with), each block's main-content
-    probability, the page's type and which blocks are reader comments (None: no comment model); once decided
+    probability, the page's type, which blocks are reader comments and which a thread's posts (main text,
+:meth:`~pipeline.steps.blocks.comments.CommentModel.posts`) (None: no comment model); once decided
     (:meth:`BlocksExtractor.decide`), the stage's text, its decisions (``warcplex explain`` draws them), the comments it
     wrote apart, and per line of the text the evidence the filter reads (:func:`written_reading`): each line's highest
     block probability, whether one of its blocks lies in a kept repeated region (only under
@@ -141,6 +142,7 @@ class BlockPage:
     probs: np.ndarray
     page_type: str | None = None
     comment_blocks: np.ndarray | None = None
+    post_blocks: np.ndarray | None = None
     text: str = ""
     decisions: BlockDecisions | None = None
     comments: str | None = None
@@ -198,7 +200,7 @@ class BlocksExtractor(Extractor):
 
     def classify(self, html: str) -> BlockPage:
         """The stage's reading of the page, undecided (prepared, or computed now): its blocks, their main-content
-        probabilities, the page's type and which blocks are comments."""
+        probabilities, the page's type, which blocks are comments and which a thread's posts."""
         entry = self._prepared.pop(id(html), None)
         return _result(entry[1] if entry is not None and entry[0] is html else self._classified([html])[0])
 
@@ -257,7 +259,7 @@ class BlocksExtractor(Extractor):
             page: PageFeatures = results[i]
             blocks = page.blocks
             probs = model.scores(page.X, page.hashed) if blocks else np.zeros(0, np.float32)
-            page_type, comments, signals = None, None, None  # no blocks, or no model to tell them by
+            page_type, comments, posts, signals = None, None, None, None  # no blocks, or no model to tell them by
             if blocks and (model.page_types is not None
                            or (model.comments is not None and any(b.comment_region for b in blocks))):
                 signals = page_signals(blocks, page.X, page.primary, page.markup, htmls[i])
@@ -265,8 +267,9 @@ class BlocksExtractor(Extractor):
                 page_type = model.page_types.page_type(signals)
             if model.comments is not None:
                 comments = model.comments.comments(blocks, page.X, signals, page_type)
+                posts = model.comments.posts(blocks, page.X, signals, page_type)
             results[i] = BlockPage(blocks, page.markup, page.primary, self.resiliparse.text_key, probs, page_type,
-                                   comments)
+                                   comments, posts)
 
         _each(scores, range(len(htmls)), results)
         return results
@@ -280,6 +283,9 @@ class BlocksExtractor(Extractor):
             self.count(f"page_type.{page.page_type}")
         decision = model.decision(page.page_type)
         keep = revise(blocks, probs, decision.threshold, decision.rules)
+        if page.post_blocks is not None and page.post_blocks.any():  # a thread's posts are its main text
+            self.count("threads.pages")
+            keep = keep | page.post_blocks
         page.comments = None
         comments = page.comment_blocks
         if comments is not None and comments.any():
