@@ -30,7 +30,7 @@ def row_digests(root: Path) -> list[str]:
     """The sorted sha256 of every row (all columns, JSON) of the Parquet dataset under ``root``."""
     if not root.exists():
         return []
-    dataset = ds.dataset(str(root), format="parquet", partitioning="hive", exclude_invalid_files=True)
+    dataset = ds.dataset(str(root), format="parquet", exclude_invalid_files=True)
     digests = []
     for row in dataset.to_table().to_pylist():
         data = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)

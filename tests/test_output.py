@@ -33,7 +33,7 @@ def test_split_writer_commits_per_language_files_atomically(tmp_path):
         [f"language={lang}", "part-shard-abc-000of002.parquet"] for lang in ("de", "en", "ja")]
     assert files_under(tmp_path) == written  # _tmp/ cleaned up
     dataset_dir = tmp_path / os.path.dirname(os.path.dirname(written[0]))
-    table = ds.dataset(str(dataset_dir), format="parquet", partitioning="hive").to_table()
+    table = ds.dataset(str(dataset_dir), format="parquet").to_table()
     assert sorted(zip(table["id"].to_pylist(), table["language"].to_pylist())) == [
         ("r0", "en"), ("r1", "de"), ("r2", "en"), ("r3", "ja")]
 

@@ -95,7 +95,7 @@ def test_index_chain_from_visible_text_to_the_last_corpus_stage(run_output):
     assert chain["visible"]["share_of_first"]["index_bytes"] == 1.0
     assert chain["main_content"]["index_bytes"] == stats["index"]["raw"]["index_bytes"]
     # the last corpus stage's link indexes exactly the corpus/ texts of the sampled pages
-    corpus = ds.dataset(out / "corpus", partitioning="hive").to_table(columns=["text"]).column("text").to_pylist()
+    corpus = ds.dataset(out / "corpus").to_table(columns=["text"]).column("text").to_pylist()
     last = chain[f"corpus.{stats['corpus']['order'][-1]}"]
     assert last["documents"] == len(corpus) == stats["corpus"]["documents_out"]
     assert last["bytes_text"] == sum(len(t.encode()) for t in corpus)

@@ -97,14 +97,17 @@ class IndexSample:
         target.write_bytes(f"{INDEX_SAMPLE_DIR}/{split_id}.parquet", buffer.getvalue())
 
 
-def open_dataset(uri: str, s3: S3Settings, what: str, partitioning: str | None = "hive"):
-    """The Parquet dataset under ``uri``; ValueError naming ``what`` when there is none."""
+def open_dataset(uri: str, s3: S3Settings, what: str, hive: bool = True):
+    """The Parquet dataset under ``uri`` (``hive``: its ``language=<code>`` directories read as the dictionary the
+    files' own ``language`` column is, :data:`~pipeline.writing.output.PARTITION_TYPE`); ValueError naming ``what``
+    when there is none."""
     # pyarrow.dataset imports pandas: only a run that builds index statistics pays for it
     import pyarrow.dataset as ds
 
     fs, root = filesystem_for(uri, s3)
     try:
-        return ds.dataset(root, filesystem=fs, format="parquet", partitioning=partitioning,
+        return ds.dataset(root, filesystem=fs, format="parquet",
+                          partitioning=ds.HivePartitioning.discover(infer_dictionary=True) if hive else None,
                           exclude_invalid_files=True)
     except (FileNotFoundError, pa.ArrowInvalid) as exc:
         raise ValueError(f"no {what} under {uri}: {exc}") from None
@@ -127,7 +130,7 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
     ``candidates`` (read), ``splits``, ``per_split`` (the most a split could keep, 0: all), ``exact`` (the
     same pages as one hash order over the whole run: no split that kept ``per_split`` candidates, and so may
     have left pages out, left out a key below the sample's largest)."""
-    dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", partitioning=None)
+    dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", hive=False)
     rows = dataset.to_table().to_pylist()
     if not rows:
         raise ValueError(f"no page reached the filter (nothing under {output}/{INDEX_SAMPLE_DIR})")
