@@ -24,7 +24,7 @@ from pipeline.reading.reader import ShardReadError, pages_line, pages_read, plan
 from pipeline.reading.shards import Shard, Split
 from pipeline.reading.warc import is_wat
 from pipeline.redact import install_log_redaction, redact, redact_text
-from pipeline.registry import load_registry
+from pipeline.registry import load_registry, unscored_languages, unscored_message
 from pipeline.spark.cpu import JobCpu, pages_per_cpu_second
 from pipeline.spark.dedup import duplicate_skip_sets
 from pipeline.spark.progress import Progress
@@ -77,6 +77,11 @@ class WarcJob:
 
     def __init__(self, extensions: Sequence[JobExtension] = ()) -> None:
         self.extensions = list(extensions)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a Spark task receives: the job without its extensions, which run on the driver only and may hold
+        what cannot be pickled (codecarbon's tracker, with its lock)."""
+        return {**self.__dict__, "extensions": []}
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Hook for a subclass's extra flags."""
@@ -157,6 +162,9 @@ class WarcJob:
         for extension in self.extensions:
             extension.check(settings)
         files = model_files(settings)
+        unscored = unscored_languages(settings.perplexity) if settings.perplexity.enabled else []
+        if unscored:
+            print(unscored_message(settings.perplexity, unscored), file=sys.stderr)
         prepare_output(args.output, settings, args.input, overwrite=getattr(args, "overwrite", False))
         OutputTarget(args.output, settings.s3).retract_success()
         started = time.time()
@@ -330,7 +338,7 @@ def language_coverage(stats: dict[str, Any], settings: Settings) -> dict[str, di
             "pages_kept": int(counts.get("pages_kept", 0)),
             "sentences_scored": int(counts.get("sentences_scored", 0)),
             "sentences_unscored": int(counts.get("sentences_unscored", 0)),
-            "model": os.path.basename(entry.path) if entry else None,
+            "model": os.path.basename(entry.path) if entry and entry.scores_under(settings.perplexity) else None,
         }
     return coverage
 
