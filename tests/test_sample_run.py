@@ -102,7 +102,7 @@ def test_the_summary_states_only_what_the_run_supports(make_run):
     pages = stats["records"]["html"]
     # one pages-per-CPU-second: the whole job's, in stats.json, the summary and the report
     rate = stats["run"]["pages_per_cpu_second"]
-    assert rate == round(pages / stats["job_cpu"]["total"], 2)
+    assert stats["job_cpu"]["pages"] == pages and rate == round(pages / stats["job_cpu"]["total"], 2)
     assert f"{rate:.2f} pages per CPU-second" in summary
     assert re.search(rf"pages per CPU-second \(the whole job\)</td><td>{rate:,.2f}<", (out / "report.html").read_text())
     # one CO2 figure for the job, with its parts adding up to it

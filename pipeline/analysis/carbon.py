@@ -84,7 +84,8 @@ def carbon_report(stats: dict[str, Any], carbon: CarbonSettings) -> dict[str, An
     workers = float(cpu.get("total", 0.0))
     job = stats.get("job_cpu") or {}
     total = float(job.get("total") or workers)
-    pages = int(pages_read(stats.get("records", {})))
+    # the pages this run processed (a resumed split's pages are not in this run's CPU)
+    pages = int(job["pages"] if "pages" in job else pages_read(stats.get("records", {})))
     per_stage = {}
     for stage, seconds in sorted(cpu.items()):
         if stage != "total" and isinstance(seconds, (int, float)):
@@ -143,7 +144,7 @@ def carbon_summary_lines(stats: dict[str, Any]) -> list[str]:
                      f"({co2_low:,.0f}-{co2_high:,.0f}); {100 * snapshot['start_up_share']:.0f}% of the measured CPU "
                      "is start-up")
     else:
-        pages = pages_read(stats.get("records", {}))
+        pages = (stats.get("job_cpu") or {}).get("pages", pages_read(stats.get("records", {})))
         lines.append(f"  one snapshot: not estimated from {pages:,} pages in {stats['run']['splits']} split(s) "
                      f"(it needs {SNAPSHOT_MIN_PAGES:,} pages in {SNAPSHOT_MIN_SPLITS} splits or more)")
     return lines

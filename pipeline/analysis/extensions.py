@@ -13,7 +13,6 @@ from pipeline.analysis.index_stats import run_index_stats
 from pipeline.analysis.report import draw_charts, read_sweep, write_report
 from pipeline.config import Settings
 from pipeline.explain.sample import write_index
-from pipeline.reading.reader import pages_read
 from pipeline.spark.cpu import pages_per_cpu_second, refresh_python_driver
 from pipeline.spark.job import JobExtension
 
@@ -31,8 +30,7 @@ class Carbon(JobExtension):
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
         if stats.get("job_cpu"):  # the Python driver's part again, now that its analysis ran
             stats["job_cpu"] = refresh_python_driver(stats["job_cpu"])
-            stats["run"]["pages_per_cpu_second"] = pages_per_cpu_second(pages_read(stats.get("records", {})),
-                                                                        stats["job_cpu"])
+            stats["run"]["pages_per_cpu_second"] = pages_per_cpu_second(stats["job_cpu"])
         stats["carbon"] = carbon_report(stats, settings.carbon)
         if self.meter is not None:
             stats["carbon"]["codecarbon_measured"] = self.meter.stop()

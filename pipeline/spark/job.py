@@ -209,8 +209,9 @@ class WarcJob:
         this_run = [Stats.from_dict(r).counts for r in results if not r.get("splits", {}).get("resumed")]
         stats["job_cpu"] = cpu.section(sum(c["cpu_start_up.python_workers"] + c["cpu_start_up.model_loads"]
                                            for c in this_run), sum(c["cpu.total"] for c in this_run))
-        stats["run"]["pages_per_cpu_second"] = pages_per_cpu_second(pages_read(stats.get("records", {})),
-                                                                    stats["job_cpu"])
+        stats["job_cpu"]["pages"] = sum(pages_read(r.get("records", {})) for r in results
+                                        if not r.get("splits", {}).get("resumed"))
+        stats["run"]["pages_per_cpu_second"] = pages_per_cpu_second(stats["job_cpu"])
         for extension in self.extensions:
             extension.add_stats(stats, settings)
         stats["run"]["files"] = ["stats.json", *self.files()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Iterator
 
 import pyarrow as pa
@@ -58,13 +59,23 @@ class VisibleText:
         return {"warc_record_id": cleaned.page.record_id, "text": text}
 
 
+# ClueWeb09's WARC/0.18 writes the day of the year where the day of the month goes: 2008-10-294T05:21:46-0700.
+_DAY_OF_YEAR = re.compile(r"(\d{4})-\d{2}-(\d{3})(T.*)")
+
+
 def warc_timestamp(value: str) -> dt.datetime | None:
     """A record's WARC-Date as an aware UTC datetime: ISO 8601 (``2024-05-20T09:00:37Z``, WARC/1.1's fractional
-    seconds, an offset) or an ARC file's 14 digits (``20080430204825``); None when it is neither."""
+    seconds, an offset), an ARC file's 14 digits (``20080430204825``) or ClueWeb09's day of the year
+    (:data:`_DAY_OF_YEAR`); None when it is none of them."""
     value = value.strip()
     try:
         if len(value) == 14 and value.isdigit():
             return dt.datetime.strptime(value, "%Y%m%d%H%M%S").replace(tzinfo=dt.timezone.utc)
+        quirk = _DAY_OF_YEAR.fullmatch(value)
+        if quirk:
+            year, day, rest = quirk.groups()
+            day_of_year = dt.date(int(year), 1, 1) + dt.timedelta(days=int(day) - 1)
+            value = f"{day_of_year.isoformat()}{rest}"
         parsed = dt.datetime.fromisoformat(value)
     except ValueError:
         return None
