@@ -9,6 +9,9 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 SAMPLE := tests/data/sample.warc.gz
+# `make run`'s input: the sample plus real pages and designed cases, so that every stage acts (tests/data/README.md);
+# near-duplicate removal is off by default and switched on here to show it.
+STAGES := tests/data/stages.warc.gz
 OUT    ?= out
 
 .PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-quality blocks-model calibrate
@@ -24,9 +27,8 @@ $(STAMP): pyproject.toml setup.py $(wildcard pipeline/_native/*.pyx pipeline/_na
 	touch $(STAMP)
 
 run: setup
-	$(VENV)/bin/warcplex run --input $(SAMPLE) --output $(OUT) --config conf/local.yaml --dropped $(OUT)/dropped \
-		--sentences $(OUT)/sentences
-	@echo "Parquet: $(OUT)/data/language=*/  stats: $(OUT)/stats.json  summary: $(OUT)/summary.txt"
+	$(VENV)/bin/warcplex run --input $(STAGES) --output $(OUT) --config conf/local.yaml --dropped $(OUT)/dropped \
+		--sentences $(OUT)/sentences --set corpus.dedup.near=true --overwrite
 
 test: setup setup-browser lm-tools
 	$(PY) -m pytest

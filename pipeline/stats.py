@@ -77,8 +77,9 @@ class Stats:
 
 
 def index_summary_lines(index: dict[str, Any]) -> list[str]:
-    """summary.txt lines of ``stats["index"]``: the tantivy indexes along the chain with the search side (the
-    paper's Tables 4-5 for this run), or why they were skipped."""
+    """summary.txt lines of ``stats["index"]``: the tantivy indexes along the chain with the search side (index
+    size, query CPU and its spread over repeated passes, and a payback only where the query CPU differs from all
+    visible text's by more than that spread), or why they were skipped."""
     if index.get("skipped"):
         return [f"  index statistics skipped: {index['skipped']}"]
     chain = index.get("chain", [])
@@ -89,20 +90,21 @@ def index_summary_lines(index: dict[str, Any]) -> list[str]:
              + ("" if sample.get("exact", True) else ", a per-split sample")
              + f", {sample.get('splits', 1)} split(s) keeping at most {sample.get('per_split', 0):,} each")
     first = chain[0]["step"]
-    lines = [f"  search side ({drawn}; tantivy; {index['queries']['count']} queries drawn from the pages, "
-             f"CPU per query; eq. 9):"]
+    queries = index["queries"]
+    lines = [f"  search side ({drawn}; tantivy; {queries['count']} queries drawn from the pages, CPU per query: "
+             f"median and spread of {queries.get('repeats', 1)} passes):"]
     for link in chain:
-        breakeven = link.get("breakeven_queries")
-        paid = ("" if link["step"] == first else "; cleaning never pays back" if breakeven is None
-                else f"; cleaning paid back after {breakeven:,} queries")
+        if link["step"] == first:
+            paid = ""
+        elif not link.get("query_difference_measurable"):
+            paid = f"; payback not measurable at this size (query CPU within the spread of {first})"
+        elif link.get("breakeven_queries") is None:
+            paid = "; cleaning never pays back (its queries cost no less)"
+        else:
+            paid = f"; cleaning paid back after {link['breakeven_queries']:,} queries"
+        spread = link.get("query_cpu_spread_seconds", 0.0) * 1e6
         lines.append(f"    {link['step']}: {link['index_bytes']:,} B ({100 * (link['share_of_first']['index_bytes'] or 0):.1f}%"
-                     f" of {first}), {link['query_cpu_seconds'] * 1e6:,.1f} us/query, "
-                     f"{link['kg_co2_per_million_queries'] * 1000:.3f} g CO2 per million queries{paid}")
-    whole = index.get("breakeven_whole_job")
-    if whole:
-        lines.append(f"    the whole job's CPU for these pages: {whole['kg_co2_cleaning'] * 1000:.3f} g CO2, paid back by "
-                     + (f"{whole['queries']:,} queries on {whole['step']}" if whole["queries"] is not None
-                        else f"no number of queries ({whole['step']} queries cost no less)"))
+                     f" of {first}), {link['query_cpu_seconds'] * 1e6:,.2f} us/query (spread {spread:,.2f}){paid}")
     lines += [f"  index chain: no {missing}" for missing in index.get("chain_missing", [])]
     return lines
 

@@ -83,7 +83,7 @@ def texts(folder: Path) -> dict[str, tuple[str, str]]:
 
     if not folder.exists():
         return {}
-    table = ds.dataset(folder, partitioning="hive").to_table(columns=["warc_record_id", "url", "text"])
+    table = ds.dataset(folder).to_table(columns=["warc_record_id", "url", "text"])
     return {rid: (url, text) for rid, url, text in zip(*(table.column(c).to_pylist()
                                                           for c in ("warc_record_id", "url", "text")))}
 
@@ -211,7 +211,7 @@ def sites(args) -> None:
               f"bytes {stage['bytes_in']} -> {stage['bytes_out']} "
               f"({100 * (1 - stage['bytes_out'] / max(1, stage['bytes_in'])):.1f}% removed)")
         if label == VARIANTS[0][0] and (out / "corpus_dropped" / "lines").exists():
-            lines = ds.dataset(out / "corpus_dropped" / "lines", partitioning="hive").to_table().to_pylist()
+            lines = ds.dataset(out / "corpus_dropped" / "lines").to_table().to_pylist()
             common = Counter((r["registered_domain"], r["line"][:70]) for r in lines).most_common(8)
             for (domain, line), count in common:
                 print(f"    {count:3d}x {domain}: {line!r}")

@@ -189,7 +189,7 @@ def told_types(out: Path, index: Path) -> dict[str, str]:
 
     bench_of = {r["response_record_id"]: r["bench_id"] for r in csv.DictReader(open(index), delimiter="\t")}
     pages_root = out / "data" if (out / "data").is_dir() else out
-    table = ds.dataset(pages_root, format="parquet", partitioning="hive").to_table(columns=["warc_record_id", "page_type"])
+    table = ds.dataset(pages_root, format="parquet").to_table(columns=["warc_record_id", "page_type"])
     return {bench_of[r]: t for r, t in zip(table.column("warc_record_id").to_pylist(),
                                            table.column("page_type").to_pylist()) if t and r in bench_of}
 

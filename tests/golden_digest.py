@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow.dataset as ds
 
 # Stats sections and keys that measure time, memory or the process, not the output.
-TIMING_SECTIONS = ("cpu", "cpu_start_up", "job_cpu", "wall", "rss", "model_loads", "carbon", "workers")
+TIMING_SECTIONS = ("cpu", "cpu_start_up", "job_cpu", "wall", "rss", "model_loads", "carbon", "workers", "split_cpu")
 TIMING_RUN_KEYS = ("wall_seconds", "pages_per_second", "pages_per_cpu_second", "output", "inputs", "config",
                    "files")
 TIMING_INDEX_KEYS = ("driver_cpu_seconds", "source")
@@ -23,14 +23,14 @@ TIMING_QUERY_KEYS = ("clean_ms_per_query", "raw_ms_per_query", "speedup")
 # Each chain link's timings and what is computed from them.
 TIMING_LINK_KEYS = ("build_cpu_seconds", "cleaning_cpu_seconds", "query_cpu_seconds", "query_wall_seconds",
                     "query_speedup", "kg_co2_build", "kg_co2_per_million_queries", "kg_co2_cleaning",
-                    "breakeven_queries")
+                    "breakeven_queries", "query_cpu_spread_seconds", "query_difference_measurable")
 
 
 def row_digests(root: Path) -> list[str]:
     """The sorted sha256 of every row (all columns, JSON) of the Parquet dataset under ``root``."""
     if not root.exists():
         return []
-    dataset = ds.dataset(str(root), format="parquet", partitioning="hive", exclude_invalid_files=True)
+    dataset = ds.dataset(str(root), format="parquet", exclude_invalid_files=True)
     digests = []
     for row in dataset.to_table().to_pylist():
         data = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
@@ -49,7 +49,6 @@ def timing_free(stats: dict[str, Any]) -> dict[str, Any]:
             index["queries"] = {k: v for k, v in index["queries"].items() if k not in TIMING_QUERY_KEYS}
         if "chain" in index:
             index["chain"] = [{k: v for k, v in link.items() if k not in TIMING_LINK_KEYS} for link in index["chain"]]
-        index.pop("breakeven_whole_job", None)
         result["index"] = index
     return result
 

@@ -194,7 +194,8 @@ def footer(ui: dict, site: str, year: int) -> str:
 
 def head(title: str, site: str, lang: str, charset: str = "utf-8") -> str:
     return (f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="{charset}"><title>{esc(title)} | '
-            f'{esc(site)}</title><meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'{esc(site)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<link rel="stylesheet" href="/static/site.css"><script>window.dataLayer=window.dataLayer||[];'
             f'function gtag(){{dataLayer.push(arguments);}}gtag("js",new Date());</script></head>')
 
@@ -311,8 +312,15 @@ def build(out: Path) -> dict[str, int]:
     """Write the sample WARC to ``out``; return the number of records of each kind."""
     out.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
+    w = write_sample(buffer, out.name)
+    out.write_bytes(buffer.getvalue())
+    return {"records": w.n, "articles": len(ARTICLES)}
+
+
+def write_sample(buffer: io.BytesIO, name: str) -> SampleWriter:
+    """The sample's records (:func:`build`) into ``buffer``; the writer, which counted them."""
     w = SampleWriter(buffer)
-    w.warcinfo(out.name, {"software": "warcplex scripts/make_sample_warc.py", "format": "WARC File Format 1.1",
+    w.warcinfo(name, {"software": "warcplex scripts/make_sample_warc.py", "format": "WARC File Format 1.1",
                           "description": "Sample pages written by the warcplex project for tests and `make run`",
                           "isPartOf": "warcplex-sample", "operator": "warcplex"})
     for index, article in enumerate(ARTICLES):
@@ -345,17 +353,93 @@ def build(out: Path) -> dict[str, int]:
         "WARC-Refers-To-Target-URI": first_url, "WARC-Refers-To-Date": "2024-05-20T09:01:14Z",
         "WARC-Payload-Digest": "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
         content_type="application/http; msgtype=response")
+    return w
+
+
+# The stages sample (`make run`): the sample above, then real pages copied byte for byte from the genuine WARCs
+# beside it (tests/data/README.md gives their origin and licence), then a syndicated copy of one article.
+REAL_PAGES = (
+    # Creative Commons' own pages (CC BY 4.0): an article type the page-type model knows, and real boilerplate.
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz", "https://creativecommons.org/mission/"),
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz",
+     "https://creativecommons.org/2024/04/23/cc-at-wipo-slow-progress-on-copyright-exceptions-for-cultural-heritage-"
+     "institutions/"),
+    # Common Crawl's site: a listing, a collection, a blog post, an FAQ; lines the perplexity rule drops.
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz", "https://commoncrawl.org/"),
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz", "https://commoncrawl.org/ccbot"),
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz", "https://commoncrawl.org/blog/march-april-2024-newsletter"),
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz", "https://commoncrawl.org/faq"),
+    # The same home page fetched twice by the crawler: different bytes, the same text (the exact duplicate).
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz", "https://allenai.org/"),
+    ("other-real/dolma-tests_data_warc_sample-0001.warc.gz", "https://allenai.org/"),
+    # A German cycling-statistics page from Common Crawl: the block stage finds no main text, resiliparse does (a
+    # fallback).
+    ("cc-genuine/CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz",
+     "http://06.live-radsport.ch/fahrerstatistik_801/Anthony_Ravard.html"),
+    # An Aragonese Wikipedia page from Common Crawl (CC BY-SA 4.0): a language without a KenLM model.
+    ("cc-genuine/CC-MAIN-2024-22.whirlwind.warc.gz", "https://an.wikipedia.org/wiki/Escopete"),
+)
+STAGES_OUT = ROOT / "tests" / "data" / "stages.warc.gz"
+SYNDICATED = 3  # ARTICLES[3] (the library's reopening) is syndicated: the near duplicate
+
+
+def copy_records(source: Path, uri: str, occurrence: int) -> bytes:
+    """The gzip members of the ``occurrence``-th (0-based) fetch of ``uri`` in ``source`` (its request, response
+    and metadata records), byte for byte."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    data = source.read_bytes()
+    found, members = -1, []
+    with open(source, "rb") as stream:
+        records = ArchiveIterator(stream)
+        for record in records:
+            record.content_stream().read()
+            same = record.rec_headers.get_header("WARC-Target-URI") == uri
+            if same and record.rec_type == "request":
+                found += 1
+            if same and found == occurrence and record.rec_type in ("request", "response", "metadata"):
+                members.append(data[records.offset:records.offset + records.get_record_length()])
+    if not members:
+        raise ValueError(f"{source}: no record of {uri} (fetch {occurrence})")
+    return b"".join(members)
+
+
+def syndicated_page(index: int) -> str:
+    """ARTICLES[index] as another site republishes it: its own headline, layout and boilerplate, and one sentence
+    of the last paragraph changed (a near duplicate, not an exact one)."""
+    slug, lang, _, _, title, body, _ = ARTICLES[index]
+    paras = paragraphs(body)
+    paras[-1] = paras[-1].replace("from next month", "from the first of March")
+    article = (f"{slug}-syndicated", lang, "riverside-news.example", "main", f"Ashford: {title.lower()}",
+               "\n\n".join(paras), ())
+    return render_page(index, article)
+
+
+def build_stages(out: Path) -> dict[str, int]:
+    """Write the stages sample to ``out``: :func:`write_sample`'s records, :data:`REAL_PAGES`, and the near
+    duplicate; return the number of records and pages."""
+    buffer = io.BytesIO()
+    w = write_sample(buffer, out.name)
+    w.exchange(f"https://riverside-news.example/{ARTICLES[SYNDICATED][0]}-syndicated", "200 OK",
+               "text/html; charset=UTF-8", syndicated_page(SYNDICATED).encode("utf-8"), identified="text/html")
+    seen: dict[str, int] = {}
+    for relative, uri in REAL_PAGES:
+        buffer.write(copy_records(ROOT / "tests" / "data" / relative, uri, seen.get(uri, 0)))
+        seen[uri] = seen.get(uri, 0) + 1
     out.write_bytes(buffer.getvalue())
-    return {"records": w.n, "articles": len(ARTICLES)}
+    return {"records": w.n, "articles": len(ARTICLES) + 1 + len(REAL_PAGES)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--stages", action="store_true",
+                        help=f"write the stages sample `make run` reads (default --out {STAGES_OUT.relative_to(ROOT)})")
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    counts = build(args.out)
-    print(f"wrote {args.out}: {counts['records']} records, {counts['articles']} article pages, "
-          f"{args.out.stat().st_size} bytes")
+    out = args.out or (STAGES_OUT if args.stages else DEFAULT_OUT)
+    counts = (build_stages if args.stages else build)(out)
+    print(f"wrote {out}: {counts['records']} written records, {counts['articles']} article pages, "
+          f"{out.stat().st_size} bytes")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def pages_dir(tmp_path_factory):
 
 
 def rows_by_url(out) -> dict[str, dict]:
-    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(out / DATASET_DIR, format="parquet").to_table().to_pylist()
     return {row["url"]: row for row in rows}
 
 
@@ -249,7 +249,7 @@ def test_arc_files_through_spark_from_a_manifest(pages_dir, tmp_path):
     assert stats["records"]["arc"] == stats["records"]["html"] == len(items)
     assert stats["skip"]["duplicate_record_id"] == len(items)
     assert stats["run"]["splits"] == 5  # the gzipped ARC and the WARC in two, the plain ARC whole
-    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(out / DATASET_DIR, format="parquet").to_table().to_pylist()
     texts: dict[str, list[str]] = {}
     for row in rows:
         texts.setdefault(row["url"], []).append(row["text"])

@@ -285,7 +285,7 @@ def test_the_comments_column_through_spark_on_real_blog_and_news_pages(tmp_path)
     assert cli_main(["run", "--input", str(tmp_path / "posts.warc.gz"), "--output", str(out),
                      "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[1]",
                      "--set", "corpus.enabled=false"]) == 0
-    rows = {r["url"]: r for r in ds.dataset(out / "data", format="parquet", partitioning="hive").to_table().to_pylist()}
+    rows = {r["url"]: r for r in ds.dataset(out / "data", format="parquet").to_table().to_pylist()}
     by_page = {page_id: rows[f"https://t.example/{n}"] for n, page_id in enumerate(pages)}
     for page_id, sentence in COMMENTED.items():
         row = by_page[page_id]

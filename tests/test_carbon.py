@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from pipeline.analysis.carbon import carbon_estimate, carbon_report, snapshot_extrapolation, start_codecarbon
+from pipeline.analysis.carbon import (carbon_estimate, carbon_report, per_page_spread, snapshot_extrapolation,
+                                     start_codecarbon)
 from pipeline.config import CarbonSettings
 
 
@@ -28,15 +29,36 @@ def test_report_splits_cpu_per_stage_and_keeps_the_rest_as_other():
     assert math.isclose(stages["other"]["cpu_seconds"], 2.0)
     assert math.isclose(sum(s["kg_co2"] for s in stages.values()), report["kg_co2"])
     assert report["assumptions"]["grid_intensity_kg_per_kwh"] == carbon.grid_intensity_kg_per_kwh
-    assert report["snapshot"]["pages_per_cpu_second"] == 50
+    assert report["snapshot"] is None  # 500 pages in one split: no extrapolation
 
 
-def test_snapshot_extrapolation():
+def split_sums(splits: list[tuple[int, float]]) -> dict[str, float]:
+    """The ``split_cpu`` section the split runner adds up, for (pages, CPU seconds) splits."""
+    return {"splits": len(splits), "pages": sum(p for p, _ in splits), "cpu": sum(c for _, c in splits),
+            "pages_sq": sum(p * p for p, _ in splits), "cpu_sq": sum(c * c for _, c in splits),
+            "cpu_pages": sum(p * c for p, c in splits)}
+
+
+def test_snapshot_extrapolation_with_its_interval_from_the_splits():
     carbon = CarbonSettings(snapshot_pages=3_600_000, dollars_per_core_hour=0.05)
-    snapshot = snapshot_extrapolation(pages=1000, cpu_seconds=10, carbon=carbon)  # 100 pages per CPU-second
+    splits = [(5000, 40.0), (5000, 60.0), (5000, 50.0), (5000, 50.0)]  # 100 pages per CPU-second in all
+    snapshot = snapshot_extrapolation(pages=20_000, cpu_seconds=200, carbon=carbon, split_cpu=split_sums(splits))
     assert math.isclose(snapshot["core_hours"], 10)
     assert math.isclose(snapshot["dollars"], 0.5)
     assert math.isclose(snapshot["kg_co2"], carbon_estimate(36_000, carbon)["kg_co2"])
+    # CPU per page 0.008, 0.012, 0.010, 0.010 around 0.010: the ratio estimator's standard error by hand
+    ratio = 0.01
+    se = math.sqrt(sum((c - ratio * p) ** 2 for p, c in splits) / (4 * 3 * 5000 ** 2)) / ratio
+    assert math.isclose(per_page_spread(split_sums(splits)), se)
+    low, high = snapshot["core_hours_interval"]
+    assert math.isclose(low, 10 * (1 - 1.96 * se)) and math.isclose(high, 10 * (1 + 1.96 * se))
+    assert low < snapshot["core_hours"] < high
+    # equal splits: no spread, a zero-width interval
+    even = snapshot_extrapolation(20_000, 200, carbon, split_cpu=split_sums([(10_000, 100.0)] * 2))
+    assert even["core_hours_interval"] == [even["core_hours"], even["core_hours"]]
+    # below the documented size, or from one split, there is no estimate
+    assert snapshot_extrapolation(9_999, 200, carbon, split_cpu=split_sums(splits)) is None
+    assert snapshot_extrapolation(20_000, 200, carbon, split_cpu=split_sums([(20_000, 200.0)])) is None
     assert snapshot_extrapolation(pages=0, cpu_seconds=10, carbon=carbon) is None
 
 
@@ -55,14 +77,15 @@ def test_the_whole_job_figure_is_the_estimate_each_part_shown_and_start_up_state
     job = {"total": 40.0, "parts": {"driver_jvm": 15.0, "executor_jvms": 10.0, "python_driver": 5.0,
                                     "python_workers": 10.0},
            "start_up": {"python_driver": 1.0, "driver_jvm": 3.0, "python_workers": 6.0, "total": 10.0}}
-    stats = {"cpu": {"total": 8.0, "blocks": 6.0}, "records": {"html": 1000}, "job_cpu": job}
+    stats = {"cpu": {"total": 8.0, "blocks": 6.0}, "records": {"html": 20_000}, "job_cpu": job,
+             "split_cpu": split_sums([(10_000, 4.0), (10_000, 4.0)])}
     report = carbon_report(stats, carbon)
     assert report["cpu_seconds"] == 40.0 and math.isclose(report["kg_co2"], carbon_estimate(40, carbon)["kg_co2"])
     assert math.isclose(sum(p["kg_co2"] for p in report["per_part"].values()), report["kg_co2"])
     assert set(report["per_stage"]) == {"blocks", "other"}  # the Python workers' steps, as before
     snapshot = report["snapshot"]
-    assert snapshot["pages_per_cpu_second"] == 25 and math.isclose(snapshot["core_hours"], 40)
-    assert snapshot["start_up_share"] == 0.25 and math.isclose(snapshot["core_hours_without_start_up"], 30)
+    assert snapshot["pages_per_cpu_second"] == 500 and math.isclose(snapshot["core_hours"], 2)
+    assert snapshot["start_up_share"] == 0.25
 
 
 def test_process_cpu_reads_proc_as_getrusage_does():
@@ -112,5 +135,5 @@ def test_make_run_counts_the_whole_process_tree(tmp_path):
     assert 0 < job["start_up"]["total"] < job["total"]
     assert stats["carbon"]["cpu_seconds"] == job["total"]
     summary = (out / "summary.txt").read_text()
-    assert f"CPU {job['total']:.1f} s" in summary and "whole job's CPU" in summary
+    assert f"the whole job's {job['total']:.1f} CPU-s" in summary and f"({job['total']:.1f} CPU-s in all)" in summary
     assert abs(job["total"] - usage.cpu_seconds) <= 0.15 * usage.cpu_seconds, (job, usage)

@@ -135,7 +135,7 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
     corpus = stats["corpus"]
     assert corpus["documents_in"] == stats["outcome"]["kept"]
     assert corpus["order"] == ["exact_dedup", "repeated_lines", "near_dedup", "quality"]
-    assert ds.dataset(out / "corpus", partitioning="hive").count_rows() == corpus["documents_out"] > 0
+    assert ds.dataset(out / "corpus").count_rows() == corpus["documents_out"] > 0
     # ... and the index-size chain covers the same sampled pages from all visible text to the last stage
     chain = [link["step"] for link in stats["index"]["chain"]]
     assert chain == ["visible", "main_content", "filtered", *[f"corpus.{name}" for name in corpus["order"]]]

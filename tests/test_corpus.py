@@ -89,7 +89,7 @@ def run(inputs: list[Path], out: Path, *extra: str) -> dict:
 
 
 def rows(path: Path) -> list[dict]:
-    return ds.dataset(path, partitioning="hive").to_table().to_pylist() if path.exists() else []
+    return ds.dataset(path).to_table().to_pylist() if path.exists() else []
 
 
 def digests(folder: Path) -> dict[str, str]:

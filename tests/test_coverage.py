@@ -92,7 +92,7 @@ def test_dropped_reasons_name_the_part_of_the_rule_and_the_threshold_that_applie
     settings = load_settings(ROOT / "conf" / "local.yaml", ["index.enabled=false"])
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"), str(tmp_path / "dropped"))
     registry = load_registry(settings.perplexity.registry)
-    rows = ds.dataset(tmp_path / "dropped", format="parquet", partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(tmp_path / "dropped", format="parquet").to_table().to_pylist()
     whys = set()
     for row in rows:
         unit, _, rest = row["reason"].removeprefix("perplexity:").partition("/")

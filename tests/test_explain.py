@@ -217,7 +217,7 @@ def test_kept_text_is_the_runs_row_text(tmp_path):
 
     warcs = [SAMPLE_WARC] + real_warcs()
     out = run_output(tmp_path, warcs)
-    rows = ds.dataset(out / "data", format="parquet", partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(out / "data", format="parquet").to_table().to_pylist()
     args = ["--from-output", out, "--output", tmp_path / "ex", "--input", *warcs]
     assert explain(*args, "--sample", len(rows)) == 0
     entries = re.findall(r"<tr><td><a href='([^']+)'>.*?</tr>", (tmp_path / "ex" / "index.html").read_text())

@@ -27,7 +27,7 @@ def test_the_kept_text_decides_the_language(tmp_path):
     # resiliparse's English article lost every sentence to the filter: the page fell back to the
     # all-text revert, whose text is mostly Chinese, and the page is Chinese.
     assert stats["fallback"]["resiliparse_filtered"] == 1
-    [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    [row] = ds.dataset(str(tmp_path / "out" / "data")).to_table().to_pylist()
     assert row["extractor"] == "conservative" and row["language"] == "zh"
     assert "图书馆" in row["text"] and "stone bridge" in row["text"]
     assert stats["lang"]["zh"]["pages_kept"] == 1 and "en" not in stats["lang"]
@@ -42,5 +42,5 @@ def test_a_page_in_one_language_keeps_it_and_is_scored_by_its_model(tmp_path):
     settings = load_settings(None, ["extract.cascade=[resiliparse, conservative]", f"output.sentences={sentences}"])
     stats = run_split(Split(str(warc), 0, 1), settings, str(tmp_path / "out"))
     assert stats["lang"]["en"]["pages_kept"] == 1
-    rows = ds.dataset(str(sentences), partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(str(sentences)).to_table().to_pylist()
     assert rows and all(r["language"] == "en" and r["perplexity"] is not None for r in rows)

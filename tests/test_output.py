@@ -33,7 +33,7 @@ def test_split_writer_commits_per_language_files_atomically(tmp_path):
         [f"language={lang}", "part-shard-abc-000of002.parquet"] for lang in ("de", "en", "ja")]
     assert files_under(tmp_path) == written  # _tmp/ cleaned up
     dataset_dir = tmp_path / os.path.dirname(os.path.dirname(written[0]))
-    table = ds.dataset(str(dataset_dir), format="parquet", partitioning="hive").to_table()
+    table = ds.dataset(str(dataset_dir), format="parquet").to_table()
     assert sorted(zip(table["id"].to_pylist(), table["language"].to_pylist())) == [
         ("r0", "en"), ("r1", "de"), ("r2", "en"), ("r3", "ja")]
 
@@ -89,3 +89,18 @@ def test_run_split_resumes_from_its_marker(tmp_path, fast_settings):
     assert "resumed" not in redone.get("splits", {})
     assert redone["records"] == first["records"]
     assert sorted((tmp_path / "out").glob("**/language=*/*.parquet")) == parquet
+
+
+def test_warc_date_is_a_utc_timestamp_from_every_form_a_crawl_writes():
+    import datetime as dt
+
+    from pipeline.writing.rows import warc_timestamp
+
+    utc = dt.timezone.utc
+    assert warc_timestamp("2024-05-20T09:00:37Z") == dt.datetime(2024, 5, 20, 9, 0, 37, tzinfo=utc)
+    assert warc_timestamp("2024-05-20T09:00:37.250Z") == dt.datetime(2024, 5, 20, 9, 0, 37, 250000, tzinfo=utc)
+    assert warc_timestamp("20080430204825") == dt.datetime(2008, 4, 30, 20, 48, 25, tzinfo=utc)  # ARC
+    # ClueWeb09 (tests/data/other-real): the 294th day of 2008, at UTC-7
+    assert warc_timestamp("2008-10-294T05:21:46-0700") == dt.datetime(2008, 10, 20, 12, 21, 46, tzinfo=utc)
+    assert warc_timestamp("2020-08-03") == dt.datetime(2020, 8, 3, tzinfo=utc)  # no time: midnight UTC
+    assert warc_timestamp("") is None and warc_timestamp("yesterday") is None

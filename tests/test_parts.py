@@ -99,7 +99,7 @@ def test_a_corpus_rule_is_a_stage_of_its_own_configured_by_name(tmp_path):
     assert cli_main(["run", "--input", str(SAMPLE_WARC), "--output", str(output), "--config", "conf/local.yaml",
                      "--set", "corpus.stages=[exact_dedup, test_parts:ShortDocuments, quality]",
                      "--set", "corpus.options={short_documents: {min_lines: 6}}"]) == 0
-    dropped = ds.dataset(str(output / "corpus_dropped" / "documents"), partitioning="hive").to_table().to_pylist()
-    kept = ds.dataset(str(output / "corpus"), partitioning="hive").to_table().to_pylist()
+    dropped = ds.dataset(str(output / "corpus_dropped" / "documents")).to_table().to_pylist()
+    kept = ds.dataset(str(output / "corpus")).to_table().to_pylist()
     short = [d for d in dropped if d["reason"] == "short_documents"]
     assert short and kept and all(len(d["text"].split("\n")) >= 6 for d in kept)

@@ -187,8 +187,7 @@ def test_charset_cases_through_run_split(tmp_path):
     stats = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
     assert stats["records"]["html"] == stats["outcome"]["kept"] == len(CHARSET_CASES)
     assert "error" not in stats["outcome"]
-    rows = {r["url"]: r["text"] for r in ds.dataset(tmp_path / "out" / DATASET_DIR, format="parquet",
-                                                    partitioning="hive").to_table().to_pylist()}
+    rows = {r["url"]: r["text"] for r in ds.dataset(tmp_path / "out" / DATASET_DIR, format="parquet").to_table().to_pylist()}
     for name in CHARSET_CASES:
         text = rows[f"http://t.example/{name}"]
         assert GERMAN.split(";")[0] in text and "Ã" not in text, (name, text[:200])
@@ -207,7 +206,7 @@ def test_wget_chunked_bodies_lose_their_chunk_sizes(tmp_path):
         out = tmp_path / name
         stats = run_split(Split(str(path), 0, 1), load_settings(None, ["perplexity.enabled=false"]), str(out))
         assert stats["payload"]["dechunked"] >= 2 and "payload" not in stats.get("skip", {})
-        for row in ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist():
+        for row in ds.dataset(out / DATASET_DIR, format="parquet").to_table().to_pylist():
             texts[row["url"]] = row["text"]
     wipo = next(t for u, t in texts.items() if "cc-at-wipo" in u)
     assert "digital environment" in wipo and "1e31" not in wipo
@@ -245,8 +244,7 @@ def test_local_spark_run_decodes_every_case(tmp_path):
     stats = json.loads((out / "stats.json").read_text())
     assert stats["records"]["read"] == stats["records"]["html"] == stats["outcome"]["kept"] == len(cases)
     assert stats["payload"]["dechunked"] == 2 and stats["payload"]["crawler_decoded"] == 1
-    rows = {r["url"]: r["text"] for r in ds.dataset(out / DATASET_DIR, format="parquet",
-                                                    partitioning="hive").to_table().to_pylist()}
+    rows = {r["url"]: r["text"] for r in ds.dataset(out / DATASET_DIR, format="parquet").to_table().to_pylist()}
     assert set(rows) == set(cases)
     for url, text in rows.items():
         assert GERMAN.split(";")[0] in text and "Ã" not in text and "\x00" not in text, url
@@ -287,8 +285,7 @@ def test_real_pages_whose_bytes_lie_are_read_as_what_they_are(tmp_path):
     decoded = stats["stage"]["decode"]
     assert decoded["relabelled"] == decoded["cesu8"] == 1
     assert decoded["relabelled_to"] == {"cp1251": 1}
-    rows = {r["url"]: r for r in ds.dataset(tmp_path / "out" / DATASET_DIR, format="parquet",
-                                            partitioning="hive").to_table().to_pylist()}
+    rows = {r["url"]: r for r in ds.dataset(tmp_path / "out" / DATASET_DIR, format="parquet").to_table().to_pylist()}
     for name, (_, url, word) in traps.items():
         text = rows[url]["text"]
         assert not reads_as_mojibake(text) and "í ½" not in text and "â€" not in text, name

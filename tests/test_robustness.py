@@ -128,7 +128,7 @@ def test_unreadable_parts_are_reported_per_file(corpus, fuzz_run):
 
 def test_damaged_pages_come_out_right(fuzz_run):
     out, stats = fuzz_run
-    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(out / DATASET_DIR, format="parquet").to_table().to_pylist()
     by_url: dict[str, list[dict]] = {}
     for row in rows:
         by_url.setdefault(row["url"], []).append(row)
@@ -148,7 +148,7 @@ def test_coded_and_charset_trap_pages_come_out_whole(corpus, fuzz_run):
     cases = make_fuzz_corpus.encoded_payload_cases()
     written = {n for m in manifest if m["kind"] == "encoded_payload" for n in m["note"].split(": ")[1].split(", ")}
     assert written == set(cases)
-    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(out / DATASET_DIR, format="parquet").to_table().to_pylist()
     texts: dict[str, list[str]] = {}
     for row in rows:
         texts.setdefault(row["url"], []).append(row["text"])
@@ -174,7 +174,7 @@ def test_real_pages_whose_bytes_lie_come_out_right(corpus, fuzz_run):
     out, stats = fuzz_run
     traps = {m["note"].split(":")[0]: m for m in manifest if m["kind"] == "real_page_trap" and "url" in m}
     assert set(traps) == {"code_page_as_latin1", "cesu8", *make_fuzz_corpus.BAD_BYTES}
-    rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(out / DATASET_DIR, format="parquet").to_table().to_pylist()
     for name, entry in traps.items():
         texts = [r["text"] for r in rows if r["url"] == entry["url"]]
         assert texts, name
@@ -195,7 +195,7 @@ def test_damaged_record_headers_are_read_by_warcio_or_counted(corpus, fuzz_run):
     corpus_dir, manifest = corpus
     out, stats = fuzz_run
     entry = next(m for m in manifest if m["note"].startswith("damaged_headers"))
-    urls = {r["url"] for r in ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive")
+    urls = {r["url"] for r in ds.dataset(out / DATASET_DIR, format="parquet")
             .to_table(columns=["url"]).to_pylist()}
     assert set(entry["recovered"]) <= urls and not set(entry["rejected"]) & urls
     per_file = Stats.from_dict(marker(out, corpus_dir / entry["file"])).counts

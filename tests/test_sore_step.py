@@ -23,7 +23,7 @@ WITH_SORE = ["pipeline.steps=[decode, cascade, langid, sentences, sore, perplexi
 
 
 def sore_rows(dropped: Path) -> list[dict]:
-    rows = ds.dataset(str(dropped), partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(str(dropped)).to_table().to_pylist()
     return [r for r in rows if (r["reason"] or "").startswith("sore_")]
 
 

@@ -62,7 +62,7 @@ def test_every_record_is_accounted_for(spark_run):
 
 def test_parquet_rows_match_response_records(spark_run):
     out, stats, inputs = spark_run
-    table = ds.dataset(out / "data", format="parquet", partitioning="hive").to_table()
+    table = ds.dataset(out / "data", format="parquet").to_table()
     expected = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",
                 "n_sentences_kept", "perplexity_median", "extractor", "html_bytes", "text_bytes_raw",
                 "text_bytes_clean", "fallback_reason", "page_type"}
@@ -85,7 +85,7 @@ def test_parquet_rows_match_response_records(spark_run):
 
 def test_dropped_sentences_side_output_has_scores_and_reasons(spark_run):
     out, stats, _ = spark_run
-    dropped = ds.dataset(out / "dropped", format="parquet", partitioning="hive").to_table().to_pylist()
+    dropped = ds.dataset(out / "dropped", format="parquet").to_table().to_pylist()
     assert len(dropped) == stats["sentences"]["total"] - stats["sentences"]["kept"]
     assert dropped, "real pages have boilerplate sentences above the threshold"
     # the unit and the part of the rule that dropped the line, with the threshold that applied

@@ -42,7 +42,7 @@ def test_min_words_step_runs_in_the_real_loop_over_the_sample_warc(tmp_path):
     dropped = stats["outcome"]["too_few_words"]
     assert dropped > 0
     assert stats["outcome"]["kept"] + dropped == baseline["outcome"]["kept"]
-    rows = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    rows = ds.dataset(str(tmp_path / "out" / "data")).to_table().to_pylist()
     assert len(rows) == stats["outcome"]["kept"]
     assert all(len(row["text"].split()) >= 120 for row in rows)
     assert stats["cpu"]["min_words"] >= 0
@@ -97,7 +97,7 @@ def test_the_loop_settles_the_heap_after_windows_one_two_four_and_eight(tmp_path
     run_split(split, settings, str(tmp_path / "plain"))
 
     def rows(name: str) -> list[dict]:
-        table = ds.dataset(str(tmp_path / name / "data"), partitioning="hive").to_table()
+        table = ds.dataset(str(tmp_path / name / "data")).to_table()
         return sorted(table.to_pylist(), key=lambda row: row["warc_record_id"])
 
     assert rows("settled") == rows("plain") and len(rows("plain")) > 20

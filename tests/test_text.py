@@ -96,8 +96,7 @@ def test_filter_off_text_is_the_extractors_output_byte_for_byte(tmp_path, cc_gen
     settings = load_settings(None, ["perplexity.enabled=false", "input.splits_per_shard=1"])
     split = Split(str(cc_genuine_warc), 0, 1)
     run_split(split, settings, str(tmp_path / "out"))
-    rows = {r["warc_record_id"]: r for r in ds.dataset(str(tmp_path / "out" / "data"),
-                                                       partitioning="hive").to_table().to_pylist()}
+    rows = {r["warc_record_id"]: r for r in ds.dataset(str(tmp_path / "out" / "data")).to_table().to_pylist()}
     assert len(rows) >= 10
     extractors = {}
     for page in read_pages(split, settings.input, settings.s3, Stats()):
@@ -157,7 +156,7 @@ def test_spacer_paragraphs_leave_no_invisible_lines(tmp_path, cascade):
     write_warc(warc, [("200 OK", "text/html", None, BLANK_LINES_PAGE)])
     settings = load_settings(None, [f"extract.cascade={cascade}", "index.sample_share=1"])  # the page is sampled
     run_split(Split(str(warc), 0, 1), settings, str(tmp_path / "out"))
-    [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    [row] = ds.dataset(str(tmp_path / "out" / "data")).to_table().to_pylist()
     assert row["extractor"] == cascade[1:].split(",")[0]
     assert "fishermen mended their nets" in row["text"] and "held a festival" in row["text"]
     # the page's text and its all visible text in the index sample (the index chain's first link) alike
@@ -172,7 +171,7 @@ def test_pre_and_code_survive_the_filter(tmp_path):
     write_warc(warc, [("200 OK", "text/html", None, PRE_PAGE)])
     settings = load_settings(None, ["extract.cascade=[resiliparse, conservative]", "perplexity.threshold=1e9"])
     run_split(Split(str(warc), 0, 1), settings, str(tmp_path / "out"))
-    [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    [row] = ds.dataset(str(tmp_path / "out" / "data")).to_table().to_pylist()
     assert "for i in range(3):\n    print(i)" in row["text"]
     assert "jq '.[0].id'" in row["text"]
 
@@ -181,7 +180,7 @@ def test_pre_and_code_survive_the_filter(tmp_path):
 def test_clean_text_never_exceeds_the_raw_text_over_the_bench_warc(tmp_path, bench_dev_warc):
     """Every page of the bench WARC, default config: text_bytes_clean <= text_bytes_raw, kept sentences in order."""
     stats = run_split(Split(str(bench_dev_warc), 0, 1), load_settings("conf/local.yaml"), str(tmp_path / "out"))
-    rows = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table(
+    rows = ds.dataset(str(tmp_path / "out" / "data")).to_table(
         columns=["text", "text_bytes_raw", "text_bytes_clean"]).to_pylist()
     assert len(rows) == stats["outcome"]["kept"] > 1000
     assert all(r["text_bytes_clean"] <= r["text_bytes_raw"] for r in rows)

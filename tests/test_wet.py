@@ -31,7 +31,7 @@ def test_wet_conversion_records_are_cleaned_like_pages(tmp_path):
     assert counts["records.read"] == skipped + counts["records.wet"] + counts.get("records.html", 0)
     assert counts["records.wet"] == 1 and counts["skip.not_response.warcinfo"] == 1
     assert counts["records.wet"] == sum(v for k, v in counts.items() if k.startswith("outcome."))
-    [row] = ds.dataset(str(tmp_path / "out" / "data"), partitioning="hive").to_table().to_pylist()
+    [row] = ds.dataset(str(tmp_path / "out" / "data")).to_table().to_pylist()
     [page] = list(read_pages(Split(str(wet), 0, 1), settings.input, settings.s3, Stats()))
     assert page.kind == "wet"
     # the WET text as written: its blank and white-space-only lines closed up (visible_lines)
@@ -39,9 +39,9 @@ def test_wet_conversion_records_are_cleaned_like_pages(tmp_path):
     # language ID, the sentence split and the filter ran on the WET text: it is Spanish-like, scored
     # by the es model, and the dropped sentences are cut out of the WET text
     assert row["language"] == "es" and row["n_sentences"] > 10
-    scored = ds.dataset(str(sentences), partitioning="hive").to_table().to_pylist()
+    scored = ds.dataset(str(sentences)).to_table().to_pylist()
     assert len(scored) == row["n_sentences"] and all(s["perplexity"] is not None for s in scored)
-    dropped = ds.dataset(str(tmp_path / "dropped"), partitioning="hive").to_table().to_pylist()
+    dropped = ds.dataset(str(tmp_path / "dropped")).to_table().to_pylist()
     assert dropped and all(d["extractor"] == "wet" for d in dropped)
     assert row["n_sentences_kept"] == row["n_sentences"] - len(dropped)
     assert row["text_bytes_clean"] < row["text_bytes_raw"]

@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pipeline.analysis.carbon import CodecarbonMeter, carbon_report, start_codecarbon
+from pipeline.analysis.carbon import CodecarbonMeter, carbon_report, carbon_summary_lines, start_codecarbon
 from pipeline.analysis.index_stats import run_index_stats
 from pipeline.analysis.report import draw_charts, read_sweep, write_report
 from pipeline.config import Settings
 from pipeline.explain.sample import write_index
-from pipeline.spark.cpu import refresh_python_driver
+from pipeline.spark.cpu import pages_per_cpu_second, refresh_python_driver
 from pipeline.spark.job import JobExtension
 
 
@@ -30,10 +30,14 @@ class Carbon(JobExtension):
     def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
         if stats.get("job_cpu"):  # the Python driver's part again, now that its analysis ran
             stats["job_cpu"] = refresh_python_driver(stats["job_cpu"])
+            stats["run"]["pages_per_cpu_second"] = pages_per_cpu_second(stats["job_cpu"])
         stats["carbon"] = carbon_report(stats, settings.carbon)
         if self.meter is not None:
             stats["carbon"]["codecarbon_measured"] = self.meter.stop()
             self.meter = None
+
+    def summary_lines(self, stats: dict[str, Any]) -> list[str]:
+        return carbon_summary_lines(stats)
 
 
 class IndexStats(JobExtension):

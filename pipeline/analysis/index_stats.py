@@ -167,8 +167,8 @@ PASS_SECONDS = 0.002
 
 
 def query_cpu(indexes: list[TextIndex], queries: list[str], repeats: int) -> list[dict[str, float]]:
-    """CPU (and wall) seconds per query on each index: the median of ``repeats`` passes, the passes alternating
-    between the indexes after one warm-up pass each; a pass answers ``queries`` as many times over as takes
+    """CPU (and wall) seconds per query on each index: the median of ``repeats`` passes, and the spread of the CPU
+    (the slowest pass less the fastest), the passes alternating between the indexes after one warm-up pass each; a pass answers ``queries`` as many times over as takes
     :data:`PASS_SECONDS` on the slowest index (the same number on every index)."""
     parsed = [[index.index.parse_query(query, [FIELD]) for query in queries] for index in indexes]
 
@@ -189,7 +189,8 @@ def query_cpu(indexes: list[TextIndex], queries: list[str], repeats: int) -> lis
             seconds, wall_seconds = run(i, times)
             cpu[i].append(seconds / answered)
             wall[i].append(wall_seconds / answered)
-    return [{"cpu_seconds": statistics.median(c), "wall_seconds": statistics.median(w)} for c, w in zip(cpu, wall)]
+    return [{"cpu_seconds": statistics.median(c), "cpu_spread_seconds": max(c) - min(c),
+             "wall_seconds": statistics.median(w)} for c, w in zip(cpu, wall)]
 
 
 def index_size(texts: list[str]) -> dict[str, int]:
@@ -263,11 +264,19 @@ def cleaning_cpu(stats: dict[str, Any], cascade: list[str], links: list[str], pa
     return {link: costs.get(link) for link in links}
 
 
+def measurable(first: dict[str, Any], link: dict[str, Any]) -> bool:
+    """Whether ``link``'s query CPU differs from ``first``'s by more than the measured spread of either (the
+    slowest of its repeated passes less the fastest): otherwise the difference is noise at this size."""
+    difference = abs(first["query_cpu_seconds"] - link["query_cpu_seconds"])
+    return difference > max(first.get("query_cpu_spread_seconds", 0.0), link.get("query_cpu_spread_seconds", 0.0))
+
+
 def search_side(chain: list[dict[str, Any]], carbon: CarbonSettings) -> None:
     """Add to each link eq. 9's kg CO2 of its build, of a million queries and of cleaning the sample up to it,
-    and ``breakeven_queries``: after how many queries answering from it instead of the first link (all
-    visible text) has saved the CO2 of its cleaning and of the difference in index builds (None: its
-    queries cost no less)."""
+    ``query_difference_measurable`` (:func:`measurable`, against the first link, all visible text) and
+    ``breakeven_queries``: where the difference is measurable, after how many queries answering from it instead
+    of the first link has saved the CO2 of its cleaning and of the difference in index builds (None: not
+    measurable, or its queries cost no less)."""
     first = chain[0]
     for link in chain:
         link["kg_co2_build"] = carbon_estimate(link["build_cpu_seconds"], carbon)["kg_co2"]
@@ -275,10 +284,21 @@ def search_side(chain: list[dict[str, Any]], carbon: CarbonSettings) -> None:
         cleaning = link.get("cleaning_cpu_seconds")
         link["kg_co2_cleaning"] = None if cleaning is None else carbon_estimate(cleaning, carbon)["kg_co2"]
     for link in chain:
+        link["query_difference_measurable"] = link is not first and measurable(first, link)
         saving = (first["kg_co2_per_million_queries"] - link["kg_co2_per_million_queries"]) / 1e6
         cost = None if link is first or link["kg_co2_cleaning"] is None else \
             link["kg_co2_cleaning"] + link["kg_co2_build"] - first["kg_co2_build"]
-        link["breakeven_queries"] = round(cost / saving) if cost is not None and saving > 0 else None
+        link["breakeven_queries"] = round(cost / saving) if cost is not None and saving > 0 \
+            and link["query_difference_measurable"] else None
+
+
+def example_page(pages: list[SampledPage]) -> str | None:
+    """The record id of the page the summary suggests to `warcplex explain`: of the sampled pages, one the
+    perplexity filter cut (if any), and of those the one cut most from its visible text; None without pages."""
+    if not pages:
+        return None
+    return max(pages, key=lambda p: (len(p.filtered) < len(p.main_content),
+                                     len(p.visible or p.main_content) - len(p.filtered), p.record_id)).record_id
 
 
 def run_index_stats(output: str, s3: S3Settings, settings: IndexSettings, carbon: CarbonSettings,
@@ -301,6 +321,7 @@ def run_index_stats(output: str, s3: S3Settings, settings: IndexSettings, carbon
                           "cleaning_cpu_seconds": costs.get(name)})
         for link, timing in zip(chain, query_cpu(indexes, queries, settings.query_repeats)):
             link["query_cpu_seconds"], link["query_wall_seconds"] = timing["cpu_seconds"], timing["wall_seconds"]
+            link["query_cpu_spread_seconds"] = timing["cpu_spread_seconds"]
     first = chain[0]
     for link in chain:
         link["share_of_first"] = {key: (link[key] / first[key] if first.get(key) else None) for key in CHAIN_KEYS}
@@ -333,15 +354,8 @@ def run_index_stats(output: str, s3: S3Settings, settings: IndexSettings, carbon
             "speedup": raw["query_cpu_seconds"] / clean["query_cpu_seconds"] if clean["query_cpu_seconds"] else None,
         },
         "chain": chain,
+        "example": example_page(pages),
     }
     if missing:
         result["chain_missing"] = missing
-    whole = (stats.get("job_cpu") or {}).get("total")
-    run_pages = stats.get("records", {}).get("html", 0) + stats.get("records", {}).get("wet", 0)
-    last = chain[-1]
-    if whole and run_pages and last is not first:
-        saving = (first["kg_co2_per_million_queries"] - last["kg_co2_per_million_queries"]) / 1e6
-        cost = carbon_estimate(whole * len(pages) / run_pages, carbon)["kg_co2"]
-        result["breakeven_whole_job"] = {"step": last["step"], "kg_co2_cleaning": cost,
-                                         "queries": round(cost / saving) if saving > 0 else None}
     return result

@@ -15,6 +15,7 @@ import math
 import sys
 from typing import Any
 
+from pipeline.analysis.carbon import SNAPSHOT_MIN_PAGES, SNAPSHOT_MIN_SPLITS
 from pipeline.config import PerplexitySettings, S3Settings
 from pipeline.corpus.accounting import report_table
 from pipeline.explain.sample import all_explained, explained_pages
@@ -284,7 +285,7 @@ def _chain_section(index: dict[str, Any]) -> str:
              f"{link['query_cpu_seconds'] * 1e6:,.1f}", f"{link['query_speedup']:.2f}x" if link.get("query_speedup") else "-",
              g(link["kg_co2_per_million_queries"]), g(link["kg_co2_build"]), g(link.get("kg_co2_cleaning")),
              "-" if link["step"] == first else _fmt(link.get("breakeven_queries")) if link.get("breakeven_queries")
-             is not None else "never"]
+             is not None else "never" if link.get("query_difference_measurable") else "not measurable at this size"]
             for link in chain]
     sample, queries = index.get("sample", {}), index.get("queries", {})
     drawn = (f"{index['pages']:,} of the {sample.get('of_pages', 0):,} pages that reached the filter, the smallest "
@@ -292,21 +293,17 @@ def _chain_section(index: dict[str, Any]) -> str:
              f"{sample.get('per_split', 0):,} candidates each; "
              + ("the same pages as one hash order over the run" if sample.get("exact", True)
                 else "a per-split sample (a split that kept its most may have held more of the smallest keys)"))
-    whole = index.get("breakeven_whole_job")
-    whole_note = (f"<p>Counting the whole job's CPU for these pages instead ({whole['kg_co2_cleaning'] * 1000:.4g} g), "
-                  f"{whole['step']} pays it back after "
-                  + (f"{whole['queries']:,} queries" if whole["queries"] is not None else "no number of queries")
-                  + ".</p>") if whole else ""
     missing = "".join(f"<p class='none'>Not in the chain: {html.escape(m)}</p>" for m in index.get("chain_missing", []))
     return (f"<h3>Search side: index size, query time and CO2 per link (seed 002, Tables 4-5)</h3>"
             f"<p>Pages: {html.escape(drawn)}. Queries ({queries.get('count', 0)}): {html.escape(queries.get('how', ''))}; "
             f"e.g. <code>{html.escape(' | '.join(queries.get('examples', [])[:3]))}</code>. CO2 by eq. 9; "
             f"cleaning is the CPU the run spent bringing these pages from all visible text to the link; "
             f"break-even: the queries after which answering from the link instead of {html.escape(first)} has "
-            f"saved its cleaning and the difference in index builds.</p>"
+            f"saved its cleaning and the difference in index builds, shown only where the link's query CPU differs "
+            f"from {html.escape(first)}'s by more than the spread of either's repeated passes.</p>"
             + _table(["link", "postings", "index bytes", f"% of {first}", "us CPU per query", "speed-up",
                       "g CO2 per 1M queries", "g CO2 index build", "g CO2 cleaning", "break-even (queries)"], rows)
-            + whole_note + missing)
+            + missing)
 
 
 def chart_cpu(stats: dict[str, Any]) -> str | None:
@@ -410,7 +407,7 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None,
         ["pages kept", _fmt(outcome.get("kept", 0))],
         *[[f"pages {k}", _fmt(v)] for k, v in sorted(outcome.items()) if k != "kept" and not isinstance(v, dict)],
         ["wall seconds", _fmt(run.get("wall_seconds"))],
-        ["HTML pages per CPU-second", _fmt(run.get("pages_per_cpu_second"))],
+        ["pages per CPU-second (the whole job)", _fmt(run.get("pages_per_cpu_second"))],
     ]))
     if explained:
         sections.append(_explained_section(explained))
@@ -489,19 +486,24 @@ def render(stats: dict[str, Any], sweep: dict[str, Any] | None = None,
                     + _table(["stage", "CPU s", "g CO2"], stage_rows) + _table(["", ""], co2_rows))
     snapshot = carbon.get("snapshot")
     if snapshot:
-        rough = ("<p><b>Rough:</b> extrapolated from only " + _fmt(snapshot.get("measured_pages", 0))
-                 + " pages; below 10,000 measured pages the rate is not stable.</p>") if snapshot.get("rough") else ""
-        sections.append("<h2>Extrapolation to one Common Crawl snapshot</h2>" + rough + _table(["", ""], [
+        def interval(key: str, digits: int = 0) -> str:
+            low, high = snapshot[f"{key}_interval"]
+            return f"{_fmt(snapshot[key], digits)} ({_fmt(low, digits)} to {_fmt(high, digits)})"
+
+        sections.append("<h2>Extrapolation to one Common Crawl snapshot</h2>"
+                        f"<p>With a {html.escape(snapshot['interval'])}.</p>" + _table(["", ""], [
             ["pages", _fmt(snapshot["pages"])],
-            ["pages per CPU-second of the whole job (measured)", _fmt(snapshot["pages_per_cpu_second"])],
-            ["core-hours", _fmt(snapshot["core_hours"], 0)],
+            ["measured pages (splits)", f"{_fmt(snapshot['measured_pages'])} ({snapshot['splits']})"],
+            ["pages per CPU-second (the whole job)", _fmt(snapshot["pages_per_cpu_second"])],
+            ["core-hours", interval("core_hours")],
+            [f"dollars (at ${carbon.get('dollars_per_core_hour')}/core-hour)", interval("dollars")],
+            ["kg CO2", interval("kg_co2")],
             ["of the measured CPU, fixed start-up", f"{_fmt(snapshot.get('start_up_cpu_seconds'))} s "
              f"({100 * (snapshot.get('start_up_share') or 0):.0f}%)"],
-            ["core-hours without the start-up", _fmt(snapshot.get("core_hours_without_start_up"), 0)],
-            [f"dollars (at ${carbon.get('dollars_per_core_hour')}/core-hour)", _fmt(snapshot["dollars"], 0)],
-            ["kWh", _fmt(snapshot["kwh"], 0)],
-            ["kg CO2", _fmt(snapshot["kg_co2"], 0)],
         ]))
+    elif carbon:
+        sections.append("<h2>Extrapolation to one Common Crawl snapshot</h2><p class='none'>Not estimated: it needs "
+                        f"{SNAPSHOT_MIN_PAGES:,} pages in {SNAPSHOT_MIN_SPLITS} splits or more.</p>")
     reasons = Stats.from_dict({"removal_reasons": stats.get("removal_reasons", {})}).counts
     fallbacks = Stats.from_dict({"fallback": stats.get("fallback", {})}).counts
     reason_rows = [[k.removeprefix("removal_reasons."), _fmt(v)] for k, v in reasons.most_common(10)]

@@ -39,11 +39,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from pipeline import parts
-from pipeline.config import Settings
+from pipeline.config import S3Settings, Settings
 from pipeline.corpus.lists import with_domains
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, StageOutput
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
-from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
+from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, PARTITION_COLUMN,
+                                     PARTITION_TYPE, OutputTarget)
 
 log = logging.getLogger("pipeline.corpus")
 
@@ -167,7 +168,8 @@ class CorpusBuilder:
         log.info("corpus stages: %d data/ files staged in %s", len(files), self.work.root)
 
     def _input(self) -> DataFrame:
-        docs = self.spark.read.parquet(self._uri(DATASET_DIR))
+        # every file holds its language: no partition discovery (whose column would clash with the file's)
+        docs = self.spark.read.option("recursiveFileLookup", "true").parquet(self._uri(DATASET_DIR))
         return with_domains(docs).withColumn("lines_removed", F.lit(0))
 
     def _checkpoint(self, folder: str, produce: Callable[[], StageOutput],
@@ -216,17 +218,22 @@ class CorpusBuilder:
         return counts
 
     def _write_sorted(self, frame: DataFrame, relative: str, files_per_language: int, key: str) -> None:
+        """``frame`` as ``relative/language=<code>/part-<n>.parquet`` files sorted by ``key``, ``files_per_language``
+        of them a language (spread by a hash of ``key``), the ``language`` column kept inside each file with the type
+        pyarrow gives the directory's value (:data:`~pipeline.writing.output.PARTITION_TYPE`): each Spark task
+        writes its partition's files with pyarrow (:func:`language_files_writer`), as the split runner writes data/."""
         languages = max(1, frame.select("language").distinct().count())
         bucket = F.pmod(F.xxhash64(key), F.lit(files_per_language))
+        write = language_files_writer(self.work.uri, self.settings.s3, relative, self.settings.output.compression)
         (frame.repartition(languages * files_per_language, "language", bucket)
          .sortWithinPartitions("language", key)
-         .write.mode("overwrite").option("compression", self.compression)
-         .partitionBy("language").parquet(self._uri(relative)))
+         .mapInArrow(write, "path string, rows long").collect())
+        self.work.fs.create_dir(self.work.path(relative), recursive=True)  # an empty dataset is an empty folder
 
     def _write_final(self, docs: DataFrame, dropped_docs: list[DataFrame], dropped_lines: list[DataFrame],
                      final: str) -> None:
         self._write_sorted(docs, f"{final}/{CORPUS_DIR}", self.settings.corpus.files_per_language, "warc_record_id")
-        empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date string, "
+        empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date timestamp, "
                                                 "language string, registered_domain string, reason string, "
                                                 "duplicate_of string, text_bytes long")
         all_docs = empty_docs
@@ -265,7 +272,7 @@ class CorpusBuilder:
             name = info.base_name
             if not name.endswith(".parquet"):
                 fs.delete_file(info.path)
-            elif name.startswith("part-"):
+            elif name.startswith("part-") and name.count("-") > 1:  # Spark's part-<n>-<uuid>...: part-<n>
                 fs.move(info.path, f"{info.path.rsplit('/', 1)[0]}/{name.split('-')[0]}-{name.split('-')[1]}.parquet")
 
     def _commit(self, final: str, stats: dict[str, Any]) -> None:
@@ -288,6 +295,53 @@ class CorpusBuilder:
                 fs.move(self.target.path(f"{final}/{name}"), self.target.path(name))
         self.target.write_bytes(MARKER, json.dumps(stats, sort_keys=True).encode("utf-8"))
         self.work.fs.delete_dir(self.work.path(WORK_DIR) if not self.staged else self.work.root)
+
+
+def language_files_writer(uri: str, s3: S3Settings, relative: str, compression: str) -> Callable:
+    """The function each Spark task runs over its partition's Arrow batches (sorted by language): one Parquet file a
+    language, ``<relative>/language=<code>/part-<partition>.parquet`` under the output ``uri``, written to a temporary
+    name and moved into place (a retried task writes the same name); ``language`` is cast to
+    :data:`~pipeline.writing.output.PARTITION_TYPE`, timestamps to UTC microseconds."""
+    codec = None if compression == "none" else compression
+
+    def write(batches):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        name = f"part-{context.partitionId():05d}"
+        target = OutputTarget(uri, s3)
+        writer, language, path, rows = None, None, None, 0
+
+        def close():
+            if writer is not None:
+                writer.close()
+                target.fs.move(f"{path}.{context.attemptNumber()}.tmp", path)
+                yield pa.RecordBatch.from_pydict({"path": [path], "rows": [rows]})
+
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            fields = [pa.field(f.name, PARTITION_TYPE if f.name == PARTITION_COLUMN else
+                               pa.timestamp("us", tz="UTC") if pa.types.is_timestamp(f.type) else f.type)
+                      for f in table.schema]
+            table = table.cast(pa.schema(fields))
+            values = table.column(PARTITION_COLUMN).combine_chunks().dictionary_decode()
+            for code in pc.unique(values).to_pylist():
+                part = table.filter(pc.equal(values, code))
+                if code != language:
+                    yield from close()
+                    language, rows = code, 0
+                    path = target.path(f"{relative}/{PARTITION_COLUMN}={code}/{name}.parquet")
+                    target.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+                    writer = pq.ParquetWriter(f"{path}.{context.attemptNumber()}.tmp", part.schema,
+                                              filesystem=target.fs, compression=codec)
+                writer.write_table(part)
+                rows += part.num_rows
+        yield from close()
+
+    return write
 
 
 def _copy_file(source_fs: pafs.FileSystem, source: str, dest_fs: pafs.FileSystem, dest: str) -> int:

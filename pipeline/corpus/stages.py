@@ -45,8 +45,8 @@ class StageOutput:
 
 
 def order_key() -> Column:
-    """The keeper order of duplicates: earliest WARC-Date (unparseable last), record id, shard."""
-    stamp = F.coalesce(F.try_to_timestamp(F.col("warc_date")), F.lit(_NO_DATE).cast("timestamp"))
+    """The keeper order of duplicates: earliest WARC-Date (none last), record id, shard."""
+    stamp = F.coalesce(F.col("warc_date"), F.lit(_NO_DATE).cast("timestamp"))
     return F.struct(stamp.alias("ts"), F.col("warc_record_id").alias("id"), F.col("warc_filename").alias("shard"))
 
 

@@ -208,6 +208,14 @@ class JobCpu:
         }
 
 
+def pages_per_cpu_second(section: dict[str, Any] | None) -> float | None:
+    """The run's pages per CPU-second: the pages this run processed (``job_cpu.pages``; a resumed split's are not
+    this run's) over the whole job's CPU (``job_cpu.total``, every process). The one definition of the figure, in
+    stats.json (``run.pages_per_cpu_second``), the summary, the report and the snapshot extrapolation."""
+    pages, total = (section or {}).get("pages"), (section or {}).get("total")
+    return round(pages / total, 2) if pages and total else None
+
+
 def refresh_python_driver(section: dict[str, Any]) -> dict[str, Any]:
     """``section`` with the Python driver's part read again now (after the driver's own analysis)."""
     if not section or "parts" not in section:

@@ -25,7 +25,7 @@ from pipeline.reading.shards import Shard, Split
 from pipeline.reading.warc import is_wat
 from pipeline.redact import install_log_redaction, redact, redact_text
 from pipeline.registry import load_registry, unscored_languages, unscored_message
-from pipeline.spark.cpu import JobCpu
+from pipeline.spark.cpu import JobCpu, pages_per_cpu_second
 from pipeline.spark.dedup import duplicate_skip_sets
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
@@ -209,6 +209,9 @@ class WarcJob:
         this_run = [Stats.from_dict(r).counts for r in results if not r.get("splits", {}).get("resumed")]
         stats["job_cpu"] = cpu.section(sum(c["cpu_start_up.python_workers"] + c["cpu_start_up.model_loads"]
                                            for c in this_run), sum(c["cpu.total"] for c in this_run))
+        stats["job_cpu"]["pages"] = sum(pages_read(r.get("records", {})) for r in results
+                                        if not r.get("splits", {}).get("resumed"))
+        stats["run"]["pages_per_cpu_second"] = pages_per_cpu_second(stats["job_cpu"])
         for extension in self.extensions:
             extension.add_stats(stats, settings)
         stats["run"]["files"] = ["stats.json", *self.files()]
@@ -226,7 +229,6 @@ class WarcJob:
             merged.merge(Stats.from_dict(result))
         tree = merged.to_dict()
         pages = pages_read(tree.get("records", {}))
-        cpu = tree.get("cpu", {}).get("total", 0.0)
         tree["run"] = {
             "inputs": inputs,
             "output": output,
@@ -235,7 +237,7 @@ class WarcJob:
             "splits_failed": tree.get("splits", {}).get("failed", 0),
             "wall_seconds": round(wall, 3),
             "pages_per_second": round(pages / wall, 2) if wall else None,
-            "pages_per_cpu_second": round(pages / cpu, 2) if cpu else None,
+            "pages_per_cpu_second": None,  # the whole job's, once its CPU is read (pages_per_cpu_second)
             "config": settings.model_dump(mode="json"),
         }
         tree["run"] = redact(tree["run"])  # the config's secrets and credentials in input or output URLs
@@ -373,6 +375,30 @@ def _filter_line(languages: dict[str, dict[str, Any]]) -> str | None:
         f"{100 * v.get('tokens_filtered', 0) / max(v.get('tokens_scored', 0), 1):.1f}% of tokens" for lang, v in rows)
 
 
+def _counts(section: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v:g}" for k, v in sorted(section.items(), key=lambda kv: (-kv[1], kv[0]))
+                     if not isinstance(v, dict))
+
+
+def extraction_lines(stats: dict[str, Any]) -> list[str]:
+    """What extraction did: the block stage's blocks kept as main content, the page types, the pages whose reader
+    comments went to their own column, and the pages that fell back to a later stage, with the stage each ended in."""
+    blocks = stats.get("stage", {}).get("blocks", {})
+    parts = []
+    if blocks.get("blocks", {}).get("total"):
+        parts.append(f"main-content blocks kept {blocks['blocks'].get('kept', 0):,} of {blocks['blocks']['total']:,}")
+    if stats.get("page_type"):
+        parts.append(f"page types {_counts(stats['page_type'])}")
+    if "comments" in blocks:
+        parts.append(f"reader comments apart on {blocks['comments'].get('pages', 0):g} page(s)")
+    fallback = stats.get("fallback", {})
+    parts.append(f"fallbacks {sum(v for v in fallback.values() if not isinstance(v, dict)):g}"
+                 + (f" ({_counts(fallback)})" if fallback else ""))
+    if stats.get("extractor"):
+        parts.append(f"pages by final stage: {_counts(stats['extractor'])}")
+    return [f"  extraction: {'; '.join(parts)}"] if stats.get("extractor") or blocks else []
+
+
 def native_summary_lines(native: dict[str, dict[str, int]], splits: int) -> list[str]:
     """The compiled parts that did not run (``native.<missing|stale>.<part>``: splits that ran its Python reference)."""
     return [f"  compiled code: the {part} part was {cause} in {count} of {splits} split(s), which ran its Python "
@@ -407,30 +433,14 @@ def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ())
             for lang, v in languages),
         _unscored_line(coverage, stats.get("stage", {}).get("perplexity", {}).get("sentences_preformatted", 0)),
     ]
+    lines += extraction_lines(stats)
     removed = _filter_line(stats.get("lang", {}))
     if removed:
         lines.append(removed)
-    carbon = stats.get("carbon", {})
-    if carbon:
-        lines.append(f"  CPU {carbon['cpu_hours'] * 3600:.1f} s, est. {carbon['kg_co2'] * 1000:.4f} g CO2 "
-                     f"(eq. 9, C_e {carbon['grid_intensity_kg_per_kwh']} kg/kWh)")
-    job = stats.get("job_cpu")
-    if job:
-        parts = job["parts"]
-        shown = ", ".join(f"{name.replace('_', ' ')} {parts[name]:.1f}" for name in
-                          ("driver_jvm", "executor_jvms", "python_driver", "python_workers")
-                          if parts.get(name) is not None)
-        lines.append(f"  whole job's CPU {job['total']:.1f} s: {shown} (Spark task metrics "
-                     f"{job['executor_tasks']:.1f}); start-up {job['start_up']['total']:.1f} s")
-    snapshot = carbon.get("snapshot")
-    if snapshot:
-        rough = f"rough, extrapolated from only {snapshot['measured_pages']:,} pages" if snapshot.get("rough") \
-            else f"extrapolated from {snapshot.get('measured_pages', 0):,} pages"
-        fixed = (f"; {100 * snapshot['start_up_share']:.0f}% of the measured CPU is start-up, without it "
-                 f"{snapshot['core_hours_without_start_up']:,.0f} core-hours"
-                 if snapshot.get("start_up_share") and snapshot.get("core_hours_without_start_up") is not None else "")
-        lines.append(f"  one snapshot ({snapshot['pages']:,} pages; {rough}): {snapshot['core_hours']:,.0f} "
-                     f"core-hours, ${snapshot['dollars']:,.0f}, {snapshot['kg_co2']:,.0f} kg CO2{fixed}")
+    dropped_to = run.get("config", {}).get("output", {}).get("dropped")
+    if dropped_to:
+        lines.append(f"  dropped sentences of the kept pages, each with its perplexity and reason: {dropped_to}/")
+    lines += job_cpu_line(stats)
     lines += native_summary_lines(stats.get("native", {}), run["splits"])
     lines += index_summary_lines(stats.get("index", {}))
     for extension in extensions:
@@ -448,7 +458,32 @@ def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ())
     if duplicates:
         lines.append(f"  {duplicates} record(s) dropped as duplicate WARC-Record-IDs of records kept elsewhere")
     lines.append(f"  output: {run['output']} ({', '.join(run.get('files', []))})")
+    lines += next_steps_lines(stats)
     return "\n".join(lines)
+
+
+def job_cpu_line(stats: dict[str, Any]) -> list[str]:
+    """The whole job's pages per CPU-second (:func:`~pipeline.spark.cpu.pages_per_cpu_second`) and start-up."""
+    job = stats.get("job_cpu")
+    if not job:
+        return []
+    rate = stats["run"].get("pages_per_cpu_second")
+    return [f"  whole job: {rate or 0:.2f} pages per CPU-second ({job['total']:.1f} CPU-s in all); start-up "
+            f"{job['start_up']['total']:.1f} CPU-s; Spark task metrics {job['executor_tasks']:.1f} CPU-s (a part of "
+            "the JVMs')"]
+
+
+def next_steps_lines(stats: dict[str, Any]) -> list[str]:
+    """The summary's last lines: where the report is, and one page to follow through every stage."""
+    output = stats["run"]["output"].rstrip("/")
+    lines = []
+    if "report.html" in stats["run"].get("files", []):
+        lines.append(f"  next: open {output}/report.html (charts, every stage's counts)")
+    example = (stats.get("index") or {}).get("example")
+    if example:
+        lines.append(f"  one page through every stage: warcplex explain --from-output {output} "
+                     f"--record-id '{example}' --output {output}/explain-one")
+    return lines
 
 
 class CleanWarcJob(WarcJob):

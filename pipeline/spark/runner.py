@@ -21,7 +21,7 @@ from pipeline.stats import Stats, timed
 from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
 from pipeline.perplexity_rule import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
-from pipeline.reading.reader import read_pages
+from pipeline.reading.reader import pages_read, read_pages
 from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
 from pipeline.writing.rows import DROPPED_SCHEMA, PAGE_SCHEMA, SENTENCE_SCHEMA, dropped_rows, page_row, sentence_rows
@@ -192,7 +192,9 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
             explained.write(settings, target, split.split_id, stats)
     for step in loop.all_steps:
         stats.merge(step.stats)
-    stats.add("cpu.total", time.process_time() - cpu_start)
+    split_cpu = time.process_time() - cpu_start
+    stats.add("cpu.total", split_cpu)
+    _count_split_cpu(stats, pages_read(stats.to_dict().get("records", {})), split_cpu)
     stats.add("wall.tasks", time.time() - wall_start)
     stats.add("splits.processed")
     for name, count in (models.LOADS - loads_before).items():
@@ -203,6 +205,15 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     result = stats.to_dict()
     target.write_marker(split.split_id, result)
     return result
+
+
+def _count_split_cpu(stats: Stats, pages: int, cpu: float) -> None:
+    """The sums from which the snapshot extrapolation's interval is worked out (``split_cpu``: the spread of CPU
+    per page across splits, :func:`pipeline.analysis.carbon.per_page_spread`)."""
+    if pages:
+        for key, value in (("splits", 1), ("pages", pages), ("cpu", cpu), ("pages_sq", pages * pages),
+                           ("cpu_sq", cpu * cpu), ("cpu_pages", cpu * pages)):
+            stats.add(f"split_cpu.{key}", value)
 
 
 def _check_worker_memory(stats: Stats, ceiling_mb: int) -> None:

@@ -94,6 +94,9 @@ def sql_session(sc):
     key, value = ONE_WORKER_POOL
     if not sc.getConf().contains(key):
         session.conf.set(key, value)
+    # Timestamps (warc_date) as Parquet's INT64 microseconds adjusted to UTC, as the split writer writes them,
+    # not the legacy INT96 that other readers take for a time without a zone.
+    session.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     return session
 
 

@@ -124,14 +124,17 @@ class IndexSample:
         target.write_bytes(f"{INDEX_SAMPLE_DIR}/{split_id}.parquet", buffer.getvalue())
 
 
-def open_dataset(uri: str, s3: S3Settings, what: str, partitioning: str | None = "hive"):
-    """The Parquet dataset under ``uri``; ValueError naming ``what`` when there is none."""
+def open_dataset(uri: str, s3: S3Settings, what: str, hive: bool = True):
+    """The Parquet dataset under ``uri`` (``hive``: its ``language=<code>`` directories read as the dictionary the
+    files' own ``language`` column is, :data:`~pipeline.writing.output.PARTITION_TYPE`); ValueError naming ``what``
+    when there is none."""
     # pyarrow.dataset imports pandas: only a run that builds index statistics pays for it
     import pyarrow.dataset as ds
 
     fs, root = filesystem_for(uri, s3)
     try:
-        return ds.dataset(root, filesystem=fs, format="parquet", partitioning=partitioning,
+        return ds.dataset(root, filesystem=fs, format="parquet",
+                          partitioning=ds.HivePartitioning.discover(infer_dictionary=True) if hive else None,
                           exclude_invalid_files=True)
     except (FileNotFoundError, pa.ArrowInvalid) as exc:
         raise ValueError(f"no {what} under {uri}: {exc}") from None
@@ -156,7 +159,7 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
     have left pages out, left out a key below the sample's largest)."""
     import pyarrow.compute as pc
 
-    dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", partitioning=None)
+    dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", hive=False)
     # the record ids first: the texts are read for the chosen pages only (the driver holds no more of them)
     ids = dataset.to_table(columns=["warc_record_id", "split_id"]).to_pydict()
     if not ids["warc_record_id"]:

@@ -134,8 +134,23 @@ CORPUS_STATE_DIR = "_corpus"
 INDEX_STATE_DIR = "_index"
 
 
+PARTITION_COLUMN = "language"  # the hive directory of every dataset, and a column inside each of its files
+# Its type inside the files: Parquet strings, with Arrow's schema saying "dictionary", the type pyarrow (and so
+# pandas.read_parquet) gives a hive directory's value, so that reading the directory merges the two.
+PARTITION_TYPE = pa.dictionary(pa.int32(), pa.string())
+
+
+def with_partition_column(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the ``language`` column added last (when it has none): a file read on its own, by a reader
+    that does not parse hive directories (Hugging Face ``datasets``, ``pq.read_table`` of one file), keeps it."""
+    if PARTITION_COLUMN in schema.names:
+        return schema
+    return schema.append(pa.field(PARTITION_COLUMN, PARTITION_TYPE))
+
+
 class SplitWriter:
-    """Writes one split's rows as ``<dataset>/language=<code>/part-<split_id>.parquet``, committed at the end.
+    """Writes one split's rows as ``<dataset>/language=<code>/part-<split_id>.parquet``, committed at the end; each
+    file also holds its language as the column ``language`` (:func:`with_partition_column`).
 
     ``dataset`` is the dataset's folder under the target (``""`` for the target itself).
     """
@@ -145,7 +160,7 @@ class SplitWriter:
         self.target = target
         self.dataset = dataset
         self.split_id = split_id
-        self.schema = schema
+        self.schema = with_partition_column(schema)
         self.compression = None if compression == "none" else compression
         self.tmp_dir = target.path(f"_tmp/{split_id}")
         self._buffers: dict[str, list[dict]] = {}
@@ -158,7 +173,7 @@ class SplitWriter:
 
     def add(self, language: str, row: dict) -> None:
         buffer = self._buffers.setdefault(language, [])
-        buffer.append(row)
+        buffer.append({**row, PARTITION_COLUMN: language})
         if len(buffer) >= ROW_GROUP_ROWS:
             self._flush(language)
 

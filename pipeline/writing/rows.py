@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from typing import Iterator
 
 import pyarrow as pa
@@ -19,8 +21,11 @@ def _schema(**fields: pa.DataType) -> pa.Schema:
     return pa.schema(list(fields.items()))
 
 
+# WARC-Date as a UTC timestamp (microseconds, Parquet's TIMESTAMP(isAdjustedToUTC)); null when unparseable.
+WARC_DATE_TYPE = pa.timestamp("us", tz="UTC")
+
 PAGE_SCHEMA = _schema(
-    warc_record_id=pa.string(), url=pa.string(), warc_date=pa.string(), warc_filename=pa.string(),
+    warc_record_id=pa.string(), url=pa.string(), warc_date=WARC_DATE_TYPE, warc_filename=pa.string(),
     language_score=pa.float32(), text=pa.string(), comments=pa.string(), n_sentences=pa.int32(), n_sentences_kept=pa.int32(),
     perplexity_median=pa.float32(), extractor=pa.string(), fallback_reason=pa.string(), page_type=pa.string(),
     html_bytes=pa.int64(), text_bytes_raw=pa.int64(), text_bytes_clean=pa.int64())
@@ -55,6 +60,29 @@ class VisibleText:
         return {"warc_record_id": cleaned.page.record_id, "text": text}
 
 
+# ClueWeb09's WARC/0.18 writes the day of the year where the day of the month goes: 2008-10-294T05:21:46-0700.
+_DAY_OF_YEAR = re.compile(r"(\d{4})-\d{2}-(\d{3})(T.*)")
+
+
+def warc_timestamp(value: str) -> dt.datetime | None:
+    """A record's WARC-Date as an aware UTC datetime: ISO 8601 (``2024-05-20T09:00:37Z``, WARC/1.1's fractional
+    seconds, an offset), an ARC file's 14 digits (``20080430204825``) or ClueWeb09's day of the year
+    (:data:`_DAY_OF_YEAR`); None when it is none of them."""
+    value = value.strip()
+    try:
+        if len(value) == 14 and value.isdigit():
+            return dt.datetime.strptime(value, "%Y%m%d%H%M%S").replace(tzinfo=dt.timezone.utc)
+        quirk = _DAY_OF_YEAR.fullmatch(value)
+        if quirk:
+            year, day, rest = quirk.groups()
+            day_of_year = dt.date(int(year), 1, 1) + dt.timedelta(days=int(day) - 1)
+            value = f"{day_of_year.isoformat()}{rest}"
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=dt.timezone.utc) if parsed.tzinfo is None else parsed.astimezone(dt.timezone.utc)
+
+
 def page_row(cleaned: Document, shard: str) -> dict:
     scores = [s.perplexity for s in cleaned.sentences if s.perplexity is not None]
     text = cleaned.clean_text
@@ -62,7 +90,7 @@ def page_row(cleaned: Document, shard: str) -> dict:
     return {
         "warc_record_id": cleaned.page.record_id,
         "url": cleaned.page.url,
-        "warc_date": cleaned.page.warc_date,
+        "warc_date": warc_timestamp(cleaned.page.warc_date),
         "warc_filename": shard,
         "language_score": cleaned.language.score if cleaned.language else 0.0,
         "text": text,
