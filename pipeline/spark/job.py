@@ -42,6 +42,7 @@ log = logging.getLogger("warcplex")
 # Exit statuses of `warcplex run` and `warcplex nightly` (README, "Exit statuses").
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_FAILED_SHARDS = 0, 1, 2, 3
 USER_ERRORS = (ConfigError, InputError, OutputError)
+FAILED_SHARDS_NAMED = 20  # the shards summary.txt names when some could not be read (all are in stats.json)
 
 
 class JobExtension:
@@ -431,8 +432,11 @@ def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ())
     if failed:
         lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "
                      "run retries them (exit status 3):")
-        lines += [f"    {uri}: {error}" for uri, error in sorted(stats.get("file_errors", {}).items())
-                  if error.startswith("not read")][:5]
+        unread = [(uri, error) for uri, error in sorted(stats.get("file_errors", {}).items())
+                  if error.startswith("not read")]
+        lines += [f"    {uri}: {error}" for uri, error in unread[:FAILED_SHARDS_NAMED]]
+        if len(unread) > FAILED_SHARDS_NAMED:
+            lines.append(f"    and {len(unread) - FAILED_SHARDS_NAMED} more (stats.json file_errors)")
     if len(stats.get("file_errors", {})) > failed:
         lines.append(f"  unreadable parts of {len(stats['file_errors']) - failed} file(s), "
                      "see stats.json file_errors")
