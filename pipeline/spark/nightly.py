@@ -28,8 +28,9 @@ from pipeline.reading.reader import plan_splits
 from pipeline.reading.shards import Shard
 from pipeline.reading.sources import resolve_shards
 from pipeline.redact import redact_text
-from pipeline.spark.job import (EXIT_FAILED, EXIT_FAILED_SHARDS, EXIT_OK, EXIT_USAGE, USER_ERRORS, CleanWarcJob, exit_status,
-                                setup_logging)
+from pipeline.spark.exits import (EXIT_FAILED, EXIT_FAILED_SHARDS, EXIT_OK, EXIT_USAGE, USER_ERRORS, exit_status,
+                                  setup_logging)
+from pipeline.spark.job import CleanWarcJob
 from pipeline.usage import UsageError
 from pipeline.writing.output import OutputTarget
 
