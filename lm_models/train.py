@@ -459,6 +459,15 @@ def _web_ratio(lang: str) -> float | None:
     return statistics.median(ratios) if ratios else None
 
 
+def web_percentiles(c: dict) -> dict[int, float] | None:
+    """The per-sentence perplexity percentiles of the truth text of dev bench pages in this language, or None
+    with fewer than MIN_DEV_SENTENCES sentences (percentile mode then treats the language as unscored)."""
+    w = webeval_for(c)
+    if not w or w["dev_truth_sentences"]["sentences"] < MIN_DEV_SENTENCES:
+        return None
+    return {int(k[1:]): v for k, v in w["dev_truth_sentences"].items() if k.startswith("p")}
+
+
 def provisional(c: dict) -> tuple[float, dict, dict | None]:
     """(threshold, provenance, percentiles) for a model no one has calibrated yet."""
     w = webeval_for(c)
@@ -501,11 +510,11 @@ def registry(langs: list[str]) -> None:
         entry["path"] = c["path"]
         entry["sha256"] = c["sha256"]
         if not calibrated:
-            entry["threshold"], entry["provisional"], pct = provisional(c)
-            if pct:
-                entry["percentiles"] = pct
-            else:
-                entry.pop("percentiles", None)
+            entry["threshold"], entry["provisional"], _ = provisional(c)
+            entry.pop("percentiles", None)
+        pct = web_percentiles(c)  # percentile mode's thresholds, unless calibration set them from its own pages
+        if pct and "percentiles" not in entry:
+            entry["percentiles"] = pct
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(REGISTRY_HEADER + yaml.safe_dump(tree, sort_keys=True, allow_unicode=True),
                    encoding="utf-8")

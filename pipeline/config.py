@@ -228,7 +228,8 @@ class OutputSettings(_Section):
 
 class IndexSettings(_Section):
     """Real full-text index sizes (tantivy) of a sample of the run's pages along the cleaning chain, and the search
-    side of seed 002 (Tables 4-5)."""
+    side: query time, CO2 per million queries and the queries after which cleaning pays for its own CO2 (what the
+    PyPlexity paper measured on its collection)."""
 
     # After every run, build real tantivy full-text indexes of the same sampled pages at each link
     # of the cleaning chain (all visible text, main content, filtered, each corpus stage) and
@@ -256,7 +257,8 @@ class IndexSettings(_Section):
 
 
 class CarbonSettings(_Section):
-    """The CO2 and cost estimate (seed 002, eq. 9: kg CO2 = CPU-hours x TDP (W) x C_e (kg/kWh) / 1000 x PUE)."""
+    """The CO2 and cost estimate, by the PyPlexity paper's formula with PUE: kg CO2 = CPU-hours x TDP (W) x C_e
+    (kg/kWh) / 1000 x PUE."""
 
     # C_e, the grid's carbon intensity in kg CO2 per kWh (the paper's value).
     grid_intensity_kg_per_kwh: float = Field(default=0.341, gt=0)

@@ -30,6 +30,18 @@ class RegistryEntry:
     threshold: float | None = None
     percentiles: dict[str, float] = field(default_factory=dict)
 
+    def scores_under(self, settings: PerplexitySettings) -> bool:
+        """True when a run with ``settings`` has a threshold for this language (:meth:`threshold_for` answers).
+
+        A language without one, such as a language with no percentiles in percentile mode, is treated as a
+        language without a model (``perplexity.unknown_language``); :func:`unscored_languages` names them.
+        """
+        if settings.threshold is not None:
+            return True
+        if settings.threshold_mode == "percentile":
+            return str(settings.percentile) in self.percentiles
+        return self.threshold is not None
+
     def threshold_for(self, settings: PerplexitySettings) -> float:
         """The threshold a run with ``settings`` uses: the global override, a percentile, or the registry's."""
         if settings.threshold is not None:
@@ -82,3 +94,19 @@ def load_registry(path: str) -> dict[str, RegistryEntry]:
         return result
 
     return models.cached("registry", path, load)
+
+
+def unscored_languages(settings: PerplexitySettings) -> list[str]:
+    """The registry's languages a run with ``settings`` cannot score (no threshold for its mode), sorted."""
+    return sorted(lang for lang, entry in load_registry(settings.registry).items()
+                  if not entry.scores_under(settings))
+
+
+def unscored_message(settings: PerplexitySettings, languages: list[str]) -> str:
+    """One line for the user: which languages go unscored, what happens to their pages, how to score them."""
+    what = (f"no percentiles.{settings.percentile}" if settings.threshold_mode == "percentile"
+            else "no threshold")
+    fate = "are dropped" if settings.unknown_language == "drop" else "pass unscored"
+    return (f"warcplex: warning: {settings.registry}: {', '.join(languages)} {'has' if len(languages) == 1 else 'have'} "
+            f"{what}; their pages {fate} (perplexity.unknown_language). To score them, run "
+            f"`warcplex calibrate --data DIR --write` on pages of those languages (docs/models.md)")

@@ -12,7 +12,7 @@ snippet F of the multilingual snippet set and pages per CPU second; then ROUGE-5
 per page type (the set's, and the one warcplex's default run wrote) and per language; once on every page and once on the held-out pages only (the
 block classifier's fixed split, :func:`benchpages.is_heldout`, never fitted on).
 Runs come in pairs with and without the perplexity filter (the default cascade, and the
-``conf/pyplexity.yaml`` preset: all visible text cleaned by the filter alone); for each pair the
+``conf/all-text.yaml`` preset: all visible text cleaned by the filter alone); for each pair the
 filter's effect is printed by language: the share of boilerplate tokens it removed and of main
 tokens it kept (:func:`filter_effect`).
 
@@ -44,12 +44,12 @@ WARCPLEX_RUNS = [
     ("warcplex default cascade +filter", []),
     ("warcplex primary [blocks] +filter", ["extract.cascade=[blocks]"]),
     ("warcplex default cascade, no filter", ["perplexity.enabled=false"]),
-    ("warcplex pyplexity preset (all text +filter)", ["config=conf/pyplexity.yaml"]),
-    ("warcplex pyplexity preset, no filter", ["config=conf/pyplexity.yaml", "perplexity.enabled=false"]),
+    ("warcplex all-text preset +filter", ["config=conf/all-text.yaml"]),
+    ("warcplex all-text preset, no filter", ["config=conf/all-text.yaml", "perplexity.enabled=false"]),
 ]
 # (with the filter, without it): runs whose difference is the filter's effect (filter_effect)
 FILTER_PAIRS = [("warcplex default cascade +filter", "warcplex default cascade, no filter"),
-                ("warcplex pyplexity preset (all text +filter)", "warcplex pyplexity preset, no filter")]
+                ("warcplex all-text preset +filter", "warcplex all-text preset, no filter")]
 SETS = ("data", "data-wcxb", "data-ml")
 METRICS = ("rouge5_f", "rouge1_p", "rouge1_r", "rouge1_f")
 # jusText stoplists by language code (English elsewhere in the README's peer table); pages of

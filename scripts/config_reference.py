@@ -37,7 +37,7 @@ from pipeline.config import PROJECT_ROOT, Settings
 
 OUTPUT = PROJECT_ROOT / "docs" / "configuration.md"
 COMMAND = "python scripts/config_reference.py"
-PRESETS = ("local", "cluster", "nightly", "pyplexity")  # conf/<name>.yaml, described in the guide
+PRESETS = ("local", "cluster", "nightly", "all-text")  # conf/<name>.yaml, described in the guide
 
 
 class UndocumentedError(ValueError):

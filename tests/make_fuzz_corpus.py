@@ -9,7 +9,8 @@ members, garbage between members, wrong Content-Length, missing or duplicated WA
 HTTP headers without a body, binary payloads labelled text/html, deeply nested HTML, lying
 charsets, empty and non-WARC files, HTTP-coded bodies and charset traps, a gzipped WARC as a
 record's payload, real pages whose bytes lie about their charset (a Cyrillic page in cp1251
-labelled Latin-1, CESU-8 surrogates), plus one 50 MB page (stored compressed). ``manifest.json``
+labelled Latin-1, CESU-8 surrogates, character references and surrogate bytes that name no character,
+Latin-1 bytes in WARC headers), plus one 50 MB page (stored compressed). ``manifest.json``
 lists every file with its damage and ``intact``: how many of its records were written
 undamaged and must be read back.
 """
@@ -417,7 +418,11 @@ def real_page_traps(corpus: "Corpus") -> dict[str, tuple[Record, str, str | None
     its bytes as they are and both its HTTP header and its meta saying Latin-1 (without such a page: the
     UTF-8 page with most Cyrillic or Greek letters written in cp1251 or cp1253); ``cesu8``: a mostly-ASCII
     real page with an emoji written as a CESU-8 surrogate pair after every paragraph and one lone surrogate
-    (more invalid UTF-8 sequences than valid ones: it read as cp1252 before)."""
+    (more invalid UTF-8 sequences than valid ones: it read as cp1252 before). The bad-bytes cases
+    (:data:`BAD_BYTES`), each on the same real page, after every paragraph's last word: a character reference
+    to NUL (``reference_nul``), to a surrogate (``reference_surrogate``), past U+10FFFF
+    (``reference_out_of_range``), and lone surrogates written as bytes (``surrogate_bytes``); their word is
+    that last word, which must come out whole, without U+FFFD."""
     from pipeline.reading.decode import decode
 
     pages = []
@@ -452,7 +457,17 @@ def real_page_traps(corpus: "Corpus") -> dict[str, tuple[Record, str, str | None
         body = _cesu8(decoded.text.replace("</p>", f" {emoji}</p>")).replace(b"</body>", b"\xed\xb0\x80</body>", 1)
         url = "http://fuzz.example/real/cesu8"
         traps["cesu8"] = (_with_block(record, url, head + body), url, emoji)
+        word = re.findall(r"(\w{3,})[.:!?]?</p>", decoded.text)[0]
+        for name, bad in BAD_BYTES.items():
+            url = f"http://fuzz.example/real/{name}"
+            body = decoded.text.encode("utf-8").replace(b"</p>", bad + b"</p>")
+            traps[name] = (_with_block(record, url, head + body), url, word)
     return traps
+
+
+# What names no character, written after a paragraph: name -> bytes (HTML would read each as U+FFFD).
+BAD_BYTES = {"reference_nul": b"&#0;", "reference_surrogate": b"&#xD800;&#56320;",
+             "reference_out_of_range": b"&#x110000;&#99999999999;", "surrogate_bytes": b"\xed\xa0\x80 \xed\xbf\xbf"}
 
 
 def _with_block(record: Record, url: str, block: bytes) -> Record:
@@ -464,12 +479,13 @@ def _with_block(record: Record, url: str, block: bytes) -> Record:
 
 
 def damaged_headers(corpus: "Corpus") -> tuple[list[Record], dict[str, list[str]]]:
-    """Three real HTML responses with damaged WARC headers, among two intact ones: a lower-case version line and a
-    Latin-1 byte in the target URI (FastWARC rejects the first and reads U+FFFD for the second; warcio reads
-    both), and a version line of WARC/2.0 (neither reads it: counted). Returns the records and the URLs of the
-    pages that must come out (``recovered``) and of the one that must be counted (``rejected``)."""
+    """Four real HTML responses with damaged WARC headers, among two intact ones: a lower-case version line, a
+    Latin-1 byte in the target URI and one in the record id (FastWARC rejects the first and reads U+FFFD for the
+    others; warcio reads all three), and a version line of WARC/2.0 (neither reads it: counted). Returns the
+    records and the URLs of the pages that must come out (``recovered``) and of the one that must be counted
+    (``rejected``)."""
     pages = sorted((p for p in corpus.pages if _split_http(p) is not None), key=lambda p: p.header(b"WARC-Target-URI"))
-    chosen = pages[:5]
+    chosen = pages[:6]
 
     def renamed(record: Record, url: str, version: bytes = b"WARC/1.0") -> Record:
         moved = _with_block(record, url, record.block)
@@ -479,8 +495,11 @@ def damaged_headers(corpus: "Corpus") -> tuple[list[Record], dict[str, list[str]
     lower = renamed(chosen[1], "http://fuzz.example/real/lower-case-version", b"warc/1.0")
     future = renamed(chosen[2], "http://fuzz.example/real/version-2", b"WARC/2.0")
     latin1 = renamed(chosen[3], "http://fuzz.example/real/stra\xdfe")
-    return [chosen[0], lower, future, latin1, chosen[4]], {
-        "recovered": ["http://fuzz.example/real/lower-case-version", "http://fuzz.example/real/stra\xdfe"],
+    latin1_id = renamed(chosen[5], "http://fuzz.example/real/latin1-record-id")
+    latin1_id.headers = [(k, v[:-1] + b"\xe9>" if k.lower() == b"warc-record-id" else v) for k, v in latin1_id.headers]
+    return [chosen[0], lower, future, latin1, latin1_id, chosen[4]], {
+        "recovered": ["http://fuzz.example/real/lower-case-version", "http://fuzz.example/real/stra\xdfe",
+                      "http://fuzz.example/real/latin1-record-id"],
         "rejected": ["http://fuzz.example/real/version-2"]}
 
 

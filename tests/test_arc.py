@@ -14,6 +14,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import real_warc
+from test_s3 import s3_server  # noqa: F401 (the moto S3 server fixture)
 from make_arc import arc_bytes, responses, warc_bytes
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
@@ -159,6 +160,61 @@ def test_warcio_reads_what_fastwarc_rejects_and_counts_what_neither_reads(pages_
     assert items[6].url + "/straße" in urls  # the Latin-1 byte read as Latin-1, not U+FFFD
     intact = {items[i].url for i in (0, 1, 3, 5, 7)}
     assert intact <= set(urls) and len(urls) == len(set(urls))
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_a_first_record_fastwarc_rejects_is_read_by_warcio_or_counted(pages_dir, tmp_path, gzipped):
+    """The record where reading begins, with a version line FastWARC rejects: warcio reads a lower-case one,
+    a WARC/2.0 one is counted with its file named; in an uncompressed file both were lost without a count."""
+    out_dir, items = pages_dir
+    records = _records_of(out_dir / "pages.warc.gz")[:3]
+    for version, recovered in ((b"warc/1.0", True), (b"WARC/2.0", False)):
+        first = records[0].replace(b"WARC/1.0\r\n", version + b"\r\n", 1)
+        path = tmp_path / f"first-{version[-3:].decode()}.warc{'.gz' if gzipped else ''}"
+        path.write_bytes(b"".join(gzip.compress(r, mtime=0) if gzipped else r for r in [first, *records[1:]]))
+        pages, stats = read_all(path)
+        assert [p.url for p in pages] == [item.url for item in items[:3]][0 if recovered else 1:], version
+        key = "recovered" if recovered else "rejected"
+        assert stats.counts[f"read_errors.{key}.version_line"] == 1, version
+        assert (str(path) in stats.file_errors) is not recovered
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_bytes_that_are_not_utf8_in_a_record_id_or_date_are_read_as_latin1(pages_dir, tmp_path, gzipped):
+    """Real records with a Latin-1 byte in the WARC-Record-ID and in the WARC-Date: FastWARC reads U+FFFD there,
+    warcio reads the bytes as Latin-1; both records come out, each counted as recovered, none holds U+FFFD."""
+    out_dir, items = pages_dir
+    records = _records_of(out_dir / "pages.warc.gz")[:4]
+    record_id = records[1].split(b"WARC-Record-ID: ", 1)[1].split(b"\r\n", 1)[0]
+    date = records[2].split(b"WARC-Date: ", 1)[1].split(b"\r\n", 1)[0]
+    damaged = [records[0], records[1].replace(record_id, record_id[:-1] + b"\xe9>", 1),
+               records[2].replace(b"WARC-Date: " + date, b"WARC-Date: " + date[:-1] + b"\xb7Z", 1), records[3]]
+    path = tmp_path / ("ids.warc.gz" if gzipped else "ids.warc")
+    path.write_bytes(b"".join(gzip.compress(r, mtime=0) if gzipped else r for r in damaged))
+    pages, stats = read_all(path)
+    assert [p.url for p in pages] == [item.url for item in items[:4]]
+    assert stats.counts["read_errors.recovered.header_bytes"] == 2 and "read_errors.header_bytes" not in stats.counts
+    assert pages[1].record_id == record_id[:-1].decode() + "\xe9>" and pages[2].warc_date == date[:-1].decode() + "\xb7Z"
+    assert not any("\ufffd" in p.record_id + p.url + p.warc_date for p in pages)
+
+
+@pytest.mark.s3
+def test_a_remote_record_with_bytes_that_are_not_utf8_in_its_header_is_kept_and_counted(pages_dir, s3_server):
+    """From S3, FastWARC alone reads (no warcio re-read by offset): the record whose record id holds a Latin-1
+    byte comes out as FastWARC read it and is counted (``read_errors.header_bytes``), the others untouched."""
+    from test_s3 import BUCKET_IN
+
+    out_dir, items = pages_dir
+    records = _records_of(out_dir / "pages.warc.gz")[:3]
+    record_id = records[1].split(b"WARC-Record-ID: ", 1)[1].split(b"\r\n", 1)[0]
+    damaged = [records[0], records[1].replace(record_id, record_id[:-1] + b"\xe9>", 1), records[2]]
+    endpoint, client, _ = s3_server
+    client.put_object(Bucket=BUCKET_IN, Key="damaged/ids.warc.gz", Body=b"".join(gzip.compress(r, mtime=0) for r in damaged))
+    settings = load_settings(None, [f"s3.endpoint_url={endpoint}"])
+    pages, stats = read_all(f"s3://{BUCKET_IN}/damaged/ids.warc.gz", settings)
+    assert [p.url for p in pages] == [item.url for item in items[:3]]
+    assert stats.counts["read_errors.header_bytes"] == 1 and "read_errors.recovered.header_bytes" not in stats.counts
+    assert "\ufffd" in pages[1].record_id and "\ufffd" not in pages[0].record_id + pages[2].record_id
 
 
 def test_strictness_changes_nothing_on_real_warcs():

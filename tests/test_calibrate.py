@@ -132,3 +132,36 @@ def test_calibrate_rejects_a_folder_without_manifest(tmp_path, capsys):
     assert cli_main(["calibrate", "--data", str(tmp_path)]) == 2
     assert "manifest.jsonl not found" in capsys.readouterr().err
 
+
+
+@pytest.mark.slow
+def test_calibrate_reads_the_layout_docs_thresholds_md_documents(tmp_path, registry_copy):
+    """A folder written exactly as docs/thresholds.md describes it (a manifest with only id, dataset and
+    truth_type; pages/<id>.html.gz and truth/<id>.txt or .json under the dataset's folder) calibrates: real
+    bench pages copied into it, under a dataset name of one's own, with one snippet page and one row whose
+    files are missing (skipped)."""
+    import shutil
+
+    data = bench_file("data")
+    manifest = [json.loads(line) for line in (data / "manifest.jsonl").read_text().splitlines()]
+    fulltext = [r for r in manifest if r["dataset"] == "cleaneval" and r["lang"] == "en"][:12]
+    snippet = next(r for r in manifest if r["truth_type"] == "snippets" and r["lang"] == "en")
+    mine = tmp_path / "mine"
+    rows = []
+    for i, row in enumerate([*fulltext, snippet]):
+        page_id, suffix = f"page-{i:03d}", ".json" if row["truth_type"] == "snippets" else ".txt"
+        (mine / "mysite" / "pages").mkdir(parents=True, exist_ok=True)
+        (mine / "mysite" / "truth").mkdir(parents=True, exist_ok=True)
+        shutil.copy(data / row["dataset"] / "pages" / f"{row['id']}.html.gz", mine / "mysite" / "pages" / f"{page_id}.html.gz")
+        shutil.copy(data / row["dataset"] / "truth" / f"{row['id']}{suffix}", mine / "mysite" / "truth" / f"{page_id}{suffix}")
+        rows.append({"id": page_id, "dataset": "mysite", "truth_type": row["truth_type"]})
+    rows.append({"id": "page-missing", "dataset": "mysite", "truth_type": "fulltext"})
+    (mine / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert len(load_pages(mine, None)) == len(fulltext) + 1
+    out = tmp_path / "cal"
+    status = cli_main(["calibrate", "--data", str(mine), "--extractor", "conservative", "--registry", str(registry_copy),
+                       "--out", str(out), "--min-pages", "5", "--processes", "1", "--objective", "corpus"])
+    assert status == 0
+    result = json.loads((out / "calibration.json").read_text())["languages"]["en"]
+    assert result["pages"] == len(fulltext)  # the full-text pages decide; the snippet page is read, not needed
+    assert result["threshold"] in [t for t, _ in result["curve"]] and result["percentiles"]

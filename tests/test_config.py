@@ -96,5 +96,5 @@ def test_presets_are_found_by_name_or_project_path_from_any_directory(tmp_path, 
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "local.yaml").write_text("spark:\n  app_name: mine\n")  # a file given is that file
     assert load_settings("conf/local.yaml").spark.app_name == "mine"
-    with pytest.raises(ConfigError, match=r"cannot read config nosuch: .*shipped presets: cluster, local, nightly"):
+    with pytest.raises(ConfigError, match=r"cannot read config nosuch: .*shipped presets: all-text, cluster, local, nightly"):
         load_settings("nosuch")

@@ -62,11 +62,11 @@ def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
     assert "sentences unscored" in html and "none (unscored)" in html
 
 
-def test_the_pyplexity_preset_filters_all_text_and_reports_what_it_removed_per_language(tmp_path):
-    """conf/pyplexity.yaml: all visible text (the conservative stage, alone) judged by the filter; stats,
+def test_the_all_text_preset_filters_all_text_and_reports_what_it_removed_per_language(tmp_path):
+    """conf/all-text.yaml: all visible text (the conservative stage, alone) judged by the filter; stats,
     summary and report say per language how many sentences and LM tokens it removed."""
     path = real_warc("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
-    settings = load_settings(ROOT / "conf" / "pyplexity.yaml", ["index.enabled=false"])
+    settings = load_settings(ROOT / "conf" / "all-text.yaml", ["index.enabled=false"])
     assert settings.extract.cascade == ["conservative"]
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
     stats = CleanWarcJob().merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])

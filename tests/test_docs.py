@@ -36,7 +36,7 @@ def load_script(name: str):
 
 
 def documents():
-    return [README, *sorted(DOCS.glob("*.md")), LM_MODELS / "README.md"]
+    return [README, *sorted(DOCS.rglob("*.md")), LM_MODELS / "README.md"]
 
 
 def test_readme_is_for_users_and_under_the_limit():
@@ -44,6 +44,19 @@ def test_readme_is_for_users_and_under_the_limit():
     assert len(README.read_bytes()) < README_LIMIT
     assert "make run" in text and "make test" in text
     assert not re.search(r"\bcommit [0-9a-f]{7,}\b", text), "no history in the README: commit hashes go in commit messages"
+
+
+# Lab shorthand a user cannot look up: the source papers by their file number, their equations and tables, a
+# thesis's acronym. User documents name a paper as the README's references do; research logs may use them.
+LAB_SHORTHAND = re.compile(r"\bseeds? 00\d|\b[Ee]q\. ?\d|\bTables? \d|\bMCE\b")
+
+
+@pytest.mark.parametrize("document", [p for p in documents() if "research" not in p.parts],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_user_documents_speak_plain_words(document):
+    found = [line.strip()[:120] for line in document.read_text(encoding="utf-8").splitlines()
+             if LAB_SHORTHAND.search(line)]
+    assert found == [], "name the paper (README.md#references) or say it in plain words"
 
 
 def test_configuration_reference_is_current():

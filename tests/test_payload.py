@@ -154,14 +154,13 @@ def test_utf16_without_bom_is_text(codec):
     assert decode_html(html, None) == PAGE.decode().replace("utf-8", "utf-16")
 
 
-def test_nul_and_surrogate_bytes_neither_garble_nor_shrink():
+def test_nul_and_surrogate_bytes_are_removed_and_garble_nothing():
     nul = PAGE.replace(b"Absatz 3.", b"Absatz\x00 3.")
-    assert decode_html(nul) == PAGE.decode().replace("Absatz 3.", "Absatz 3.")
+    assert decode_html(nul) == PAGE.decode()
     surrogate = PAGE.replace(b"Absatz 5.", b"Absatz \xed\xa0\x80 5.")  # UTF-8 of a lone surrogate
     text = decode_html(surrogate)
-    assert GERMAN in text and "Absatz 39." in text and "Ã" not in text
+    assert GERMAN in text and "Absatz 39." in text and "Ã" not in text and "\ufffd" not in text
     text.encode("utf-8")  # no lone surrogate survives
-    assert len(text) >= len(PAGE.decode())
 
 
 CHARSET_CASES = {
@@ -266,21 +265,28 @@ def latin1_letters(text: str) -> int:
 def test_real_pages_whose_bytes_lie_are_read_as_what_they_are(tmp_path):
     """Real crawl pages (the fuzz corpus's traps): a cp1251 page whose HTTP header and meta both say Latin-1
     came out as "Î êîìïàíèè - Ñòðàòåãèÿ" and was identified as another language; a UTF-8 page with emoji in
-    CESU-8 came out as cp1252 ("í ½í¸€" for each). Now: the page's own alphabet, the emoji, one U+FFFD for
-    the lone surrogate, each counted."""
+    CESU-8 came out as cp1252 ("í ½í¸€" for each). Now: the page's own alphabet, the emoji, the lone
+    surrogate removed, each counted. The bad-bytes traps (character references to NUL, to surrogates, past
+    U+10FFFF, lone surrogate bytes after every paragraph of a real page) gave a U+FFFD for each: now the
+    page's text exactly, each removed character counted under its reason."""
     import random
 
     from pipeline.reading.decode import reads_as_mojibake
 
     records = make_fuzz_corpus.load_records(make_fuzz_corpus.DEFAULT_SEEDS)  # the real WARCs in tests/data
     traps = make_fuzz_corpus.real_page_traps(make_fuzz_corpus.Corpus(records, random.Random(1)))
-    assert set(traps) == {"code_page_as_latin1", "cesu8"}
+    assert set(traps) == {"code_page_as_latin1", "cesu8", *make_fuzz_corpus.BAD_BYTES}
+    record = next(r for r in make_fuzz_corpus.responses(records)
+                  if r.header(b"WARC-Target-URI") == b"<https://soldaini.net/lineage/>")
+    clean_url = "http://fuzz.example/real/clean"  # the bad-bytes traps' real page as it is
     path = tmp_path / "traps.warc.gz"
-    path.write_bytes(b"".join(make_fuzz_corpus.member(record.to_bytes()) for record, _, _ in traps.values()))
+    path.write_bytes(b"".join(make_fuzz_corpus.member(record.to_bytes()) for record, _, _ in traps.values())
+                     + make_fuzz_corpus.member(make_fuzz_corpus._with_block(record, clean_url, record.block).to_bytes()))
     stats = run_split(Split(str(path), 0, 1), load_settings(None, ["index.enabled=false"]), str(tmp_path / "out"))
-    assert stats["outcome"]["kept"] == 2
-    assert stats["stage"]["decode"]["relabelled"] == stats["stage"]["decode"]["cesu8"] == 1
-    assert stats["stage"]["decode"]["relabelled_to"] == {"cp1251": 1}
+    assert stats["outcome"]["kept"] == len(traps) + 1
+    decoded = stats["stage"]["decode"]
+    assert decoded["relabelled"] == decoded["cesu8"] == 1
+    assert decoded["relabelled_to"] == {"cp1251": 1}
     rows = {r["url"]: r for r in ds.dataset(tmp_path / "out" / DATASET_DIR, format="parquet",
                                             partitioning="hive").to_table().to_pylist()}
     for name, (_, url, word) in traps.items():
@@ -289,19 +295,45 @@ def test_real_pages_whose_bytes_lie_are_read_as_what_they_are(tmp_path):
         assert word in text if word else alphabet_letters(text) >= 100 and not latin1_letters(text), name
     assert rows[traps["code_page_as_latin1"][1]]["language"] == "ru"
     cesu = rows[traps["cesu8"][1]]["text"]
-    assert cesu.count("\U0001F600") >= 5 and "\ufffd" not in cesu.replace("\ufffd", "", 1)
+    assert cesu.count("\U0001F600") >= 5 and "\ufffd" not in cesu
+    paragraphs = record.block.count(b"</p>")
+    for name in make_fuzz_corpus.BAD_BYTES:
+        assert rows[traps[name][1]]["text"] == rows[clean_url]["text"], name
+    # per paragraph: one reference to NUL, two to surrogates, two past U+10FFFF; two lone surrogates (and the
+    # CESU-8 trap's one)
+    assert decoded["removed"] == {"reference": 5 * paragraphs, "surrogate": 2 * paragraphs + 1}
+    assert decoded["pages_with_removed"] == len(make_fuzz_corpus.BAD_BYTES) + 1
 
 
-def test_cesu8_pairs_are_their_characters_and_a_lone_surrogate_one_replacement():
+def test_cesu8_pairs_are_their_characters_and_a_lone_surrogate_is_removed():
     from pipeline.reading.decode import decode
 
     pair = make_fuzz_corpus._cesu8("\U0001F600")
     assert pair == b"\xed\xa0\xbd\xed\xb8\x80"
     mostly_ascii = b"<p>Caf\xc3\xa9 " + pair + b" and " + pair + b" then \xed\xb0\x80 end</p>"
     decoded = decode(mostly_ascii, "iso-8859-1")
-    assert decoded.text == "<p>Café \U0001F600 and \U0001F600 then \ufffd end</p>" and decoded.note == "cesu8"
-    # many valid multi-byte characters around a lone surrogate: one replacement character, not three
-    assert decode(PAGE.replace(b"Absatz 5.", b"Absatz \xed\xa0\x80 5.")).text.count("\ufffd") == 1
+    assert decoded.text == "<p>Café \U0001F600 and \U0001F600 then  end</p>" and decoded.note == "cesu8"
+    assert decoded.removed == {"surrogate": 1}
+    # many valid multi-byte characters around a lone surrogate (WTF-8): removed, not three replacement characters
+    decoded = decode(PAGE.replace(b"Absatz 5.", b"Absatz \xed\xa0\x80 5."))
+    assert decoded.text == PAGE.decode().replace("Absatz 5.", "Absatz  5.")
+    assert decoded.removed == {"surrogate": 1} and decoded.note is None
+
+
+@pytest.mark.parametrize("reference, removed", [
+    ("&#0;", 1), ("&#x0000;", 1), ("&#0", 1), ("&#xD800;", 1), ("&#xdfff;", 1), ("&#55296;", 1), ("&#57343;", 1),
+    ("&#x110000;", 1), ("&#1114112;", 1), ("&#99999999999;", 1), ("&#X0", 1),
+    ("&#x10FFFF;", 0), ("&#1114111;", 0), ("&#xE000;", 0), ("&#57344;", 0), ("&#55295;", 0), ("&#x01F600;", 0),
+    ("&#x0041;", 0), ("&#39;", 0), ("&#26085;", 0), ("&#x;", 0), ("&#;", 0), ("&amp;#0;", 0)])
+def test_references_that_name_no_character_are_removed_and_counted(reference, removed):
+    """HTML reads a reference to NUL, to a surrogate or past U+10FFFF as U+FFFD (libxml2 and lexbor both do):
+    such references are removed and counted; every other reference is left to the HTML parser."""
+    from pipeline.reading.decode import decode
+
+    html = PAGE.replace(b"Absatz 5.", b"Absatz 5." + reference.encode())
+    decoded = decode(html)
+    assert decoded.text == (PAGE.decode() if removed else html.decode())
+    assert decoded.removed == ({"reference": 1} if removed else {})
     # a cp1252 page is not taken for CESU-8
     cp1252 = "<p>Caf\u00e9 \u00ed\u00a0\u20ac, d\u00e9j\u00e0 vu, gar\u00e7on, na\u00efve, \u00e9t\u00e9</p>".encode("cp1252")
     assert decode(cp1252, "windows-1252").text == cp1252.decode("cp1252")

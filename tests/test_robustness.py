@@ -179,13 +179,15 @@ def test_coded_and_charset_trap_pages_come_out_whole(corpus, fuzz_run):
 
 def test_real_pages_whose_bytes_lie_come_out_right(corpus, fuzz_run):
     """The real-page traps: a code page labelled Latin-1 in header and meta reads in its own alphabet
-    (counted ``stage.decode.relabelled``), CESU-8 surrogates as the characters they encode (``cesu8``)."""
+    (counted ``stage.decode.relabelled``), CESU-8 surrogates as the characters they encode (``cesu8``);
+    character references and surrogate bytes that name no character are removed, never U+FFFD, and counted
+    (``stage.decode.removed.<reason>``)."""
     from pipeline.reading.decode import reads_as_mojibake
 
     _, manifest = corpus
     out, stats = fuzz_run
     traps = {m["note"].split(":")[0]: m for m in manifest if m["kind"] == "real_page_trap" and "url" in m}
-    assert set(traps) == {"code_page_as_latin1", "cesu8"}
+    assert set(traps) == {"code_page_as_latin1", "cesu8", *make_fuzz_corpus.BAD_BYTES}
     rows = ds.dataset(out / DATASET_DIR, format="parquet", partitioning="hive").to_table().to_pylist()
     for name, entry in traps.items():
         texts = [r["text"] for r in rows if r["url"] == entry["url"]]
@@ -194,14 +196,16 @@ def test_real_pages_whose_bytes_lie_come_out_right(corpus, fuzz_run):
             assert not reads_as_mojibake(text) and "í ½" not in text, name
             assert entry["word"] in text if entry["word"] else \
                 sum(ch.isalpha() and ord(ch) > 0x24F for ch in text) >= 100, name
+            assert "\ufffd" not in text, name
     decoded = stats["stage"]["decode"]
     assert decoded["relabelled"] >= 1 and decoded["cesu8"] >= 1
+    assert decoded["removed"]["reference"] >= 5 * 5 and decoded["removed"]["surrogate"] >= 2 * 5  # 5 paragraphs
 
 
 def test_damaged_record_headers_are_read_by_warcio_or_counted(corpus, fuzz_run):
     """Real records whose WARC header FastWARC rejects or misreads: warcio reads the lower-case version line and
-    the Latin-1 URI byte (their pages come out), the WARC/2.0 record is counted with its reason and its file
-    named; nothing is lost silently."""
+    the Latin-1 bytes of a target URI and a record id (their pages come out), the WARC/2.0 record is counted
+    with its reason and its file named; nothing is lost silently."""
     corpus_dir, manifest = corpus
     out, stats = fuzz_run
     entry = next(m for m in manifest if m["note"].startswith("damaged_headers"))
@@ -209,7 +213,7 @@ def test_damaged_record_headers_are_read_by_warcio_or_counted(corpus, fuzz_run):
             .to_table(columns=["url"]).to_pylist()}
     assert set(entry["recovered"]) <= urls and not set(entry["rejected"]) & urls
     per_file = Stats.from_dict(marker(out, corpus_dir / entry["file"])).counts
-    assert per_file["read_errors.recovered.version_line"] == per_file["read_errors.recovered.header_bytes"] == 1
+    assert per_file["read_errors.recovered.version_line"] == 1 and per_file["read_errors.recovered.header_bytes"] == 2
     assert per_file["read_errors.rejected.version_line"] == 1
     assert "WARC/2.0" in stats["file_errors"][str(corpus_dir / entry["file"])]
 

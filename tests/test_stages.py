@@ -17,6 +17,7 @@ from pipeline.document import Page
 from pipeline.steps.extractors import ConservativeExtractor, ResiliparseExtractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.steps.perplexity import PerplexityFilter, log10_bin, median, perplexity
+from pipeline.registry import load_registry
 from pipeline.steps.sentences import split as split_sentences
 import make_sample_warc
 from sample_texts import ARTICLES
@@ -237,12 +238,15 @@ def test_percentile_mode_uses_the_registry_percentiles(tmp_path, tiny_model):
     reg = registry(tmp_path, tiny_model, threshold=1000, percentiles={50: 5.0, 90: 20.0})
     p50 = PerplexityFilter(sentence_rule(registry=reg, threshold_mode="percentile", percentile=50))
     p90 = PerplexityFilter(sentence_rule(registry=reg, threshold_mode="percentile", percentile=90))
-    assert p50.threshold("en") == 5.0 and p90.threshold("en") == 20.0
+    assert p50.entry("en").threshold_for(p50.settings) == 5.0 and p90.entry("en").threshold_for(p90.settings) == 20.0
     assert [s.kept for s in score(p50, [[GOOD, BAD]], "en")[0]] == [True, False]
     assert [s.kept for s in score(p90, [[GOOD, BAD]], "en")[0]] == [True, True]
     p75 = PerplexityFilter(sentence_rule(registry=reg, threshold_mode="percentile", percentile=75))
     with pytest.raises(ValueError, match="no percentiles.75"):
-        p75.threshold("en")
+        load_registry(reg).get("en").threshold_for(p75.settings)
+    # A language without the run's percentile is a language without a model: its sentences pass unscored.
+    assert not p75.has_model("en") and p75.entry("en") is None
+    assert all(s.kept and s.perplexity is None for s in score(p75, [[GOOD, BAD]], "en")[0])
 
 
 def test_unknown_language_passes_unscored_and_is_counted(tmp_path, tiny_model):

@@ -1,8 +1,8 @@
 """``warcplex calibrate``: per-language perplexity thresholds from pages with ground-truth main text.
 
-Input is a folder in the layout of ``../shared/bench/data``: ``<dataset>/pages/<id>.html.gz``,
-``<dataset>/truth/<id>.txt`` (full-text truth) or ``<id>.json`` (``with``/``without`` snippets),
-and ``manifest.jsonl``. Each page goes through the pipeline's own stages: the extraction stage
+Input is a folder in the layout docs/thresholds.md describes (that of ``../shared/bench/data``):
+``<dataset>/pages/<id>.html.gz``, ``<dataset>/truth/<id>.txt`` (full-text truth) or ``<id>.json``
+(``with``/``without`` snippets), and ``manifest.jsonl``. Each page goes through the pipeline's own stages: the extraction stage
 being calibrated (by default the first of the configured cascade), language ID, sentence
 splitting and KenLM scoring. A sentence is labelled *main* when most of its word trigrams occur
 in the truth (or it overlaps a ``with`` snippet), *boilerplate* otherwise (or when it overlaps a
@@ -408,7 +408,8 @@ def write_registry(registry: str, results: dict[str, dict], extractor: str) -> N
 def add_parser(commands) -> None:
     parser = commands.add_parser("calibrate", help="choose per-language perplexity thresholds on pages with truth",
                                  description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True, help="folder in the layout of ../shared/bench/data")
+    parser.add_argument("--data", required=True, help="folder of pages with truth: manifest.jsonl (id, dataset, truth_type), "
+                        "<dataset>/pages/<id>.html.gz, <dataset>/truth/<id>.txt or .json (docs/thresholds.md)")
     parser.add_argument("--ids", help="file with one page id per line (default: every page with truth)")
     parser.add_argument("--config", help="YAML preset (its registry, cascade and filter settings are used)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
@@ -436,8 +437,8 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     data = Path(args.data)
     if not (data / "manifest.jsonl").exists():
-        print(f"warcplex: error: {data}/manifest.jsonl not found (expected the layout of shared/bench/data)",
-              file=sys.stderr)
+        print(f"warcplex: error: {data}/manifest.jsonl not found "
+              f"(the layout: docs/thresholds.md, \"Calibrating on your own pages\")", file=sys.stderr)
         return 2
     if not 0 <= args.max_main_loss < 1:
         print(f"warcplex: error: --max-main-loss {args.max_main_loss:g}: expected a share in [0, 1)", file=sys.stderr)

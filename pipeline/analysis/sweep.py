@@ -82,7 +82,7 @@ def parse_thresholds(text: str) -> list[float]:
 
 
 def add_parser(commands) -> None:
-    parser = commands.add_parser("sweep", help="re-filter a run's scored sentences at other thresholds (Table 2)",
+    parser = commands.add_parser("sweep", help="re-filter a run's scored sentences at other thresholds and index each",
                                  description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", required=True, help="output directory of a finished `warcplex run`")
     parser.add_argument("--thresholds", required=True, help="comma-separated perplexity thresholds, e.g. 500,1000,2000")

@@ -9,8 +9,9 @@ The rule, in order (measured on every bench page by ``scripts/studies/check_deco
    UTF-8 is never an accident of another encoding's text; a page with many multi-byte UTF-8
    characters and one bad byte is a UTF-8 page, not cp1252 mojibake. Surrogate code points
    written as bytes (CESU-8, as some Java and database exports write characters outside the
-   BMP) are first read as what they encode: a high and low surrogate pair as its character, a
-   lone surrogate as U+FFFD (:func:`repair_surrogates`, noted ``cesu8``).
+   BMP; WTF-8) are first read as what they encode: a high and low surrogate pair as its
+   character (:func:`repair_surrogates`, noted ``cesu8``); a lone surrogate is removed
+   (counted in ``removed["surrogate"]``).
 4. The declared charsets (HTTP header, then ``<meta>``) and then the content-based detection
    (resiliparse's uchardet), the first in which the payload decodes strictly. A UTF-16/32
    label without a BOM or NUL pattern is ignored (every even-length byte string "decodes").
@@ -22,16 +23,21 @@ The rule, in order (measured on every bench page by ``scripts/studies/check_deco
    detected encoding is used instead when it decodes strictly and reads clean (noted ``relabelled``).
 
 Labels go through the WHATWG label table (``iso-8859-1`` means cp1252); a bogus label
-(``none``, ``x-user-defined``, garbage) is ignored. NUL characters are dropped after
-decoding, as an HTML parser drops them from text, and the result never holds lone
-surrogates: decoding replaces what it cannot read, it never skips it.
+(``none``, ``x-user-defined``, garbage) is ignored.
+
+After decoding, what names no character is removed from the text and counted in
+:attr:`Decoded.removed`, never turned into U+FFFD as HTML's rule for a browser does: NUL
+characters (``nul``), and numeric character references to NUL, to a surrogate or past U+10FFFF
+(``&#0;``, ``&#xD800;``, ``&#x110000;``: ``reference``, :func:`drop_bad_references`). The result
+never holds lone surrogates. Bytes that are invalid in the page's encoding (a stray byte in a UTF-8
+page) are still read as U+FFFD: decoding replaces what it cannot read in an encoding.
 """
 
 from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 
@@ -116,12 +122,43 @@ def _pair(match: re.Match) -> bytes:
     return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).encode("utf-8")
 
 
-def repair_surrogates(html: bytes) -> bytes | None:
-    """``html`` with CESU-8 surrogate pairs as the UTF-8 of the characters they encode and lone surrogates as
-    U+FFFD; None when it holds no surrogate bytes."""
+def repair_surrogates(html: bytes) -> tuple[bytes, int, int] | None:
+    """``html`` with CESU-8 surrogate pairs as the UTF-8 of the characters they encode and lone surrogates
+    removed, the number of lone surrogates and the number of pairs; None when it holds no surrogate bytes."""
     if b"\xed" not in html or _SURROGATE.search(html) is None:
         return None
-    return _SURROGATE.sub("\ufffd".encode("utf-8"), _SURROGATE_PAIR.sub(_pair, html))
+    paired, pairs = _SURROGATE_PAIR.subn(_pair, html)
+    return *_SURROGATE.subn(b"", paired), pairs
+
+
+# Numeric character references that may name no character: NUL, a surrogate (U+D800-DFFF), past U+10FFFF.
+# Candidates only (decimal 55000-57999 and 1,000,000 up, hex of six digits and more): _names_no_character decides.
+_BAD_REFERENCE = re.compile(
+    r"&#(?:[xX]0*(?:0|[dD][89a-fA-F][0-9a-fA-F]{2}|[0-9a-fA-F]{6,})(?![0-9a-fA-F])"
+    r"|0*(?:0|5[5-7][0-9]{3}|[0-9]{7,})(?![0-9]));?")
+
+
+def _names_no_character(reference: str) -> bool:
+    digits = reference[2:].rstrip(";")
+    code = int(digits[1:], 16) if digits[0] in "xX" else int(digits)
+    return code == 0 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF
+
+
+def drop_bad_references(text: str) -> tuple[str, int]:
+    """``text`` without its numeric character references to NUL, to a surrogate or past U+10FFFF (with or
+    without the closing ``;``, as HTML reads them), and how many were removed."""
+    if "&#" not in text:
+        return text, 0
+    removed = 0
+
+    def drop(match: re.Match) -> str:
+        nonlocal removed
+        if _names_no_character(match.group(0)):
+            removed += 1
+            return ""
+        return match.group(0)
+
+    return _BAD_REFERENCE.sub(drop, text), removed
 
 
 # Single-byte encodings of Western European text: a page read in one of them may be another encoding's bytes.
@@ -149,12 +186,14 @@ def reads_as_mojibake(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Decoded:
-    """A payload's text, the encoding it was read in, and what decoding had to do (``relabelled``: another
-    encoding than the one that read as mojibake; ``cesu8``: surrogate bytes read as characters)."""
+    """A payload's text, the encoding it was read in, what decoding had to do (``relabelled``: another
+    encoding than the one that read as mojibake; ``cesu8``: surrogate bytes read as characters), and how
+    many characters it removed, by reason (``nul``, ``reference``, ``surrogate``; only reasons that occurred)."""
 
     text: str
     encoding: str
     note: str | None = None
+    removed: dict[str, int] = field(default_factory=dict)
 
 
 def decode_html(html: bytes, http_charset: str | None = None) -> str:
@@ -169,9 +208,15 @@ def decode(html: bytes, http_charset: str | None = None) -> Decoded:
         decoded = Decoded(html.decode(encoding, "replace"), encoding)
     else:
         decoded = _decode_by_content(html, http_charset)
+    removed = dict(decoded.removed)
     text = decoded.text.removeprefix("\ufeff")
-    text = text.replace("\x00", "") if "\x00" in text else text
-    return Decoded(text, decoded.encoding, decoded.note) if text is not decoded.text else decoded
+    if "\x00" in text:
+        removed["nul"] = text.count("\x00")
+        text = text.replace("\x00", "")
+    text, references = drop_bad_references(text)
+    if references:
+        removed["reference"] = references
+    return Decoded(text, decoded.encoding, decoded.note, removed) if text is not decoded.text else decoded
 
 
 def _decode_by_content(html: bytes, http_charset: str | None) -> Decoded:
@@ -180,9 +225,10 @@ def _decode_by_content(html: bytes, http_charset: str | None) -> Decoded:
         return Decoded(text, "utf-8")
     repaired = repair_surrogates(html)
     if repaired is not None:
-        text = strict(repaired, "utf-8") or mostly_utf8(repaired)
+        utf8, lone, pairs = repaired
+        text = strict(utf8, "utf-8") or mostly_utf8(utf8)
         if text is not None:
-            return Decoded(text, "utf-8", "cesu8")
+            return Decoded(text, "utf-8", "cesu8" if pairs else None, {"surrogate": lone} if lone else {})
     text = mostly_utf8(html)
     if text is not None:
         return Decoded(text, "utf-8")

@@ -5,8 +5,8 @@ A split is a byte range of one shard. A local gzipped WARC is cut at gzip member
 a remote or uncompressed shard is one split. A record belongs to the split its first byte
 falls in. FastWARC parses the records; a damaged gzip member or a broken header is counted,
 and reading resumes at the next member that starts a WARC record. In a local file, a record
-FastWARC passes over (a version line it rejects) or reads with U+FFFD in its target URI is read
-again by warcio (:mod:`pipeline.reading.warcio_records`), the reader of last resort, or counted.
+FastWARC passes over (a version line it rejects) or reads with U+FFFD in its target URI, record id
+or date is read again by warcio (:mod:`pipeline.reading.warcio_records`), the reader of last resort, or counted.
 The WET reader (:mod:`pipeline.reading.wet`) reads its files the same way and takes other records
 for pages; the ARC reader (:mod:`pipeline.reading.arc`) plans its splits the same way.
 """
@@ -149,9 +149,11 @@ def records(split: Split, s3: S3Settings, stats: Stats) -> Iterator:
     over between two records it read (a version line it rejects, ``warc/1.0``) is read again by warcio
     from its offset (:func:`~pipeline.reading.warcio_records.read_one`) and yielded
     (``read_errors.recovered.version_line``), or, when warcio cannot read it either, counted with its reason
-    (``read_errors.rejected.<reason>``, a ``file_errors`` entry). A record whose target URI FastWARC could
-    only read with U+FFFD (header bytes that are not UTF-8) is read by warcio instead, which reads them as
-    Latin-1 (``read_errors.recovered.header_bytes``). A remote file is read by FastWARC alone.
+    (``read_errors.rejected.<reason>``, a ``file_errors`` entry). A record whose target URI, record id or
+    date FastWARC could only read with U+FFFD (header bytes that are not UTF-8) is read by warcio instead,
+    which reads them as Latin-1 (``read_errors.recovered.header_bytes``). A remote file is read by FastWARC
+    alone: such a record is kept as FastWARC read it and counted (``read_errors.header_bytes``), as is one
+    warcio cannot read either.
     """
     start = split.start
     resumable = not is_remote(split.uri)
@@ -186,8 +188,9 @@ def _records(split: Split, s3: S3Settings, stats: Stats, start: int, resumable: 
                         break
                     last_pos, last_length, read_here = pos, record.content_length, True
                     last_block = _block_length(record)
-                    if resumable and "\ufffd" in (record.headers.get("WARC-Target-URI") or ""):
-                        record = _latin1_header(split.uri, pos, record, stats)
+                    if _replaced_header(record):
+                        record = _latin1_header(split.uri, pos, record, stats) if resumable else \
+                            _counted(record, stats, "read_errors.header_bytes")
                     stats.add("records.read")
                     yield record
             if not resumable or following is not None:
@@ -269,7 +272,7 @@ class _PassedOver:
             head = self.fh.read(4096)
             if head.startswith(GZIP_MAGIC):
                 return _passed_over_members(self.fh, pos, end, first)
-            return [] if first else _passed_over_records(self.fh, pos, head, length, end)
+            return _passed_over_first(pos, head) if first else _passed_over_records(self.fh, pos, head, length, end)
         except (OSError, zlib.error):
             return []
 
@@ -299,6 +302,13 @@ def _passed_over_members(fh, pos: int, end: int, first: bool) -> list[int]:
         starts.append(at)
         at = member_end(fh, at)
     return starts if at == end else []
+
+
+def _passed_over_first(pos: int, head: bytes) -> list[int]:
+    """Uncompressed: the record where reading began (``head``, at ``pos``) when FastWARC rejects its version line."""
+    skipped = len(head) - len(head.lstrip(b"\r\n"))
+    line = head[skipped:skipped + 64]
+    return [pos + skipped] if _RECORD_LIKE.match(line) and not _FASTWARC_VERSION.match(line) else []
 
 
 def _passed_over_records(fh, pos: int, head: bytes, length: int, end: int) -> list[int]:
@@ -331,13 +341,27 @@ def _last_resort(split: Split, offsets: list[int], stats: Stats) -> Iterator:
         yield rescued
 
 
+# The header fields a page is made of: bytes in them that are not UTF-8 come out of FastWARC as U+FFFD.
+PAGE_HEADERS = ("WARC-Target-URI", "WARC-Record-ID", "WARC-Date")
+
+
+def _replaced_header(record) -> bool:
+    """Whether a header a page is made of (:data:`PAGE_HEADERS`) holds U+FFFD."""
+    return any("\ufffd" in (record.headers.get(name) or "") for name in PAGE_HEADERS)
+
+
+def _counted(record, stats: Stats, key: str):
+    stats.add(key)
+    return record
+
+
 def _latin1_header(path: str, pos: int, record, stats: Stats):
-    """The record at ``pos`` as warcio reads it when its target URI reads without U+FFFD there, else ``record``."""
+    """The record at ``pos`` as warcio reads it (``read_errors.recovered.header_bytes``) when its page's headers
+    read without U+FFFD there, else ``record`` as FastWARC read it (``read_errors.header_bytes``)."""
     rescued, _, _, _ = read_one(path, pos)
-    if rescued is None or "\ufffd" in (rescued.headers.get("WARC-Target-URI") or ""):
-        return record
-    stats.add("read_errors.recovered.header_bytes")
-    return rescued
+    if rescued is None or _replaced_header(rescued):
+        return _counted(record, stats, "read_errors.header_bytes")
+    return _counted(rescued, stats, "read_errors.recovered.header_bytes")
 
 
 def _check_end(split: Split, start: int, last_pos: int, last_length: int, read_before: float,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import time
 from typing import Any, Sequence
 
@@ -24,7 +25,7 @@ from pipeline.reading.shards import Shard, Split
 from pipeline.reading.sources import resolve_shards
 from pipeline.reading.warc import is_wat
 from pipeline.redact import redact
-from pipeline.registry import load_registry
+from pipeline.registry import load_registry, unscored_languages, unscored_message
 from pipeline.spark.cpu import JobCpu
 from pipeline.spark.duplicate_ids import duplicate_skip_sets
 from pipeline.spark.exits import WAT_MESSAGE, run_cli
@@ -51,6 +52,11 @@ class WarcJob:
 
     def __init__(self, extensions: Sequence[JobExtension] = ()) -> None:
         self.extensions = list(extensions)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a Spark task receives: the job without its extensions, which run on the driver only and may hold
+        what cannot be pickled (codecarbon's tracker, with its lock)."""
+        return {**self.__dict__, "extensions": []}
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """Hook for a subclass's extra flags."""
@@ -131,6 +137,9 @@ class WarcJob:
         for extension in self.extensions:
             extension.check(settings)
         files = model_files(settings)
+        unscored = unscored_languages(settings.perplexity) if settings.perplexity.enabled else []
+        if unscored:
+            print(unscored_message(settings.perplexity, unscored), file=sys.stderr)
         prepare_output(args.output, settings, args.input, overwrite=getattr(args, "overwrite", False))
         OutputTarget(args.output, settings.s3).retract_success()
         started = time.time()
@@ -251,7 +260,7 @@ def language_coverage(stats: dict[str, Any], settings: Settings) -> dict[str, di
             "pages_kept": int(counts.get("pages_kept", 0)),
             "sentences_scored": int(counts.get("sentences_scored", 0)),
             "sentences_unscored": int(counts.get("sentences_unscored", 0)),
-            "model": os.path.basename(entry.path) if entry else None,
+            "model": os.path.basename(entry.path) if entry and entry.scores_under(settings.perplexity) else None,
         }
     return coverage
 

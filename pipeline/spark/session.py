@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+import yaml
+
 from pipeline.config import Settings, resolve_path
 from pipeline.spark.cds import BATCH_JAVA_OPTIONS, ClassArchive, require_java
 from pipeline.models import default_lid_model_path
@@ -100,26 +102,47 @@ def spark_session(settings: Settings):
     return sql_session(spark_context(settings))
 
 
+def _existing(setting: str, path: str | os.PathLike) -> str:
+    """``path`` resolved, or a one-line error naming the setting that gave it."""
+    resolved = resolve_path(path)
+    if not resolved.is_file():
+        raise UsageError(f"{setting}={path}: file not found")
+    return str(resolved)
+
+
 def model_files(settings: Settings) -> list[str]:
     """Every model file the executors need: the registry, its KenLM binaries, the LID model, and the
-    block stage's model and pinned KenLM files when it is in the cascade."""
+    block stage's model and pinned KenLM files when it is in the cascade.
+
+    Each is checked here, before Spark starts: a missing or unreadable file is a one-line error naming
+    its setting, not a stack trace from an executor.
+    """
     files = []
     if settings.perplexity.enabled:
-        registry = str(resolve_path(settings.perplexity.registry))
-        files.append(registry)
-        for entry in load_registry(settings.perplexity.registry).values():
+        files.append(_existing("perplexity.registry", settings.perplexity.registry))
+        try:
+            registry = load_registry(settings.perplexity.registry)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise UsageError(f"perplexity.registry={settings.perplexity.registry}: "
+                             f"{' '.join(str(exc).split())}") from None
+        for entry in registry.values():
             path = resolve_path(entry.path)
             if not path.exists():
                 raise UsageError(f"model file {entry.path} (from {settings.perplexity.registry}) not found")
             files.append(str(path))
     blocks = "blocks" in settings.extract.cascade
     if settings.langid.enabled or blocks:  # the block stage names each page's language for its KenLM pin
-        files.append(str(resolve_path(settings.langid.model_path)) if settings.langid.model_path
+        files.append(_existing("langid.model_path", settings.langid.model_path) if settings.langid.model_path
                      else default_lid_model_path())
     if blocks:
         from pipeline.steps.blocks.model import block_model
 
         if settings.extract.blocks_model:
-            files.append(str(resolve_path(settings.extract.blocks_model)))
-        files += [str(resolve_path(pin.path)) for pin in block_model(settings.extract.blocks_model).language_models.values()]
+            files.append(_existing("extract.blocks_model", settings.extract.blocks_model))
+        try:
+            pins = block_model(settings.extract.blocks_model).language_models.values()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"extract.blocks_model={settings.extract.blocks_model}: not a block model "
+                             f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+        files += [str(resolve_path(pin.path)) for pin in pins]
     return list(dict.fromkeys(files))  # a pinned KenLM file may also be the registry's

@@ -1,8 +1,11 @@
 """Step ``decode``: the page's payload bytes -> ``doc.html`` (a page no decoder accepts is dropped).
 
 Counted: ``stage.decode.relabelled`` (a declared Western single-byte charset that read as mojibake,
-replaced by the detected encoding; ``relabelled_to.<encoding>``) and ``stage.decode.cesu8``
-(surrogate code points written as bytes, read as the characters they encode).
+replaced by the detected encoding; ``relabelled_to.<encoding>``), ``stage.decode.cesu8`` (surrogate
+code points written as bytes, read as the characters they encode), and the characters removed because
+they name no character, never turned into U+FFFD: ``stage.decode.removed.<reason>`` (``nul``: NUL
+characters, ``reference``: ``&#0;``, ``&#xD800;``, ``&#x110000;`` and their like, ``surrogate``: a lone
+surrogate written as bytes) and ``stage.decode.pages_with_removed`` (pages that lost at least one).
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ class Decode(Step):
         except Exception as exc:  # a payload no decoder accepts
             return self.drop(doc, f"error.decode_{type(exc).__name__}")
         doc.html = decoded.text
+        for reason, removed in decoded.removed.items():
+            self.count(f"removed.{reason}", removed)
+        if decoded.removed:
+            self.count("pages_with_removed")
         if decoded.note is not None:
             self.count(decoded.note)
             if decoded.note == "relabelled":

@@ -160,7 +160,7 @@ class ResiliparseExtractor(Extractor):
 class ConservativeExtractor(ResiliparseExtractor):
     """All visible text, no main-content heuristics: SORE's conservative revert (``revert``: its text
     passes the filter unscored), or, as the first stage, the paper's tag-stripped text that the
-    filter cleans (``conf/pyplexity.yaml``)."""
+    filter cleans (``conf/all-text.yaml``)."""
 
     name = "conservative"
     visible_text = True

@@ -320,16 +320,15 @@ class PerplexityFilter(Step):
         return doc
 
     def has_model(self, language: str) -> bool:
-        return self.settings.enabled and language in load_registry(self.settings.registry)
+        """True when the registry has a model for ``language`` and a threshold for this run's mode."""
+        entry = load_registry(self.settings.registry).get(language) if self.settings.enabled else None
+        return entry is not None and entry.scores_under(self.settings)
 
     def entry(self, language: str) -> RegistryEntry | None:
         """The language's registry entry, or None without a model."""
         if not self.has_model(language):
             return None
         return load_registry(self.settings.registry)[language]
-
-    def threshold(self, language: str) -> float:
-        return load_registry(self.settings.registry)[language].threshold_for(self.settings)
 
 
 def median(values: list[float]) -> float | None:

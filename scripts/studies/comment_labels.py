@@ -3,7 +3,7 @@
 Draws a seeded sample of the training side of the bench dev pages (never the held-out side) whose parse has
 comment regions, labels their blocks as the fit does (:func:`train_blocks.label` against the truth, then
 :func:`train_blocks.comment_label`), and prints ``--per-label`` region blocks of each label (at most two of a label from one page) (comment, not a comment),
-each with its page, dataset, words and text, for a person to judge. The verdicts are the reader's: docs/block-labels.md
+each with its page, dataset, words and text, for a person to judge. The verdicts are the reader's: docs/research/block-labels.md
 gives the last reading's count.
 
     PYTHONPATH=scripts python scripts/studies/comment_labels.py [--bench ../shared/bench] [--per-label 40] [--seed 0]

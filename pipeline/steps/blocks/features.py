@@ -38,7 +38,7 @@ PAGE = ["position", "ppl_vs_page", "ppl_rank", "page_in_primary", "log_page_bloc
 # Where the block lies (:func:`node_features`): in a comment region, and in each main-content candidate of the
 # structure heuristics (:class:`~pipeline.steps.blocks.parse.Nodes`; seed 003's three, seed 004's two). A model
 # fitted with them (``scripts/train_blocks.py --seed-features``) lists them last in its dense features; the shipped
-# one is not (docs/block-labels.md: they did not measure better).
+# one is not (docs/research/block-labels.md: they did not measure better).
 NODES = ["comment_region", "mce_children", "mce_leaf_parent", "mce_middle", "article_node", "list_items"]
 HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 LIST_ITEMS = frozenset("li dt dd".split())
