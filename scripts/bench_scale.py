@@ -178,11 +178,12 @@ def plot(results: dict, path: Path) -> None:
     shown = [(p, results[p]["first"]) for p in ("1x", "5x", "15x", "15x-40") if p in results]
     fig, (speed, memory) = plt.subplots(1, 2, figsize=(10, 4))
     for point, r in shown:
-        speed.scatter(r["pages"], r["pages_per_cpu_s"])
+        speed.scatter(r["pages"], r["pages_per_cpu_s"], color="black")
         speed.annotate(point, (r["pages"], r["pages_per_cpu_s"]))
-        for role, marker in (("driver", "o"), ("jvm", "s"), ("python_workers", "^")):
+        for role, marker, color in (("driver", "o", "tab:blue"), ("jvm", "s", "tab:orange"),
+                                    ("python_workers", "^", "tab:green")):
             if role in r["peak_rss_mb"]:
-                memory.scatter(r["pages"], r["peak_rss_mb"][role], marker=marker,
+                memory.scatter(r["pages"], r["peak_rss_mb"][role], marker=marker, color=color,
                                label=role if point == shown[0][0] else None)
     speed.set(xlabel="HTML pages", ylabel="pages per whole-tree CPU-second", xscale="log", ylim=(0, None))
     memory.set(xlabel="HTML pages", ylabel="peak RSS (MB)", xscale="log", ylim=(0, None))
