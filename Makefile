@@ -14,7 +14,7 @@ SAMPLE := tests/data/sample.warc.gz
 STAGES := tests/data/stages.warc.gz
 OUT    ?= out
 
-.PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-quality blocks-model calibrate
+.PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-scale bench-quality blocks-model calibrate
 
 setup: $(STAMP)
 	@$(PY) -m pipeline.spark.cds $(SAMPLE)  # the driver JVM's class-data archive (pipeline/spark/cds.py), made once
@@ -49,6 +49,12 @@ $(DT_STAMP): scripts/bench-datatrove-requirements.txt
 
 bench: setup $(DT_STAMP)
 	$(PY) scripts/bench.py $(BENCH_ARGS)
+
+# The cost curve (scripts/bench_scale.py, a script, not a test): whole-tree CPU and peak RSS per role at 1x, 5x
+# and 15x bench dev (15x: one ~1 GB WARC, and cut into 40 shards), and 2,000 small shards with a rerun that skips
+# them; SCALE_ARGS e.g. "--points 1x,shards-2000". Draws docs/bench-scale.png.
+bench-scale: setup
+	$(PY) scripts/bench_scale.py --plot docs/bench-scale.png $(SCALE_ARGS)
 
 # Extraction quality of warcplex (real Spark runs) vs trafilatura, resiliparse, readability on ../shared/bench,
 # then what the corpus stage's repeated-line removal does to ROUGE-5 and to boilerplate (bench dev, wcxb, sites).

@@ -18,7 +18,8 @@ from pipeline.explain import command as explain
 from pipeline.lm import train as train_lm
 from pipeline.lm.selftrain import SelfTrainingJob
 from pipeline.spark import nightly
-from pipeline.spark.job import CleanWarcJob, run_cli
+from pipeline.spark.exits import run_cli
+from pipeline.spark.job import CleanWarcJob
 from pipeline.usage import OneLineParser
 
 

@@ -384,10 +384,6 @@ class CorpusSettings(_Section):
     """Quality signals, filters and the URL block list."""
     files_per_language: int = Field(default=1, ge=1)
     """Parquet files per language in OUTPUT/corpus/ (documents are spread by a hash of their record id)."""
-    staging_dir: str | None = None
-    """With an s3:// output: the local directory Spark works in (a copy of data/, the checkpoints),
-    uploaded at the end; on a multi-host cluster a path mounted on every node. None: the system
-    temporary directory (a name derived from the output, so a killed run resumes there)."""
 
 
 class PipelineSettings(_Section):

@@ -49,6 +49,8 @@ class TreeUsage:
     """Sampled CPU seconds per role: ``jvm``, ``driver``, ``python_workers``, ``other``."""
     worker_peak_rss_mb: list[float] = field(default_factory=list)
     """VmHWM of each Python process other than the driver (the pyspark daemon excluded)."""
+    peak_rss_mb: dict[str, float] = field(default_factory=dict)
+    """The largest VmHWM of one process per role: ``driver``, ``jvm``, ``python_workers``."""
     load_average: float = 0.0
     """Mean 1-minute load average over the run."""
 
@@ -252,7 +254,7 @@ class TreeSampler(threading.Thread):
                 if role != "other":  # a zombie's cmdline is empty: keep what it was
                     proc.role = role
             proc.cpu_ticks = max(proc.cpu_ticks, stat[1])
-            if proc.role in ("driver", "python_workers"):
+            if proc.role in ("driver", "python_workers", "jvm"):
                 proc.hwm_kb = max(proc.hwm_kb, _read_hwm_kb(pid))
         self.loads.append(os.getloadavg()[0])
 
@@ -269,6 +271,17 @@ class TreeSampler(threading.Thread):
         for proc in self.procs.values():
             roles[proc.role] = roles.get(proc.role, 0.0) + proc.cpu_ticks / CLOCK_TICKS
         return {role: round(seconds, 2) for role, seconds in sorted(roles.items())}
+
+    def peak_rss_mb_by_role(self) -> dict[str, float]:
+        """The largest peak RSS of one process of each role (``driver``, ``jvm``, ``python_workers``: a pyspark
+        daemon, the parent of workers, left out)."""
+        pythons = {pid for pid, p in self.procs.items() if p.role == "python_workers"}
+        daemons = {p.ppid for p in self.procs.values() if p.ppid in pythons}
+        peaks: dict[str, float] = {}
+        for pid, proc in self.procs.items():
+            if proc.hwm_kb and pid not in daemons:
+                peaks[proc.role] = max(peaks.get(proc.role, 0.0), round(proc.hwm_kb / 1024, 1))
+        return dict(sorted(peaks.items()))
 
     def worker_peak_rss_mb(self) -> list[float]:
         """Peak RSS of Python processes other than the driver; a pyspark daemon (parent of workers) is left out."""
@@ -327,5 +340,5 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None =
     return TreeUsage(
         returncode=returncode, wall_seconds=round(wall, 3), cpu_seconds=round(total, 3), method=method,
         rusage_cpu_seconds=round(rusage, 3), by_role=sampler.by_role(),
-        worker_peak_rss_mb=sampler.worker_peak_rss_mb(),
+        worker_peak_rss_mb=sampler.worker_peak_rss_mb(), peak_rss_mb=sampler.peak_rss_mb_by_role(),
         load_average=round(statistics.fmean(sampler.loads), 2) if sampler.loads else os.getloadavg()[0])

@@ -18,7 +18,7 @@ from test_s3 import s3_server  # noqa: F401 (the moto S3 server fixture)
 from make_arc import arc_bytes, responses, warc_bytes
 from pipeline.cli import main as cli_main
 from pipeline.config import load_settings
-from pipeline.reading.reader import plan_splits, read_pages, reader_for
+from pipeline.reading.reader import ShardReadError, plan_splits, read_pages, reader_for
 from pipeline.reading.shards import Shard, Split
 from pipeline.reading.warc import _is_member_start
 from pipeline.reading.arc import ARC_START
@@ -121,8 +121,8 @@ def test_damage_in_an_arc_is_counted_and_reading_goes_on(pages_dir, tmp_path):
     assert stats.counts["read_errors.resynced"] == 1 and str(path) in stats.file_errors
     not_arc = tmp_path / "empty.arc"
     not_arc.write_bytes(b"")
-    pages, stats = read_all(not_arc)
-    assert not pages and stats.counts["read_errors.not_arc"] == 1
+    with pytest.raises(ShardReadError, match="no ARC record found"):  # no record at all: not read (exit 3)
+        read_all(not_arc)
 
 
 def _records_of(path) -> list[bytes]:

@@ -11,7 +11,8 @@ from pipeline.analysis.report import render
 from pipeline.config import load_settings
 from pipeline.reading.shards import Split
 from pipeline.registry import load_registry
-from pipeline.spark.job import CleanWarcJob, summary_text
+from pipeline.spark.job import CleanWarcJob
+from pipeline.spark.summary import summary_text
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 

@@ -14,6 +14,7 @@ import http.server
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -28,8 +29,7 @@ import pytest
 
 from conftest import real_warc
 from pipeline.config import PROJECT_ROOT, InputSettings, S3Settings, load_settings
-from pipeline.corpus.builder import CorpusBuilder
-from pipeline.reading.sources import RetriesExhausted, open_stream, resolve_inputs
+from pipeline.reading.sources import InputError, RetriesExhausted, open_stream, resolve_inputs, resolve_shards
 from pipeline.spark.runner import run_split
 from pipeline.stats import Stats
 from pipeline.reading.reader import ShardReadError, read_pages
@@ -69,6 +69,9 @@ class FaultProxy(http.server.ThreadingHTTPServer):
         # answered SlowDown for `slow_seconds` (longer than the extraction timeout).
         self.slow_seconds = 0.0
         self.slow_until: float | None = None
+        # When set, every other object listing (ListObjectsV2) is answered SlowDown.
+        self.throttle_listings = False
+        self.listings = 0
 
     @property
     def url(self) -> str:
@@ -98,6 +101,9 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         with self.server.lock:
             if "always-503" in self.path:
                 fault = "slowdown"
+            elif self.server.throttle_listings and self.command == "GET" and "list-type=2" in self.path:
+                self.server.listings += 1
+                fault = "list_slowdown" if self.server.listings % 2 else None
             elif "slow-after-cut" in self.path and self.command == "GET":
                 if self.server.slow_until is None:
                     fault = "cut"
@@ -112,7 +118,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
                 fault = "put_slowdown" if self.server.puts % 4 == 0 else None
             if fault:
                 self.server.faults[fault] += 1
-        if fault in ("slowdown", "put_slowdown"):
+        if fault in ("slowdown", "put_slowdown", "list_slowdown"):
             return self._error(503, "SlowDown")
         if fault == "internal":
             return self._error(500, "InternalError")
@@ -207,6 +213,32 @@ def test_stream_survives_faults_byte_for_byte(s3_server, fault_proxy):
         with open_stream(shard, settings) as stream:
             assert stream.read() == path.read_bytes()
     assert {"slowdown", "internal", "cut"} <= set(fault_proxy.faults)
+
+
+def test_a_prefix_and_globs_are_listed_past_one_page_sorted_by_key(s3_server, fault_proxy):
+    """1,003 objects under a prefix (more than one 1,000-key page of ListObjectsV2), listed through throttled
+    listings: every WARC, sorted, each with the shard key it has when named alone; a glob keeps to one level
+    unless it says ``**``."""
+    _, client, _ = s3_server
+    names = [f"many/seg-{i:04d}.warc.gz" for i in range(1002, -1, -1)]  # uploaded in reverse order
+    for key in [*names, "many/sub/deep.warc.gz", "many/README.txt"]:
+        client.put_object(Bucket=BUCKET_IN, Key=key, Body=b"")
+    settings = S3Settings(endpoint_url=fault_proxy.url, backoff_base_s=0.01, backoff_max_s=0.05)
+    fault_proxy.throttle_listings = True
+    prefix = resolve_shards([f"s3://{BUCKET_IN}/many/"], settings)
+    assert [s.uri for s in prefix] == [f"s3://{BUCKET_IN}/{k}" for k in sorted([*names, "many/sub/deep.warc.gz"])]
+    assert fault_proxy.listings >= 4 and fault_proxy.faults["list_slowdown"] >= 2  # two pages, each throttled once
+    alone = resolve_shards([f"s3://{BUCKET_IN}/many/seg-0007.warc.gz"], settings)[0]
+    assert alone in prefix and alone.key == "many/seg-0007.warc.gz"
+    one_level = resolve_inputs([f"s3://{BUCKET_IN}/many/seg-00[0-1]?.warc.gz"], settings)
+    assert one_level == [f"s3://{BUCKET_IN}/many/seg-{i:04d}.warc.gz" for i in range(20)]
+    deep = resolve_inputs([f"s3://{BUCKET_IN}/many/**/*.warc.gz"], settings)
+    assert len(deep) == len(names) + 1 and deep == sorted(deep)
+    for spec, message in ((f"s3://{BUCKET_IN}/many/*.arc.gz", "glob matches no objects"),
+                          (f"s3://{BUCKET_IN}/nothing-here/", "holds no"),
+                          ("s3://no-such-bucket/warcs/", "cannot list (NoSuchBucket)")):
+        with pytest.raises(InputError, match=re.escape(message)):
+            resolve_shards([spec], settings)
 
 
 def test_exhausted_retries_fail_the_split_instead_of_marking_it_read(s3_server, fault_proxy):
@@ -319,7 +351,7 @@ def test_job_s3_to_s3_with_faults_loses_and_duplicates_nothing(s3_server, fault_
     assert {"stats.json", "summary.txt"} <= paths
     assert sum(p.startswith("_markers/") for p in paths) == len(warcs)
     assert paths == {entry["path"] for entry in clean_manifest["files"]}
-    # The corpus stages ran on the s3:// output: data/ staged locally, corpus/ uploaded before the marker
+    # The corpus stages ran on the s3:// output, read and written by the tasks, corpus/ before the marker
     corpus = faulty_stats["corpus"]
     assert "skipped" not in corpus and corpus["documents_in"] == len(faulty_ids)
     assert "_corpus/marker.json" in paths
@@ -330,7 +362,8 @@ def test_job_s3_to_s3_with_faults_loses_and_duplicates_nothing(s3_server, fault_
     assert len(corpus_ids) == corpus["documents_out"] > 0 and set(corpus_ids) <= set(faulty_ids)
     same = ("documents_out", "bytes_out", "order")
     assert [corpus[key] for key in same] == [clean_stats["corpus"][key] for key in same]
-    assert not os.path.exists(CorpusBuilder._staging_dir(load_settings(None, []), f"s3://{BUCKET_OUT}/faulty"))
+    # The stages' checkpoints lived in the bucket, under _tmp/corpus/, and are gone once committed.
+    assert not client.list_objects_v2(Bucket=BUCKET_OUT, Prefix="faulty/_tmp/corpus/").get("Contents")
     # Credentials never reach a log, the stats or the summary.
     secret = CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
     assert secret not in faulty.stdout + faulty.stderr + json.dumps(faulty_stats)

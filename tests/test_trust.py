@@ -280,26 +280,33 @@ def _leaves(tree) -> list[float]:
 @pytest.mark.spark
 def test_missing_shard_is_not_marked_and_is_retried_by_the_next_night(crawl, tmp_path):
     need_java()
+    """A missing shard and a file that is no WARC (an HTML page under a WARC's name): exit status 3, both named
+    in the summary, no marker; the command itself tries them again once (``--attempts 2``), the next night
+    reads them once they are there."""
     manifest = tmp_path / "warc.paths"
-    manifest.write_text(f"{SMALL[1]}\nnot-yet-there.warc.gz\n")
+    manifest.write_text(f"{SMALL[1]}\nnot-yet-there.warc.gz\nnot-a-warc.warc.gz\n")
+    (crawl / "not-a-warc.warc.gz").write_bytes(b"<html><body><p>a page saved under a WARC's name</p></body></html>\n")
     out = tmp_path / "out"
     nightly = ["nightly", "--manifest", str(manifest), "--base-url", str(crawl), "--output", str(out), *FAST,
                "--set", "input.splits_per_shard=1"]
     status, stdout, terminal = warcplex_on_a_terminal(*nightly)
     assert status == 3, terminal[-3000:]
-    assert "FAILED: 1 split(s) could not be read" in stdout and "not-yet-there.warc.gz" in stdout
+    assert "FAILED: 2 split(s) could not be read" in stdout and "not-yet-there.warc.gz" in stdout
+    assert "not-a-warc.warc.gz: not read, retried by the next run: " in stdout and "no WARC record found" in stdout
+    assert "nightly attempt 1 of 2: 2 split(s) could not be read; trying them again" in terminal
     # On a terminal the progress line is rewritten in place.
-    assert "\rwarcplex: splits 2/2," in terminal and "\x1b[K" in terminal
+    assert "\rwarcplex: splits 3/3," in terminal and "\x1b[K" in terminal
     assert len(list((out / "_markers").glob("*.json"))) == 1  # the good shard only
     stats = stats_of(out)
-    assert stats["run"]["splits_failed"] == 1 and stats["records"]["html"] > 0
+    assert stats["run"]["splits_failed"] == 2 and stats["records"]["html"] > 0
     assert (out / "_SUCCESS").exists()
 
     shutil.copy(crawl / LARGER[1], crawl / "not-yet-there.warc.gz")
+    shutil.copy(PROJECT_ROOT / "tests" / "data" / "sample.warc.gz", crawl / "not-a-warc.warc.gz")
     second = warcplex(*nightly)
     assert second.returncode == 0, second.stderr[-3000:]
-    assert "2 shards in" in second.stdout and "1 done, 1 to process now" in second.stdout
-    assert len(list((out / "_markers").glob("*.json"))) == 2
+    assert "3 shards in" in second.stdout and "1 done, 2 to process now" in second.stdout
+    assert len(list((out / "_markers").glob("*.json"))) == 3
     assert stats_of(out)["run"]["splits_failed"] == 0
     ids = record_ids(out)
     assert len(ids) == len(set(ids))

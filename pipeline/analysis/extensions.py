@@ -1,6 +1,6 @@
 """The analysis composed after the Spark job by ``warcplex run``: CO2, index statistics, the report.
 
-Each is a :class:`~pipeline.spark.job.JobExtension`; the runtime never imports this module.
+Each is a :class:`~pipeline.spark.extension.JobExtension`; the runtime never imports this module.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pipeline.analysis.report import draw_charts, read_sweep, write_report
 from pipeline.config import Settings
 from pipeline.explain.sample import write_index
 from pipeline.spark.cpu import pages_per_cpu_second, refresh_python_driver
-from pipeline.spark.job import JobExtension
+from pipeline.spark.extension import JobExtension
 
 
 class Carbon(JobExtension):

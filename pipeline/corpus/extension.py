@@ -6,7 +6,7 @@ from typing import Any
 
 from pipeline.config import Settings
 from pipeline.corpus.accounting import summary_lines
-from pipeline.spark.job import JobExtension
+from pipeline.spark.extension import JobExtension
 
 
 class CorpusStages(JobExtension):

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
 
 from pipeline.config import ConfigError, DedupSettings, QualitySettings, RepeatedLinesSettings, Settings
-from pipeline.corpus import text as T
+from pipeline.corpus import text_columns as T
 from pipeline.corpus import normalize as N
 from pipeline.corpus import signals
 from pipeline.corpus.lists import read_blocklist

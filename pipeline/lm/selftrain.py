@@ -26,7 +26,8 @@ from pipeline.config import Settings
 from pipeline.document import UNKNOWN_LANGUAGE
 from pipeline.lm.train import TrainError, TrainOptions, train_lm
 from pipeline.registry import load_registry
-from pipeline.spark.job import CleanWarcJob, JobExtension
+from pipeline.spark.extension import JobExtension
+from pipeline.spark.job import CleanWarcJob
 from pipeline.usage import UsageError
 
 log = logging.getLogger("warcplex")

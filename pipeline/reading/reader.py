@@ -29,7 +29,8 @@ from pipeline.stats import Stats
 
 
 class ShardReadError(Exception):
-    """A shard that cannot be read at all (missing, access denied, remote retries exhausted).
+    """A shard that cannot be read at all (missing, access denied, remote retries exhausted, no record of its
+    format in it).
 
     Not an ``OSError``: the split is failed, never marked done, and retried by the next run.
     """
@@ -70,10 +71,16 @@ class Reader:
             return None
 
     def pages(self, split: Split, stats: Stats, skip_ids: frozenset[str] = frozenset()) -> Iterator[Page]:
-        """:meth:`read_file`, each page counted as ``records.<kind>``."""
+        """:meth:`read_file`, each page counted as ``records.<kind>``. A whole shard in which the reader found no
+        record at all (an empty file, a file that is not of its format) could not be read: :class:`ShardReadError`,
+        with the reader's ``file_errors`` reason."""
+        read_before = stats.counts["records.read"]
         for page in self.read_file(split, stats, skip_ids):
             stats.add(f"records.{page.kind}")
             yield page
+        if split.count == 1 and stats.counts["records.read"] == read_before:
+            reason = stats.file_errors.get(split.uri, f"no {self.name.upper()} record found")
+            raise ShardReadError(f"{split.uri}: {reason}")
 
 
 def readers() -> list[type[Reader]]:

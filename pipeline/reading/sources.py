@@ -1,6 +1,8 @@
 """Input resolution and byte streams: local files, globs, path manifests, s3:// and https://.
 
-An input spec resolves to shard URIs; a shard opens as a forward-only binary stream. Remote
+An input spec resolves to shard URIs; an ``s3://bucket/prefix/`` (ending in ``/``) or an S3 glob
+(``s3://bucket/warcs/*.warc.gz``, ``**`` for any depth) is listed, every page of the listing, and its
+shards sorted by key; a shard opens as a forward-only binary stream. Remote
 streams resume after a dropped connection with a ranged request from the byte they reached,
 and retry throttling and 5xx answers with exponential backoff and full jitter, so a shard is
 read once, whole, without ever being held in memory.
@@ -8,6 +10,7 @@ read once, whole, without ever being held in memory.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import gzip
 import http.client
@@ -18,7 +21,7 @@ import random
 import time
 import urllib.error
 import urllib.request
-from typing import Callable
+from typing import Any, Callable
 
 from pipeline.config import S3Settings
 from pipeline.reading.shards import Shard, shard_key
@@ -47,6 +50,75 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
     if not bucket or not key:
         raise InputError(f"{uri}: expected s3://bucket/key")
     return bucket, key
+
+
+def _is_shard_name(name: str) -> bool:
+    """A file name a directory or an S3 prefix yields as a shard: a WARC (``*.warc*``) or an ARC file."""
+    return ".warc" in name or name.endswith((".arc", ".arc.gz"))
+
+
+def is_s3_listing(spec: str) -> bool:
+    """An ``s3://`` spec naming several objects: a prefix ending in ``/`` or a key with a wildcard."""
+    return spec.startswith("s3://") and (spec.endswith("/") or glob.has_magic(spec[len("s3://"):]))
+
+
+def _matches(key: str, pattern: str) -> bool:
+    """Glob matching of an object key, segment by segment: ``*``, ``?`` and ``[...]`` stay within one ``/``
+    segment, ``**`` matches any number of them."""
+    def match(keys: list[str], parts: list[str]) -> bool:
+        if not parts:
+            return not keys
+        if parts[0] == "**":
+            return any(match(keys[i:], parts[1:]) for i in range(len(keys) + 1))
+        return bool(keys) and fnmatch.fnmatchcase(keys[0], parts[0]) and match(keys[1:], parts[1:])
+    return match(key.split("/"), pattern.split("/"))
+
+
+def _retrying(call: Callable[[], Any], what: str, s3: S3Settings) -> Any:
+    """``call()``, retried on throttling and 5xx answers with the read's backoff."""
+    for attempt in range(s3.max_attempts):
+        try:
+            return call()
+        except Exception as exc:
+            if not _is_transient_botocore(exc) or attempt + 1 == s3.max_attempts:
+                raise
+            log.warning("%s: %s; retry %d", what, type(exc).__name__, attempt + 1)
+            time.sleep(random.uniform(0, min(s3.backoff_max_s, s3.backoff_base_s * 2 ** attempt)))
+    raise AssertionError("unreachable")
+
+
+def list_s3_shards(spec: str, s3: S3Settings) -> list[Shard]:
+    """The shards an S3 prefix or glob names, sorted by key (their shard keys are the object keys, as for an
+    object named alone). Every page of the listing is read (1,000 keys a page)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+    bucket, _, pattern = spec[len("s3://"):].partition("/")
+    if not bucket:
+        raise InputError(f"{spec}: expected s3://bucket/prefix/")
+    magic = glob.has_magic(pattern)
+    prefix = glob_root(pattern, "/") + "/" if magic else pattern
+    prefix = "" if prefix == "./" else prefix
+    client = s3_client(s3)
+    keys: list[str] = []
+    token: str | None = None
+    try:
+        while True:
+            kwargs = {"Bucket": bucket, "Prefix": prefix, **({"ContinuationToken": token} if token else {})}
+            page = _retrying(lambda: client.list_objects_v2(**kwargs), spec, s3)
+            keys += [item["Key"] for item in page.get("Contents", [])]
+            if not page.get("IsTruncated"):
+                break
+            token = page["NextContinuationToken"]
+    except (ClientError, BotoCoreError) as exc:
+        code = exc.response.get("Error", {}).get("Code", "") if isinstance(exc, ClientError) else ""
+        raise InputError(f"{spec}: cannot list ({code or type(exc).__name__})") from None
+    if magic:
+        found = sorted(key for key in keys if not key.endswith("/") and _matches(key, pattern))
+    else:
+        found = sorted(key for key in keys if _is_shard_name(key.rsplit("/", 1)[-1]))
+    if not found:
+        what = "glob matches no objects" if magic else "prefix holds no *.warc* or *.arc(.gz) objects"
+        raise InputError(f"{spec}: {what}")
+    return [Shard(f"s3://{bucket}/{key}", shard_key(f"s3://{bucket}/{key}")) for key in found]
 
 
 def _join_base(base: str | None, path: str) -> str:
@@ -93,12 +165,13 @@ def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None
                 shards.extend(_read_manifest(spec, s3, base_url))
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputError(f"{spec}: cannot read manifest ({exc})") from None
+        elif is_s3_listing(spec):
+            shards.extend(list_s3_shards(spec, s3))
         elif is_remote(spec):
             shards.append(Shard(spec, shard_key(spec)))
         elif os.path.isdir(spec):
             found = sorted(p for p in glob.glob(os.path.join(spec, "**", "*"), recursive=True)
-                           if os.path.isfile(p) and (".warc" in os.path.basename(p)
-                                                     or os.path.basename(p).endswith((".arc", ".arc.gz"))))
+                           if os.path.isfile(p) and _is_shard_name(os.path.basename(p)))
             if not found:
                 raise InputError(f"{spec}: directory holds no *.warc* or *.arc(.gz) files")
             shards.extend(Shard(p, shard_key(os.path.abspath(p), os.path.abspath(spec))) for p in found)
@@ -124,15 +197,15 @@ def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None
     return unique
 
 
-def glob_root(spec: str) -> str:
+def glob_root(spec: str, sep: str = os.sep) -> str:
     """The directory part of a glob before its first wildcard (``data/*/x.gz`` -> ``data``)."""
-    parts = spec.split(os.sep)
+    parts = spec.split(sep)
     fixed = []
     for part in parts[:-1]:
         if glob.has_magic(part):
             break
         fixed.append(part)
-    return os.sep.join(fixed) or "."
+    return sep.join(fixed) or "."
 
 
 class TransientError(Exception):

@@ -92,22 +92,30 @@ def stays_in_sync(fh, offset: int, size: int, window: int = _SYNC_WINDOW, record
         head = fh.read(4096)
         if not _is_member_start(head, record_start):
             return False
-        fh.seek(pos)
-        inflater = zlib.decompressobj(31)
-        consumed = 0
         try:
-            while not inflater.eof:
-                chunk = fh.read(_SCAN_CHUNK)
-                if not chunk:
-                    return False  # a member cut short
-                inflater.decompress(chunk, 1)
-                while inflater.unconsumed_tail and not inflater.eof:
-                    inflater.decompress(inflater.unconsumed_tail, 1 << 20)
-                consumed += len(chunk)
+            end = member_end(fh, pos)
         except zlib.error:
             return False
-        pos += consumed - len(inflater.unused_data)
+        if end is None:
+            return False  # a member cut short
+        pos = end
     return True
+
+
+def member_end(fh, offset: int) -> int | None:
+    """Where the gzip member at ``offset`` of ``fh`` ends (None: cut short); its content is inflated and dropped,
+    at most 1 MiB at a time, so memory stays flat. A damaged member raises ``zlib.error``."""
+    fh.seek(offset)
+    inflater, consumed = zlib.decompressobj(31), 0
+    while not inflater.eof:
+        chunk = fh.read(_SCAN_CHUNK)
+        if not chunk:
+            return None
+        inflater.decompress(chunk, 1)
+        while inflater.unconsumed_tail and not inflater.eof:
+            inflater.decompress(inflater.unconsumed_tail, 1 << 20)
+        consumed += len(chunk)
+    return offset + consumed - len(inflater.unused_data)
 
 
 def _html_type(record) -> str | None:
@@ -285,30 +293,15 @@ def _passed_over_members(fh, pos: int, end: int, first: bool) -> list[int]:
         hit = gap.find(GZIP_MAGIC, hit + 1)
     if hit < 0:
         return []
-    starts, at = [], pos if first else _member_end(fh, pos)
+    starts, at = [], pos if first else member_end(fh, pos)
     while at is not None and at < end:  # the members from there must chain to the next record ...
         fh.seek(at)
         data = fh.read(4096)
         if not _is_member_start(data, _RECORD_LIKE) or _is_member_start(data, _FASTWARC_VERSION):
             return []  # ... each with a version line FastWARC rejects (else it was swallowed: _check_end's case)
         starts.append(at)
-        at = _member_end(fh, at)
+        at = member_end(fh, at)
     return starts if at == end else []
-
-
-def _member_end(fh, offset: int) -> int | None:
-    """Where the gzip member at ``offset`` ends (None: cut short)."""
-    fh.seek(offset)
-    inflater, consumed = zlib.decompressobj(31), 0
-    while not inflater.eof:
-        chunk = fh.read(_SCAN_CHUNK)
-        if not chunk:
-            return None
-        inflater.decompress(chunk, 1)
-        while inflater.unconsumed_tail and not inflater.eof:
-            inflater.decompress(inflater.unconsumed_tail, 1 << 20)
-        consumed += len(chunk)
-    return offset + consumed - len(inflater.unused_data)
 
 
 def _passed_over_first(pos: int, head: bytes) -> list[int]:
@@ -400,26 +393,17 @@ def _check_end(split: Split, start: int, last_pos: int, last_length: int, read_b
                 error("truncated", f"the last record (byte {last_pos}) is cut short")
             if not _is_member_start(head):
                 return None  # uncompressed, or a whole-file gzip stream: FastWARC saw it all
-            fh.seek(last_pos)
-            inflater = zlib.decompressobj(31)
-            consumed = 0
-            while not inflater.eof:
-                chunk = fh.read(_SCAN_CHUNK)
-                if not chunk:
-                    error("truncated", f"last gzip member (byte {last_pos}) is cut short")
-                    return None
-                inflater.decompress(chunk, 1)  # output is discarded; max_length keeps memory flat
-                while inflater.unconsumed_tail and not inflater.eof:
-                    inflater.decompress(inflater.unconsumed_tail, 1 << 20)
-                consumed += len(chunk)
-            member_end = last_pos + consumed - len(inflater.unused_data)
-            if member_end >= end:
+            last_end = member_end(fh, last_pos)
+            if last_end is None:
+                error("truncated", f"last gzip member (byte {last_pos}) is cut short")
                 return None
-            found = next_member_offset(fh, member_end, end)
+            if last_end >= end:
+                return None
+            found = next_member_offset(fh, last_end, end)
     except (OSError, zlib.error):
         return None
     if found is None:
-        error("trailing_bytes", f"{end - member_end} bytes after the last record (byte {member_end}) "
+        error("trailing_bytes", f"{end - last_end} bytes after the last record (byte {last_end}) "
                                 "are not a WARC record (truncated?)")
     else:
         error("swallowed", f"the record at byte {last_pos} ran past its gzip member (wrong Content-Length?)")

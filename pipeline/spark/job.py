@@ -4,8 +4,10 @@ A job parses its arguments, resolves inputs into splits, ships the model files t
 executors, runs :meth:`WarcJob.process_split` once per split in a Spark task, and merges
 the per-split stats from the completion markers. A subclass overrides ``process_split``
 (and, if it needs more flags, ``add_arguments``). Run-level work around the job (the
-analysis: CO2, index statistics, the report) comes in as :class:`JobExtension` objects,
-composed by the ``warcplex run`` command, so the runtime never imports it.
+analysis: CO2, index statistics, the report) comes in as
+:class:`~pipeline.spark.extension.JobExtension` objects, composed by the ``warcplex run`` command, so the
+runtime never imports it. How a run ends is :mod:`pipeline.spark.exits`, its summary
+:mod:`pipeline.spark.summary`.
 """
 
 from __future__ import annotations
@@ -15,58 +17,31 @@ import logging
 import os
 import sys
 import time
-import warnings
 from typing import Any, Sequence
 
-from pipeline.config import ConfigError, Settings, load_settings
-from pipeline.reading.sources import InputError, resolve_shards
-from pipeline.reading.reader import ShardReadError, pages_line, pages_read, plan_splits
+from pipeline.config import Settings, load_settings
+from pipeline.reading.reader import ShardReadError, pages_read, plan_splits
 from pipeline.reading.shards import Shard, Split
+from pipeline.reading.sources import resolve_shards
 from pipeline.reading.warc import is_wat
-from pipeline.redact import install_log_redaction, redact, redact_text
+from pipeline.redact import redact
 from pipeline.registry import load_registry, unscored_languages, unscored_message
 from pipeline.spark.cpu import JobCpu, pages_per_cpu_second
-from pipeline.spark.dedup import duplicate_skip_sets
+from pipeline.spark.duplicate_ids import duplicate_skip_sets
+from pipeline.spark.exits import WAT_MESSAGE, run_cli
+from pipeline.spark.extension import JobExtension
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
 from pipeline.spark.session import model_files, spark_context, under_spark_submit
-from pipeline.stats import Stats, index_summary_lines
+from pipeline.spark.summary import summary_text
+from pipeline.stats import Stats
 from pipeline.steps.loop import build_steps
 from pipeline.usage import OneLineParser, UsageError
-from pipeline.writing.outdir import OutputError, prepare_output
+from pipeline.writing.outdir import prepare_output
 from pipeline.writing.output import OutputTarget
 from pipeline.writing.index_sample import per_split_pages
 
 log = logging.getLogger("warcplex")
-
-# Exit statuses of `warcplex run` and `warcplex nightly` (README, "Exit statuses").
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_FAILED_SHARDS = 0, 1, 2, 3
-USER_ERRORS = (ConfigError, InputError, OutputError)
-
-
-class JobExtension:
-    """Run-level work composed around a job: started before Spark, adds to stats.json, writes files."""
-
-    files: tuple[str, ...] = ()  # the files :meth:`write` writes into the output
-
-    def check(self, settings: Settings) -> None:
-        """Before anything is written: raise ConfigError for settings it could not run with."""
-
-    def start(self, settings: Settings) -> None:
-        """Before the Spark job starts."""
-
-    def with_spark(self, sc, settings: Settings, output: str) -> None:
-        """After the splits, on the driver with the SparkContext still up (the corpus stages)."""
-
-    def add_stats(self, stats: dict[str, Any], settings: Settings) -> None:
-        """After the splits are merged, before stats.json is written: add sections to ``stats``."""
-
-    def write(self, output: str, stats: dict[str, Any], settings: Settings) -> None:
-        """After stats.json is written: write :attr:`files`."""
-
-    def summary_lines(self, stats: dict[str, Any]) -> list[str]:
-        """Its lines of the run's summary (summary.txt), from the stats it added."""
-        return []
 
 
 class WarcJob:
@@ -263,64 +238,12 @@ def with_split_sample(settings: Settings, splits: int) -> Settings:
     return settings.model_copy(update={"index": settings.index.model_copy(update={"per_split_pages": quota})})
 
 
-WAT_MESSAGE = ("is WAT (JSON metadata records, no page text): warcplex reads WARC files (HTML responses) "
-               "and WET files (text); give it the .warc.gz or the .warc.wet.gz of the same segment")
-
-
 def refuse_wat(shards: list[Shard]) -> None:
     """A WAT input ends the run before Spark starts, in one line."""
     wat = [shard.uri for shard in shards if is_wat(shard.uri)]
     if wat:
         more = f" (and {len(wat) - 1} more)" if len(wat) > 1 else ""
         raise UsageError(f"{wat[0]}{more} {WAT_MESSAGE}")
-
-
-def no_pages_message(stats: dict[str, Any]) -> str | None:
-    """What to say when the input held no HTML response and no WET record, else None."""
-    records = stats.get("records", {})
-    if pages_read(records):
-        return None
-    skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
-    kinds = ", ".join(f"{k.removeprefix('skip.')} {v:g}" for k, v in sorted(skipped.items())) or "none"
-    return (f"found no HTML response and no WET conversion record in {records.get('read', 0):g} WARC "
-            f"records (skipped: {kinds})")
-
-
-def quiet_third_party() -> None:
-    """Silence known noise: pyspark's pandas-version FutureWarning and py4j's closing INFO line."""
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-
-
-def setup_logging() -> None:
-    """INFO logging to stderr with every message redacted, and third-party noise off."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    install_log_redaction()
-    quiet_third_party()
-
-
-def exit_status(stats: dict[str, Any]) -> int:
-    """0 when every split was read, 3 when some shards could not be (they are retried next run)."""
-    return EXIT_FAILED_SHARDS if stats["run"].get("splits_failed") else EXIT_OK
-
-
-def run_cli(job: WarcJob, args: argparse.Namespace) -> int:
-    """Run a job, turning user errors into one-line messages and exit status 2."""
-    setup_logging()
-    try:
-        stats = job.run(args)
-    except (UsageError, *USER_ERRORS) as exc:
-        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    print(job.summary(stats))
-    nothing = no_pages_message(stats)
-    if nothing:
-        metadata_only = set(stats.get("skip", {}).get("not_response", {})) <= {"metadata", "warcinfo"}
-        if metadata_only and stats.get("skip", {}).get("not_response", {}).get("metadata"):
-            print(f"warcplex: error: the input {WAT_MESSAGE}", file=sys.stderr)
-            return EXIT_USAGE
-        print(f"warcplex: {nothing}", file=sys.stderr)
-    return exit_status(stats)
 
 
 def language_coverage(stats: dict[str, Any], settings: Settings) -> dict[str, dict[str, Any]]:
@@ -342,148 +265,6 @@ def language_coverage(stats: dict[str, Any], settings: Settings) -> dict[str, di
             "model": os.path.basename(entry.path) if entry and entry.scores_under(settings.perplexity) else None,
         }
     return coverage
-
-
-def _coverage_note(entry: dict[str, Any]) -> str:
-    """`(12% unscored)`, `(100% unscored, no model)`; empty when every sentence was scored."""
-    total = entry["sentences_scored"] + entry["sentences_unscored"]
-    if not entry["sentences_unscored"]:
-        return "" if entry["model"] or not total else " (no model)"
-    note = f"{100 * entry['sentences_unscored'] / total:.0f}% unscored"
-    return f" ({note}{'' if entry['model'] else ', no model'})"
-
-
-def _unscored_line(coverage: dict[str, dict[str, Any]], preformatted: int = 0) -> str:
-    """How many kept sentences no model scored, in which languages without a model (most first), and how many
-    sentences of preformatted text (code) the filter left unscored."""
-    unscored = {lang: v["sentences_unscored"] for lang, v in coverage.items() if v["sentences_unscored"]}
-    total = sum(v["sentences_scored"] + v["sentences_unscored"] for v in coverage.values())
-    no_model = sorted((lang for lang in unscored if not coverage[lang]["model"]), key=lambda l: -unscored[l])
-    return (f"  sentences unscored: {sum(unscored.values())} of {total}; languages without a model: "
-            + (", ".join(f"{lang} {unscored[lang]}" for lang in no_model) or "none")
-            + (f"; preformatted text (code): {preformatted}" if preformatted else ""))
-
-
-def _filter_line(languages: dict[str, dict[str, Any]]) -> str | None:
-    """What the perplexity filter removed per language: sentences and LM tokens of those it scored."""
-    rows = sorted(((lang, v) for lang, v in languages.items() if v.get("sentences_scored")),
-                  key=lambda kv: -kv[1]["sentences_scored"])[:8]
-    if not rows:
-        return None
-    return "  perplexity filter removed (sentences, LM tokens of the scored): " + ", ".join(
-        f"{lang} {v.get('sentences_filtered', 0)} of {v['sentences_scored']} sentences, "
-        f"{100 * v.get('tokens_filtered', 0) / max(v.get('tokens_scored', 0), 1):.1f}% of tokens" for lang, v in rows)
-
-
-def _counts(section: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v:g}" for k, v in sorted(section.items(), key=lambda kv: (-kv[1], kv[0]))
-                     if not isinstance(v, dict))
-
-
-def extraction_lines(stats: dict[str, Any]) -> list[str]:
-    """What extraction did: the block stage's blocks kept as main content, the page types, the pages whose reader
-    comments went to their own column, and the pages that fell back to a later stage, with the stage each ended in."""
-    blocks = stats.get("stage", {}).get("blocks", {})
-    parts = []
-    if blocks.get("blocks", {}).get("total"):
-        parts.append(f"main-content blocks kept {blocks['blocks'].get('kept', 0):,} of {blocks['blocks']['total']:,}")
-    if stats.get("page_type"):
-        parts.append(f"page types {_counts(stats['page_type'])}")
-    if "comments" in blocks:
-        parts.append(f"reader comments apart on {blocks['comments'].get('pages', 0):g} page(s)")
-    fallback = stats.get("fallback", {})
-    parts.append(f"fallbacks {sum(v for v in fallback.values() if not isinstance(v, dict)):g}"
-                 + (f" ({_counts(fallback)})" if fallback else ""))
-    if stats.get("extractor"):
-        parts.append(f"pages by final stage: {_counts(stats['extractor'])}")
-    return [f"  extraction: {'; '.join(parts)}"] if stats.get("extractor") or blocks else []
-
-
-def native_summary_lines(native: dict[str, dict[str, int]], splits: int) -> list[str]:
-    """The compiled parts that did not run (``native.<missing|stale>.<part>``: splits that ran its Python reference)."""
-    return [f"  compiled code: the {part} part was {cause} in {count} of {splits} split(s), which ran its Python "
-            "reference (the same output, slower; `pip install -e .` builds it, `make dist` ships it)"
-            for cause, parts in sorted(native.items()) for part, count in sorted(parts.items())]
-
-
-def summary_text(stats: dict[str, Any], extensions: Sequence[JobExtension] = ()) -> str:
-    """The short human summary printed at the end of a run and saved as summary.txt (with the lines of the job's
-    ``extensions``)."""
-    run = stats["run"]
-    records = stats.get("records", {})
-    outcome = stats.get("outcome", {})
-    sentences = stats.get("sentences", {})
-    text_bytes = stats.get("bytes", {})
-    raw, clean = text_bytes.get("text_raw", 0), text_bytes.get("text_clean", 0)
-    skipped = Stats.from_dict({"skip": stats.get("skip", {})}).counts
-    outcomes = Stats.from_dict({"outcome": outcome}).counts
-    languages = sorted(stats.get("lang", {}).items(), key=lambda kv: -kv[1].get("pages_kept", 0))[:8]
-    coverage = stats.get("coverage", {})
-    lines = [
-        f"warcplex: {records.get('read', 0)} WARC records read from {run['splits']} split(s) "
-        f"in {run['wall_seconds']:.1f} s ({run['pages_per_second'] or 0:.1f} HTML pages/s)",
-        f"  {pages_line(records)}; "
-        + ", ".join(f"{k.removeprefix('outcome.')} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1])),
-        f"  skipped records: {sum(skipped.values())} "
-        + "(" + ", ".join(f"{k.removeprefix('skip.')} {v}" for k, v in sorted(skipped.items())) + ")",
-        f"  sentences kept: {sentences.get('kept', 0)} of {sentences.get('total', 0)}; "
-        f"text bytes {raw} -> {clean} ({100 * clean / raw if raw else 0:.1f}% kept)",
-        "  languages (pages kept): " + ", ".join(
-            f"{lang} {v.get('pages_kept', 0)}" + (_coverage_note(coverage[lang]) if lang in coverage else "")
-            for lang, v in languages),
-        _unscored_line(coverage, stats.get("stage", {}).get("perplexity", {}).get("sentences_preformatted", 0)),
-    ]
-    lines += extraction_lines(stats)
-    removed = _filter_line(stats.get("lang", {}))
-    if removed:
-        lines.append(removed)
-    dropped_to = run.get("config", {}).get("output", {}).get("dropped")
-    if dropped_to:
-        lines.append(f"  dropped sentences of the kept pages, each with its perplexity and reason: {dropped_to}/")
-    lines += job_cpu_line(stats)
-    lines += native_summary_lines(stats.get("native", {}), run["splits"])
-    lines += index_summary_lines(stats.get("index", {}))
-    for extension in extensions:
-        lines += extension.summary_lines(stats)
-    failed = run.get("splits_failed", 0)
-    if failed:
-        lines.append(f"  FAILED: {failed} split(s) could not be read; they have no completion marker and the next "
-                     "run retries them (exit status 3):")
-        lines += [f"    {uri}: {error}" for uri, error in sorted(stats.get("file_errors", {}).items())
-                  if error.startswith("not read")][:5]
-    if len(stats.get("file_errors", {})) > failed:
-        lines.append(f"  unreadable parts of {len(stats['file_errors']) - failed} file(s), "
-                     "see stats.json file_errors")
-    duplicates = stats.get("skip", {}).get("duplicate_record_id", 0)
-    if duplicates:
-        lines.append(f"  {duplicates} record(s) dropped as duplicate WARC-Record-IDs of records kept elsewhere")
-    lines.append(f"  output: {run['output']} ({', '.join(run.get('files', []))})")
-    lines += next_steps_lines(stats)
-    return "\n".join(lines)
-
-
-def job_cpu_line(stats: dict[str, Any]) -> list[str]:
-    """The whole job's pages per CPU-second (:func:`~pipeline.spark.cpu.pages_per_cpu_second`) and start-up."""
-    job = stats.get("job_cpu")
-    if not job:
-        return []
-    rate = stats["run"].get("pages_per_cpu_second")
-    return [f"  whole job: {rate or 0:.2f} pages per CPU-second ({job['total']:.1f} CPU-s in all); start-up "
-            f"{job['start_up']['total']:.1f} CPU-s; Spark task metrics {job['executor_tasks']:.1f} CPU-s (a part of "
-            "the JVMs')"]
-
-
-def next_steps_lines(stats: dict[str, Any]) -> list[str]:
-    """The summary's last lines: where the report is, and one page to follow through every stage."""
-    output = stats["run"]["output"].rstrip("/")
-    lines = []
-    if "report.html" in stats["run"].get("files", []):
-        lines.append(f"  next: open {output}/report.html (charts, every stage's counts)")
-    example = (stats.get("index") or {}).get("example")
-    if example:
-        lines.append(f"  one page through every stage: warcplex explain --from-output {output} "
-                     f"--record-id '{example}' --output {output}/explain-one")
-    return lines
 
 
 class CleanWarcJob(WarcJob):

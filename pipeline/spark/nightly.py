@@ -10,7 +10,9 @@ re-lists the finished ones, which are skipped from their markers, so ``stats.jso
 ``_SUCCESS`` always describe the whole corpus built so far. Output names depend only on the
 shard URI and ``input.splits_per_shard``, so a run killed at any point and rerun produces the
 same bytes. A failed Spark job (after ``spark.task.maxFailures`` task attempts) is run again
-up to ``--attempts`` times; each attempt skips what the previous one finished.
+up to ``--attempts`` times, and so is a job that left shards unread (exit status 3: missing, throttled past
+every retry, not a WARC, WET or ARC file); each attempt skips what the previous one finished, and the summary
+names the shards still unread.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from pipeline.reading.reader import plan_splits
 from pipeline.reading.shards import Shard
 from pipeline.reading.sources import resolve_shards
 from pipeline.redact import redact_text
-from pipeline.spark.job import (EXIT_FAILED, EXIT_OK, EXIT_USAGE, USER_ERRORS, CleanWarcJob, exit_status,
-                                setup_logging)
+from pipeline.spark.exits import (EXIT_FAILED, EXIT_FAILED_SHARDS, EXIT_OK, EXIT_USAGE, USER_ERRORS, exit_status,
+                                  setup_logging)
+from pipeline.spark.job import CleanWarcJob
 from pipeline.usage import UsageError
 from pipeline.writing.output import OutputTarget
 
@@ -124,6 +127,14 @@ def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = Clea
                       str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             job_args.overwrite = False  # the next attempt keeps what this one finished
             continue
+        status = exit_status(stats)
+        if status == EXIT_FAILED_SHARDS and attempt < args.attempts:
+            # Shards that could not be read (throttling, a file still being written) get another attempt now;
+            # every other shard is skipped from its marker.
+            log.warning("nightly attempt %d of %d: %d split(s) could not be read; trying them again", attempt,
+                        args.attempts, stats["run"]["splits_failed"])
+            job_args.overwrite = False
+            continue
         print(job.summary(stats))
-        return exit_status(stats)
+        return status
     return EXIT_FAILED

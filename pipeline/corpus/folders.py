@@ -1,0 +1,161 @@
+"""Parquet folders of an output, read and written by the Spark tasks themselves with pyarrow.
+
+The corpus stages never read or write through Spark's own file systems (an ``s3://`` output would need the
+hadoop-aws jar) nor through the driver: the driver lists the files (names and sizes only) and hands each task its
+share; the tasks open them with pyarrow (:func:`~pipeline.writing.output.filesystem_for`: a local path or S3, with
+the credentials of the executor's environment) and Spark only moves rows between tasks (the shuffles of the
+stages). So the data of a stage goes from the object store to the executors and back, on any deployment.
+
+A folder is written one file per task and partition value: ``<folder>/language=<code>/part-<task>.parquet`` (or
+``<folder>/part-<task>.parquet``), the task being the Spark partition's index, so a retried task rewrites the same
+file with the same rows. The partition column stays inside each file too (a file read on its own keeps its
+language); a file without it takes it from its path.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from pipeline.config import S3Settings
+from pipeline.writing.output import PARTITION_TYPE, OutputTarget, filesystem_for
+
+# A task's share of a folder to read: files up to this many bytes (Spark's spark.sql.files.maxPartitionBytes),
+# each file counting for 4 MB more (spark.sql.files.openCostInBytes), as Spark plans a file scan.
+TASK_BYTES = 128 << 20
+FILE_COST = 4 << 20
+WRITTEN = "path string, rows long, bytes long"  # what each written file reports
+
+
+def task_shares(files: list[tuple[str, int]], task_bytes: int = TASK_BYTES) -> list[list[str]]:
+    """``files`` (relative path, size; in their order) cut into consecutive shares of about ``task_bytes``."""
+    shares: list[list[str]] = []
+    load = task_bytes
+    for path, size in files:
+        if load + size + FILE_COST > task_bytes and (not shares or shares[-1]):
+            shares.append([])
+            load = 0
+        shares[-1].append(path)
+        load += size + FILE_COST
+    return shares
+
+
+def _partition_value(relative: str, column: str) -> str | None:
+    prefix = f"{column}="
+    return next((part[len(prefix):] for part in relative.split("/") if part.startswith(prefix)), None)
+
+
+def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition: str | None):
+    """A task's side of :func:`read_folder`: the record batches of the files of its shares."""
+    fs, root = filesystem_for(uri, s3)
+    for batch in batches:
+        for share in batch.column(0).to_pylist():
+            for relative in json.loads(share):
+                with fs.open_input_file(f"{root}/{relative}") as handle:
+                    parquet = pq.ParquetFile(handle)
+                    # the partition column is inside the files we write; from the path for files without it
+                    in_file = partition is not None and partition in parquet.schema_arrow.names
+                    stored = [field.name for field in schema if field.name != partition or in_file]
+                    for read in parquet.iter_batches(batch_size=4096, columns=stored):
+                        columns = [_as(read.column(name), schema.field(name).type) for name in stored]
+                        if partition is not None and not in_file:
+                            value = _partition_value(relative, partition)
+                            columns.insert(schema.get_field_index(partition),
+                                           pa.array([value] * read.num_rows, pa.string()))
+                        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _as(column: pa.Array, wanted: pa.DataType) -> pa.Array:
+    """A column read from a file as the type Spark expects (a dictionary-encoded partition column as strings)."""
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    return column if column.type == wanted else column.cast(wanted)
+
+
+def _for_file(table: pa.Table, partition: str | None) -> pa.Table:
+    """Rows as our files hold them: the partition column kept inside with the type pyarrow gives a hive directory's
+    value (:data:`~pipeline.writing.output.PARTITION_TYPE`), timestamps in UTC microseconds."""
+    fields = [pa.field(f.name, PARTITION_TYPE if f.name == partition else
+                       pa.timestamp("us", tz="UTC") if pa.types.is_timestamp(f.type) else f.type)
+              for f in table.schema]
+    return table.cast(pa.schema(fields))
+
+
+def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]], schema: StructType,
+                partition: str | None = None) -> DataFrame:
+    """The rows of the Parquet ``files`` (paths relative to the output ``uri``, with sizes) as a DataFrame of
+    ``schema``, read by the tasks; ``partition``: the hive partition column taken from the paths (the last of
+    ``schema``)."""
+    shares = task_shares(sorted(files))
+    if not shares:
+        return spark.createDataFrame([], schema)
+    arrow_schema = to_arrow_schema(schema)
+    names = spark.sparkContext.parallelize([(json.dumps(share),) for share in shares], len(shares))
+    return (spark.createDataFrame(names, "share string")
+            .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition), schema))
+
+
+def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str | None, compression: str | None,
+                measure: str | None):
+    """A task's side of :func:`write_folder`: its rows into one file per partition value; one row per file."""
+    from pyspark import TaskContext
+
+    task = TaskContext.get().partitionId()
+    fs, root = filesystem_for(uri, s3)
+    writers: dict[str | None, Any] = {}
+    counts: dict[str | None, list[int]] = {}
+
+    def relative(value: str | None) -> str:
+        return f"{folder}/{partition}={value}/part-{task:05d}.parquet" if partition else \
+            f"{folder}/part-{task:05d}.parquet"
+
+    def write(value: str | None, table: pa.Table) -> None:
+        if value not in writers:
+            path = f"{root}/{relative(value)}"
+            fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+            writers[value] = pq.ParquetWriter(path, table.schema, filesystem=fs, compression=compression or "none")
+            counts[value] = [0, 0]
+        writers[value].write_table(table)
+        counts[value][0] += table.num_rows
+        if measure is not None:
+            counts[value][1] += int(pc.sum(pc.binary_length(table.column(measure))).as_py() or 0)
+
+    try:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            table = pa.Table.from_batches([batch])
+            values = table.column(partition) if partition is not None else None
+            table = _for_file(table, partition)
+            if values is None:
+                write(None, table)
+                continue
+            for value in pc.unique(values).to_pylist():
+                write(value, table.filter(pc.equal(values, value)) if value is not None
+                      else table.filter(pc.is_null(values)))
+    finally:
+        for writer in writers.values():
+            writer.close()
+    if writers:
+        yield pa.RecordBatch.from_pylist([{"path": relative(value), "rows": n, "bytes": b}
+                                          for value, (n, b) in counts.items()])
+
+
+def write_folder(frame: DataFrame, target: OutputTarget, s3: S3Settings, folder: str, compression: str,
+                 partition: str | None = None, measure: str | None = None) -> list[dict[str, Any]]:
+    """Write ``frame`` as the Parquet folder ``folder`` of the output ``target`` from the tasks (what was there is
+    removed first); return one dict per file written: ``path`` (relative to the output), ``rows`` and ``bytes``
+    (the UTF-8 bytes of the column ``measure``). ``compression``: a Parquet codec or ``none``."""
+    target.fs.delete_dir_contents(target.path(folder), missing_dir_ok=True)
+    codec = None if compression in ("none", "uncompressed") else compression
+    uri = target.uri
+    written = frame.mapInArrow(lambda batches: _write_task(batches, uri, s3, folder, partition, codec, measure),
+                               WRITTEN).collect()
+    return sorted((row.asDict() for row in written), key=lambda row: row["path"])
