@@ -96,7 +96,8 @@ def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple
     shares = task_shares(sorted(files))
     if not shares:
         return spark.createDataFrame([], schema)
-    arrow_schema = to_arrow_schema(schema)
+    # timestamps as Spark's Arrow batches carry them: in the session's time zone (the same instants)
+    arrow_schema = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
     names = spark.sparkContext.parallelize([(json.dumps(share),) for share in shares], len(shares))
     return (spark.createDataFrame(names, "share string")
             .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition), schema))
