@@ -69,9 +69,26 @@ def compiled(part: str) -> ModuleType:
     return module
 
 
+def _shipped_path(part: str) -> str | None:
+    """Where a copy of ``part`` shipped with ``make dist`` is: Spark's copy on an executor; on a spark-submit driver,
+    which imports the code from the zip before Spark starts, the working directory (YARN's cluster mode puts
+    ``--files`` there) or ``make dist``'s ``files/`` next to the zip (client mode); else None."""
+    name = shipped_name(part)
+    path = shipped_copy(name)
+    if path is not None:
+        return path
+    candidates = [Path.cwd() / name]
+    package = Path(__file__).parent
+    if not package.is_dir():  # imported from a zip: dist/warcplex.zip/pipeline/_native
+        zip_file = next((p for p in package.parents if p.suffix == ".zip"), None)
+        if zip_file is not None:
+            candidates.append(zip_file.parent / "files" / name)
+    return next((str(c) for c in candidates if c.is_file()), None)
+
+
 def _load_shipped(part: str) -> ModuleType | None:
-    """The copy of ``part`` that Spark shipped to this executor (``make dist``), or None."""
-    path = shipped_copy(shipped_name(part))
+    """The copy of ``part`` shipped with ``make dist`` (:func:`_shipped_path`), or None."""
+    path = _shipped_path(part)
     if path is None:
         return None
     name = f"{__name__}.{part}"
