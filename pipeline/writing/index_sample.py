@@ -151,6 +151,17 @@ class SampledPage:
     filtered: str
 
 
+def _retrying(read, s3: S3Settings):
+    """``read()``, tried up to ``s3.max_attempts`` times: a response stream cut in the middle of a GetObject is an
+    OSError that pyarrow's own retry strategy (per request) does not repeat."""
+    for attempt in range(max(1, s3.max_attempts)):
+        try:
+            return read()
+        except OSError:
+            if attempt + 1 >= max(1, s3.max_attempts):
+                raise
+
+
 def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
                       per_split: int = 0) -> tuple[list[SampledPage], dict[str, Any]]:
     """The sample (smallest keys first) from every split's candidates, and how it was drawn: ``pages``,
@@ -161,7 +172,7 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
 
     dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", hive=False)
     # the record ids first: the texts are read for the chosen pages only (the driver holds no more of them)
-    ids = dataset.to_table(columns=["warc_record_id", "split_id"]).to_pydict()
+    ids = _retrying(lambda: dataset.to_table(columns=["warc_record_id", "split_id"]), s3).to_pydict()
     if not ids["warc_record_id"]:
         raise ValueError(f"no page reached the filter (nothing under {output}/{INDEX_SAMPLE_DIR})")
     by_split: dict[str, list[bytes]] = {}
@@ -178,7 +189,7 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
     exact = all(max(split_keys) >= cutoff for split_keys in by_split.values()
                 if per_split and len(split_keys) >= per_split)
     unique: dict[str, dict[str, Any]] = {}
-    for row in dataset.to_table(filter=pc.field("warc_record_id").isin(chosen_ids)).to_pylist():
+    for row in _retrying(lambda: dataset.to_table(filter=pc.field("warc_record_id").isin(chosen_ids)), s3).to_pylist():
         unique.setdefault(row["warc_record_id"], row)
     chosen = [unique[record_id] for record_id in chosen_ids]
     pages = [SampledPage(row["warc_record_id"], row["language"], row["visible"], row["main_content"] or "",
