@@ -119,6 +119,7 @@ def test_spark_submit_runs_tasks_on_the_worker(standalone_cluster, cc_genuine_wa
               "--set", "spark.conf.spark.executor.memory=512m", "--set", "spark.conf.spark.executor.cores=1",
               "--set", "spark.conf.spark.executor.memoryOverhead=384m",
               "--set", "input.splits_per_shard=2", "--set", "input.min_split_bytes=1",
+              "--set", "index.sample_share=1",  # every page in the index sample: its chain covers the corpus
               # every corpus stage (the index chain needs no --sentences: every split writes its sample)
               "--set", "corpus.repeated_lines.enabled=true", "--set", "corpus.dedup.near=true"]
     # The checkout must not leak into the driver through PYTHONPATH: it imports from warcplex.zip.

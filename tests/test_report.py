@@ -35,7 +35,8 @@ def run_output(tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("report") / "out"
     status = cli_main(["run", "--input", str(warc), "--output", str(out),
                        "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[1]",
-                       "--sentences", str(out / "sentences")])
+                       "--sentences", str(out / "sentences"),
+                       "--set", "index.sample_share=1"])  # every page a candidate: the tests check the whole sample
     assert status == 0
     return out, json.loads((out / "stats.json").read_text())
 

@@ -207,11 +207,11 @@ def test_relocated_shards_resume_changed_config_is_refused_and_overwrite_replace
     assert first.returncode == 0, first.stderr[-3000:]
     ids = record_ids(out)
     assert len(ids) == len(set(ids)) > 0
-    # progress lines (not a terminal: plain lines), no third-party noise, a rough extrapolation
+    # progress lines (not a terminal: plain lines), no third-party noise, no snapshot extrapolated from a few pages
     assert "warcplex: splits 2/2," in first.stderr and "pages/s" in first.stderr
     assert "FutureWarning" not in first.stderr and "Closing down clientserver" not in first.stderr
-    assert "rough, extrapolated from only" in first.stdout
-    assert "Rough:" in (out / "report.html").read_text()
+    assert "one snapshot: not estimated from" in first.stdout
+    assert "Not estimated: it needs 10,000 pages" in (out / "report.html").read_text()
     written = first.stdout + first.stderr + "".join(p.read_text(errors="replace") for p in out.rglob("*")
                                                     if p.is_file() and p.suffix in (".json", ".txt", ".html"))
     assert SECRET not in written
