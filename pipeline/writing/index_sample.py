@@ -151,15 +151,25 @@ class SampledPage:
     filtered: str
 
 
-def _retrying(read, s3: S3Settings):
-    """``read()``, tried up to ``s3.max_attempts`` times: a response stream cut in the middle of a GetObject is an
-    OSError that pyarrow's own retry strategy (per request) does not repeat."""
-    for attempt in range(max(1, s3.max_attempts)):
-        try:
-            return read()
-        except OSError:
-            if attempt + 1 >= max(1, s3.max_attempts):
-                raise
+def _read_files(dataset, s3: S3Settings, columns: list[str] | None = None, keep=None):
+    """The rows of ``dataset``'s files, one file at a time: each fetched whole with a plain GET (no ranged reads,
+    which moto behind a proxy answered with a stream the S3 client could not flush) and tried up to
+    ``s3.max_attempts`` times, then ``columns`` of the rows ``keep`` (an Arrow expression) selects."""
+    import pyarrow.parquet as pq
+
+    tables = []
+    for path in dataset.files:
+        for attempt in range(max(1, s3.max_attempts)):
+            try:
+                with dataset.filesystem.open_input_stream(path) as stream:
+                    data = stream.read()
+                break
+            except OSError:
+                if attempt + 1 >= max(1, s3.max_attempts):
+                    raise
+        table = pq.read_table(pa.BufferReader(data), columns=columns, filters=keep)
+        tables.append(table)
+    return pa.concat_tables(tables) if tables else None
 
 
 def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
@@ -172,7 +182,8 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
 
     dataset = open_dataset(f"{output.rstrip('/')}/{INDEX_SAMPLE_DIR}", s3, "index sample", hive=False)
     # the record ids first: the texts are read for the chosen pages only (the driver holds no more of them)
-    ids = _retrying(lambda: dataset.to_table(columns=["warc_record_id", "split_id"]), s3).to_pydict()
+    table = _read_files(dataset, s3, columns=["warc_record_id", "split_id"])
+    ids = table.to_pydict() if table is not None else {"warc_record_id": []}
     if not ids["warc_record_id"]:
         raise ValueError(f"no page reached the filter (nothing under {output}/{INDEX_SAMPLE_DIR})")
     by_split: dict[str, list[bytes]] = {}
@@ -189,7 +200,7 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
     exact = all(max(split_keys) >= cutoff for split_keys in by_split.values()
                 if per_split and len(split_keys) >= per_split)
     unique: dict[str, dict[str, Any]] = {}
-    for row in _retrying(lambda: dataset.to_table(filter=pc.field("warc_record_id").isin(chosen_ids)), s3).to_pylist():
+    for row in _read_files(dataset, s3, keep=pc.field("warc_record_id").isin(chosen_ids)).to_pylist():
         unique.setdefault(row["warc_record_id"], row)
     chosen = [unique[record_id] for record_id in chosen_ids]
     pages = [SampledPage(row["warc_record_id"], row["language"], row["visible"], row["main_content"] or "",
