@@ -350,6 +350,11 @@ class QualitySettings(_Section):
     """cc_net: drop documents in their language's perplexity `tail` bucket (reason `quality.perplexity_tail`)."""
     perplexity_percentiles: tuple[float, float] = (33.3, 66.7)
     """Percentiles of the run's document perplexity per language that separate head / middle / tail (cc_net thirds)."""
+    perplexity_cuts: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    """Fixed cuts instead of the run's percentiles, as cc_net's cut-off file: language -> [head up to, middle up to]
+    (document perplexity). A language not listed gets no bucket. With them every document's bucket is its own, so a
+    nightly build stays incremental (`corpus.incremental`); without them each build recomputes the buckets of the
+    whole corpus."""
     url_blocklist: str | None = None
     """A user-supplied file of hosts or registered domains, one a line (`#` comments); their documents are
     dropped with reason `url_blocklist`. Nothing is downloaded."""
@@ -360,6 +365,14 @@ class QualitySettings(_Section):
         if path is not None and not Path(path).is_file():
             raise ValueError(f"{path}: no such file")
         return path
+
+    @field_validator("perplexity_cuts")
+    @classmethod
+    def _cuts_in_order(cls, cuts: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        wrong = [language for language, (head, middle) in cuts.items() if not 0 <= head <= middle]
+        if wrong:
+            raise ValueError(f"{', '.join(wrong)}: expected [head, middle] with 0 <= head <= middle")
+        return cuts
 
 
 class CorpusSettings(_Section):
@@ -383,7 +396,13 @@ class CorpusSettings(_Section):
     quality: QualitySettings = Field(default_factory=QualitySettings)
     """Quality signals, filters and the URL block list."""
     files_per_language: int = Field(default=1, ge=1)
-    """Parquet files per language in OUTPUT/corpus/ (documents are spread by a hash of their record id)."""
+    """Parquet files per language and build in OUTPUT/corpus/ (documents are spread by a hash of their record id)."""
+    incremental: bool = True
+    """A build after an earlier one with the same settings reads only the data/ files that are new since, keeps
+    the earlier files and adds its own (`part-g<build>-*`). It needs every enabled stage to decide a document without
+    the later ones: `exact_dedup`, `quality` with `quality.perplexity_cuts`, and rules. `repeated_lines`,
+    `near_dedup`, `record_ids` and buckets from the run's percentiles make each build start from all of data/
+    (docs/guide.md, "Nightly builds"). The result is the same rows either way."""
 
 
 class PipelineSettings(_Section):

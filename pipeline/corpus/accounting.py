@@ -14,6 +14,12 @@ def summary_lines(corpus: dict[str, Any] | None) -> list[str]:
     resumed = " (unchanged input: kept from the previous run)" if corpus.get("resumed") else ""
     lines = [f"  corpus: {corpus['documents_in']} -> {corpus['documents_out']} documents, "
              f"{corpus['bytes_in']} -> {corpus['bytes_out']} text bytes{resumed}"]
+    if corpus.get("build") == "incremental":
+        lines.append(f"  corpus build {corpus['generation']}: added {corpus['documents_new']} new documents to the "
+                     f"earlier builds; {corpus.get('demoted', 0)} earlier documents demoted by an earlier copy, "
+                     f"{corpus.get('files_rewritten', 0)} earlier files rewritten")
+    elif corpus.get("full_reason"):
+        lines.append(f"  corpus: this build read all of data/: {corpus['full_reason']}")
     for name, row in stage_rows(corpus):
         lines.append(f"    {name}: {row}")
     return lines
@@ -28,7 +34,8 @@ def stage_rows(corpus: dict[str, Any]) -> list[tuple[str, str]]:
         if stage.get("lines_removed"):
             parts.append(f"{stage['lines_removed']} lines removed ({stage.get('line_bytes_removed', 0)} bytes)")
         parts += [f"{count} {reason}" for reason, count in sorted(stage.get("dropped", {}).items())]
-        per_doc = stage["wall_seconds"] / stage["documents_in"] if stage.get("documents_in") else 0.0
+        processed = stage.get("documents_processed", stage.get("documents_in"))
+        per_doc = stage["wall_seconds"] / processed if processed else 0.0
         parts.append(f"{stage['wall_seconds']:.1f} s wall ({1000 * per_doc:.2f} ms/document)")
         rows.append((name, ", ".join(parts) if len(parts) > 1 else f"nothing removed, {parts[-1]}"))
     return rows

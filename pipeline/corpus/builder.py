@@ -30,19 +30,21 @@ import hashlib
 import json
 import logging
 import time
+from functools import partial
 from typing import Any, Callable
 
 from pyarrow import fs as pafs
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType, TimestampType
 
 from pipeline import parts
 from pipeline.config import Settings
+from pipeline.corpus.demotions import build_prefix, rewrite
 from pipeline.corpus.folders import read_folder, write_folder
 from pipeline.corpus.lists import with_domains
-from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, StageOutput
+from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, StageOutput
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 from pipeline.writing.rows import PAGE_SCHEMA
@@ -50,7 +52,16 @@ from pipeline.writing.rows import PAGE_SCHEMA
 log = logging.getLogger("pipeline.corpus")
 
 MARKER = f"{CORPUS_STATE_DIR}/marker.json"
+INPUTS = f"{CORPUS_STATE_DIR}/inputs.json"  # the data/ files the builds so far read, and the last build's number
+KEYS_DIR = f"{CORPUS_STATE_DIR}/keys"  # exact_dedup's keys of every build: keys/g<build>/part-<n>.parquet
 WORK_DIR = "_tmp/corpus"
+KEYS_SCHEMA = StructType([
+    StructField("_hash", StringType()),
+    StructField("_order", StructType([StructField("ts", TimestampType()), StructField("id", StringType()),
+                                      StructField("shard", StringType())])),
+    StructField("warc_record_id", StringType()), StructField("generation", IntegerType()),
+    StructField("language", StringType())])
+SAMPLE_SCHEMA = StructType([StructField(name, StringType()) for name in ("stage", "warc_record_id", "text")])
 
 
 def enabled_stages(settings: Settings) -> list[CorpusStage]:
@@ -94,14 +105,52 @@ class CorpusBuilder:
         return [(path, size) for path, size in self.target.list_files()
                 if path.startswith(f"{DATASET_DIR}/") and path.endswith(".parquet")]
 
+    def basis(self) -> str:
+        """Hash of every setting the stages read: builds with the same basis can add to each other."""
+        basis = {"corpus": self.settings.corpus.model_dump(mode="json"),
+                 "stages": [stage.name for stage in self.stages], "compression": self.compression}
+        return hashlib.sha256(json.dumps(basis, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+
     def fingerprint(self, files: list[tuple[str, int]]) -> str:
-        """Hash of the input file list (with sizes) and of every setting the stages read."""
-        basis = {"files": files, "corpus": self.settings.corpus.model_dump(mode="json"),
-                 "stages": [stage.name for stage in self.stages],
-                 "compression": self.compression,
+        """Hash of the input file list (with sizes), of every setting the stages read and of the index sample."""
+        basis = {"files": files, "basis": self.basis(),
                  "index_sample": hashlib.sha256("\n".join(self.sample_ids).encode()).hexdigest()
                  if self.sample_ids is not None else None}
         return hashlib.sha256(json.dumps(basis, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+
+    def not_incremental(self) -> list[str]:
+        """Why this build cannot keep what a later build needs to add to it (empty: it can)."""
+        if not self.settings.corpus.incremental:
+            return ["corpus.incremental is off"]
+        return [f"{stage.name}: {reason}" for stage in self.stages if (reason := stage.not_incremental())]
+
+    def _base(self, files: list[tuple[str, int]], work: str) -> tuple[dict[str, Any] | None, str | None]:
+        """(the earlier build this one adds to, None), or (None, why it reads all of data/; None for a first build).
+
+        The base is saved in the build's work folder first, so that a killed build resumes against the same one."""
+        saved = self.target.read_bytes(f"{work}/base.json")
+        if saved is not None:
+            return json.loads(saved), None
+        marker, inputs = self.target.read_bytes(MARKER), self.target.read_bytes(INPUTS)
+        if marker is None or not self.target.exists(CORPUS_DIR):
+            return None, None
+        why = self.not_incremental()
+        earlier = json.loads(marker)
+        if not why and not self.settings.output.resume:
+            why = ["output.resume is off"]
+        if not why and earlier.get("basis") != self.basis():
+            why = ["the corpus settings changed since the last build"]
+        if not why and inputs is None:
+            why = ["the last build kept no keys"]
+        listed = json.loads(inputs) if inputs is not None else {}
+        sizes = dict(files)
+        if not why and any(sizes.get(path) != size for path, size in listed["files"]):
+            why = [f"{DATASET_DIR}/ files of the last build changed or are gone"]
+        if why:
+            return None, "; ".join(why)
+        base = {"generation": listed["generation"], "files": listed["files"], "stats": earlier}
+        self.target.write_bytes(f"{work}/base.json", json.dumps(base, sort_keys=True).encode("utf-8"))
+        return base, None
 
     def run(self) -> dict[str, Any]:
         """Run (or resume, or skip) the stages; return the ``corpus`` section of stats.json."""
@@ -117,14 +166,33 @@ class CorpusBuilder:
                 return done
         started = time.time()
         work = f"{WORK_DIR}/{fingerprint}"
-        stats: dict[str, Any] = {"fingerprint": fingerprint, "stages": {}, "order": []}
-        docs, first = self._checkpoint(f"{work}/0-input", lambda: StageOutput(self._input(files)), None)
+        base, why = self._base(files, work)
+        keeps_keys = not self.not_incremental()
+        generation = base["generation"] + 1 if base else 0
+        if base:
+            earlier = {path for path, _ in base["files"]}
+            new_files = [(path, size) for path, size in files if path not in earlier]
+        else:
+            new_files = files
+        if why:
+            log.warning("corpus: this build reads all of %s/: %s", DATASET_DIR, why)
+        stats: dict[str, Any] = {"fingerprint": fingerprint, "basis": self.basis(), "stages": {}, "order": [],
+                                 "build": "incremental" if base else "full", "generation": generation}
+        if why:
+            stats["full_reason"] = why
+        docs, first = self._checkpoint(f"{work}/0-input", lambda: StageOutput(self._input(new_files)), None)
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
-        dropped_docs, dropped_lines, stage_folders = [], [], []
+        stats["documents_new"] = first["documents_out"]
+        dropped_docs, dropped_lines, stage_folders, keys_folder, demoted = [], [], [], None, None
         previous_counts = first
         for index, stage in enumerate(self.stages, start=1):
             folder = f"{work}/{index}-{stage.name}"
-            docs, stage_stats = self._checkpoint(folder, lambda: stage.apply(docs), previous_counts)
+            if keeps_keys and isinstance(stage, ExactDedup):
+                keys_folder = f"{folder}/keys"
+                produce = partial(stage.apply_new, docs, self._earlier_keys() if base else None, generation)
+            else:
+                produce = partial(stage.apply, docs)
+            docs, stage_stats = self._checkpoint(folder, produce, previous_counts)
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
             stage_folders.append(folder)
@@ -133,13 +201,35 @@ class CorpusBuilder:
                 dropped_docs.append(self._read(f"{folder}/dropped_docs"))
             if stage_stats["lines_removed"]:
                 dropped_lines.append(self._read(f"{folder}/dropped_lines"))
+            if stage_stats.get("demoted"):
+                demoted = self._read(f"{folder}/demoted")
         stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
-        self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final")
-        self._write_index_sample(stage_folders, f"{work}/final")
+        report = self._rewrite(demoted, work) if base and demoted is not None else []
+        self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final", build_prefix(generation))
+        self._write_index_sample(stage_folders, f"{work}/final", demoted if base else None)
+        if base:
+            stats = merged_stats(base["stats"], stats, report)
         stats["wall_seconds"] = round(time.time() - started, 3)
-        self._commit(f"{work}/final", stats)
+        self._commit(work, stats, base, keys_folder, report, files)
         stats["resumed"] = False
         return stats
+
+    def _earlier_keys(self) -> DataFrame:
+        """The exact_dedup keys every earlier build kept (``_corpus/keys/``), read by the tasks."""
+        files = [(path, size) for path, size in self.target.list_files() if path.startswith(f"{KEYS_DIR}/")]
+        return read_folder(self.spark, self.target.uri, self.settings.s3, files, KEYS_SCHEMA)
+
+    def _rewrite(self, demoted: DataFrame, work: str) -> list[dict[str, Any]]:
+        """The earlier builds' files that hold ``demoted`` documents, rewritten into ``<work>/rewrite`` (once: a
+        killed build reads the report back)."""
+        done = self.target.read_bytes(f"{work}/rewrite/_DONE.json")
+        if done is not None:
+            return json.loads(done)["report"]
+        codec = None if self.compression == "uncompressed" else self.compression
+        report = rewrite(demoted, self.target.uri, self.settings.s3, f"{work}/rewrite", codec)
+        report.sort(key=lambda row: (row["action"], row["path"], row["reason"]))
+        self.target.write_bytes(f"{work}/rewrite/_DONE.json", json.dumps({"report": report}).encode("utf-8"))
+        return report
 
     def _input(self, files: list[tuple[str, int]]) -> DataFrame:
         schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(PAGE_SCHEMA).fields]
@@ -155,11 +245,12 @@ class CorpusBuilder:
             started = time.time()
             output = produce()
             # The counts are those of the files the tasks wrote (no second pass over them).
-            measured = {"docs": "text", "dropped_docs": None, "dropped_lines": "line"}
+            measured = {"docs": "text", "dropped_docs": None, "dropped_lines": "line", "keys": None, "demoted": None}
             written: dict[str, list[dict[str, Any]]] = {}
             schemas: dict[str, Any] = {}
             for name, frame in (("docs", output.docs), ("dropped_docs", output.dropped_docs),
-                                ("dropped_lines", output.dropped_lines)):
+                                ("dropped_lines", output.dropped_lines), ("keys", output.keys),
+                                ("demoted", output.demoted)):
                 if frame is not None:
                     written[name] = write_folder(frame, self.target, self.settings.s3, f"{folder}/{name}",
                                                  self.compression, measure=measured[name])
@@ -199,67 +290,162 @@ class CorpusBuilder:
         if "dropped_lines" in written:
             counts["lines_removed"] = total("dropped_lines", "rows")
             counts["line_bytes_removed"] = total("dropped_lines", "bytes")
+        if "demoted" in written:
+            counts["demoted"] = total("demoted", "rows")
         return counts
 
-    def _write_sorted(self, frame: DataFrame, relative: str, files_per_language: int, key: str) -> None:
+    def _write_sorted(self, frame: DataFrame, relative: str, files_per_language: int, key: str, name: str) -> None:
         languages = max(1, frame.select("language").distinct().count())
         bucket = F.pmod(F.xxhash64(key), F.lit(files_per_language))
         ordered = (frame.repartition(languages * files_per_language, "language", bucket)
                    .sortWithinPartitions("language", key))
-        write_folder(ordered, self.target, self.settings.s3, relative, self.compression, partition="language")
+        write_folder(ordered, self.target, self.settings.s3, relative, self.compression, partition="language",
+                     name=name)
 
     def _write_final(self, docs: DataFrame, dropped_docs: list[DataFrame], dropped_lines: list[DataFrame],
-                     final: str) -> None:
-        self._write_sorted(docs, f"{final}/{CORPUS_DIR}", self.settings.corpus.files_per_language, "warc_record_id")
+                     final: str, name: str) -> None:
+        """The build's own files, ``<name>-<n>.parquet`` (:func:`~pipeline.corpus.demotions.build_prefix`)."""
+        self._write_sorted(docs, f"{final}/{CORPUS_DIR}", self.settings.corpus.files_per_language, "warc_record_id",
+                           name)
         empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date timestamp, "
                                                 "language string, registered_domain string, reason string, "
                                                 "duplicate_of string, text_bytes long")
         all_docs = empty_docs
         for frame in dropped_docs:
             all_docs = all_docs.unionByName(frame.select(*DROPPED_DOC_COLUMNS))
-        self._write_sorted(all_docs, f"{final}/{CORPUS_DROPPED_DIR}/documents", 1, "warc_record_id")
+        self._write_sorted(all_docs, f"{final}/{CORPUS_DROPPED_DIR}/documents", 1, "warc_record_id", name)
         if dropped_lines:
             lines = dropped_lines[0]
             for frame in dropped_lines[1:]:
                 lines = lines.unionByName(frame)
             ordered = lines.withColumn("_line_key", F.format_string("%s:%09d", "warc_record_id", "line_number"))
-            self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key")
+            self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key", name)
 
-    def _write_index_sample(self, stage_folders: list[str], final: str) -> None:
-        """The sampled pages' text after each stage, one small file (only ids the sample holds)."""
-        if self.sample_ids is None or not stage_folders:
+    def _write_index_sample(self, stage_folders: list[str], final: str, demoted: DataFrame | None) -> None:
+        """The sampled pages' text after each stage, one small file (only ids the sample holds). A build that adds
+        to an earlier one adds its pages' rows to the earlier sample's, less the stages ``demoted`` documents no
+        longer pass."""
+        folder = f"{final}/{CORPUS_SAMPLE_DIR}"
+        if self.sample_ids is None or not stage_folders or self.target.exists(f"{folder}/_DONE"):
             return
         ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
-        frames = [self._read(f"{folder}/docs").join(F.broadcast(ids), "warc_record_id")
-                  .select(F.lit(folder.rsplit("/", 1)[-1]).alias("stage"), "warc_record_id", "text")
-                  for folder in stage_folders]
+        frames = [self._read(f"{stage}/docs").join(F.broadcast(ids), "warc_record_id")
+                  .select(F.lit(stage.rsplit("/", 1)[-1]).alias("stage"), "warc_record_id", "text")
+                  for stage in stage_folders]
+        earlier = [(path, size) for path, size in self.target.list_files()
+                   if path.startswith(f"{CORPUS_SAMPLE_DIR}/") and path.endswith(".parquet")]
+        if demoted is not None or (earlier and frames and self._adds_to_earlier(final)):
+            rows = read_folder(self.spark, self.target.uri, self.settings.s3, earlier,
+                               SAMPLE_SCHEMA).join(F.broadcast(ids), "warc_record_id")
+            if demoted is not None:
+                exact = next(int(stage.rsplit("/", 1)[-1].split("-", 1)[0]) for stage in stage_folders
+                             if stage.endswith(f"-{ExactDedup.name}"))
+                gone = demoted.select("warc_record_id", F.lit(True).alias("_gone"))
+                rows = (rows.join(gone, "warc_record_id", "left")
+                        .where(F.col("_gone").isNull()
+                               | (F.split("stage", "-").getItem(0).cast("int") < F.lit(exact)))
+                        .select("stage", "warc_record_id", "text"))
+            frames.append(rows.select("stage", "warc_record_id", "text"))
         sample = frames[0]
         for frame in frames[1:]:
             sample = sample.unionByName(frame)
         write_folder(sample.coalesce(1).sortWithinPartitions("stage", "warc_record_id"), self.target,
-                     self.settings.s3, f"{final}/{CORPUS_SAMPLE_DIR}", self.compression)
+                     self.settings.s3, folder, self.compression)
+        self.target.write_bytes(f"{folder}/_DONE", b"")
 
-    def _commit(self, final: str, stats: dict[str, Any]) -> None:
-        """Swap the new dataset into place, file by file from the tasks (on S3 a server-side copy); the marker,
-        written last, is the commit."""
-        fs = self.target.fs
+    def _adds_to_earlier(self, final: str) -> bool:
+        return self.target.exists(f"{final.rsplit('/', 1)[0]}/base.json")
+
+    def _commit(self, work: str, stats: dict[str, Any], base: dict[str, Any] | None, keys_folder: str | None,
+                report: list[dict[str, Any]], files: list[tuple[str, int]]) -> None:
+        """Put the build's files into place, file by file from the tasks (on S3 a server-side copy); the marker,
+        written last, is the commit. A full build replaces the corpus; a build that adds to an earlier one adds its
+        own files, the earlier builds' files it rewrote and its keys. ``_corpus/inputs.json`` records the data/
+        files read so far, for the next build."""
+        fs, final = self.target.fs, f"{work}/final"
         if self.target.exists(MARKER):
             fs.delete_file(self.target.path(MARKER))
-        moves = []
+        moves: list[tuple[str, str]] = []
+
+        def move_folder(source_relative: str, destination_relative: str) -> None:
+            source = self.target.path(source_relative)
+            moves.extend((info.path, self.target.path(destination_relative) + info.path[len(source):])
+                         for info in fs.get_file_info(pafs.FileSelector(source, recursive=True,
+                                                                       allow_not_found=True))
+                         if info.is_file and info.base_name != "_DONE")
+
         for name in (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_SAMPLE_DIR):
-            if self.target.exists(name):
-                fs.delete_dir(self.target.path(name))
-            source = self.target.path(f"{final}/{name}")
-            moves += [(info.path, self.target.path(name) + info.path[len(source):])
-                      for info in fs.get_file_info(pafs.FileSelector(source, recursive=True, allow_not_found=True))
-                      if info.is_file]
+            if base is None or name == CORPUS_SAMPLE_DIR:
+                if self.target.exists(name) and (base is None or self.target.exists(f"{final}/{name}")):
+                    fs.delete_dir(self.target.path(name))
+            move_folder(f"{final}/{name}", name)
+        if base is None and self.target.exists(KEYS_DIR):
+            fs.delete_dir(self.target.path(KEYS_DIR))
+        if keys_folder is not None:
+            move_folder(keys_folder, f"{KEYS_DIR}/g{stats['generation']:05d}")
+        for row in report:
+            if row["action"] == "write":
+                moves.append((self.target.path(f"{work}/rewrite/{row['path']}"), self.target.path(row["path"])))
         if moves:
             uri, s3 = self.target.uri, self.settings.s3
             tasks = max(1, min(len(moves), self.spark.sparkContext.defaultParallelism * 4))
             self.spark.sparkContext.parallelize(moves, tasks).foreachPartition(
                 lambda pairs: _move_files(uri, s3, pairs))
+        for row in report:
+            if row["action"] == "delete" and self.target.exists(row["path"]):
+                fs.delete_file(self.target.path(row["path"]))
+        if keys_folder is not None:
+            self.target.write_bytes(INPUTS, json.dumps({"generation": stats["generation"], "files": files})
+                                    .encode("utf-8"))
+        elif self.target.exists(INPUTS):
+            fs.delete_file(self.target.path(INPUTS))
         self.target.write_bytes(MARKER, json.dumps(stats, sort_keys=True).encode("utf-8"))
         fs.delete_dir(self.target.path(WORK_DIR))
+
+
+def merged_stats(earlier: dict[str, Any], night: dict[str, Any], report: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counts of the whole corpus after a build that added to ``earlier``: its own counts (``night``, over its
+    new documents) added, then the documents its demotions took from later stages (``report``: the rewrite tasks'
+    ``moved`` rows) moved to ``exact_dedup``'s dropped ones. Each stage keeps this build's ``wall_seconds`` and says
+    how many documents it processed (``documents_processed``)."""
+    merged = json.loads(json.dumps(night))
+    for key in ("documents_in", "bytes_in"):
+        merged[key] = earlier.get(key, 0) + night[key]
+    for name in night["order"]:
+        stage, before = merged["stages"][name], earlier["stages"].get(name, {})
+        stage["documents_processed"] = night["stages"][name].get("documents_in", 0)
+        for key in ("documents_in", "bytes_in", "documents_out", "bytes_out", "documents_dropped", "lines_removed",
+                    "line_bytes_removed", "demoted"):
+            if key in stage or key in before:
+                stage[key] = stage.get(key, 0) + before.get(key, 0)
+        for reason, count in before.get("dropped", {}).items():
+            stage["dropped"][reason] = stage["dropped"].get(reason, 0) + count
+    order = night["order"]
+    exact = order.index(ExactDedup.name) if ExactDedup.name in order else None
+    for row in (r for r in report if r["action"] == "moved" and exact is not None):
+        documents, text_bytes = row["documents"], row["bytes"]
+        dedup = merged["stages"][order[exact]]
+        dedup["documents_out"] -= documents
+        dedup["bytes_out"] -= text_bytes
+        dedup["documents_dropped"] += documents
+        dedup["dropped"]["exact_duplicate"] = dedup["dropped"].get("exact_duplicate", 0) + documents
+        for name in order[exact + 1:]:
+            stage = merged["stages"][name]
+            stage["documents_in"] -= documents
+            stage["bytes_in"] -= text_bytes
+            if row["reason"] and row["reason"] in stage["dropped"]:
+                stage["dropped"][row["reason"]] -= documents
+                stage["documents_dropped"] -= documents
+                if not stage["dropped"][row["reason"]]:
+                    del stage["dropped"][row["reason"]]
+                break
+            stage["documents_out"] -= documents
+            stage["bytes_out"] -= text_bytes
+    last = merged["stages"][order[-1]] if order else merged
+    merged["documents_out"], merged["bytes_out"] = last["documents_out"], last["bytes_out"]
+    merged["demoted"] = night["stages"][order[exact]].get("demoted", 0) if exact is not None else 0
+    merged["files_rewritten"] = sum(1 for row in report if row["action"] in ("write", "delete"))
+    return merged
 
 
 def _move_files(uri: str, s3, pairs) -> None:

@@ -6,9 +6,9 @@ share; the tasks open them with pyarrow (:func:`~pipeline.writing.output.filesys
 the credentials of the executor's environment) and Spark only moves rows between tasks (the shuffles of the
 stages). So the data of a stage goes from the object store to the executors and back, on any deployment.
 
-A folder is written one file per task and partition value: ``<folder>/language=<code>/part-<task>.parquet`` (or
-``<folder>/part-<task>.parquet``), the task being the Spark partition's index, so a retried task rewrites the same
-file with the same rows. The partition column stays inside each file too (a file read on its own keeps its
+A folder is written one file per task and partition value: ``<folder>/language=<code>/<name>-<task>.parquet`` (or
+``<folder>/<name>-<task>.parquet``; ``part`` unless the caller names it), the task being the Spark partition's
+index, so a retried task rewrites the same file with the same rows. The partition column stays inside each file too (a file read on its own keeps its
 language); a file without it takes it from its path.
 """
 
@@ -104,7 +104,7 @@ def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple
 
 
 def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str | None, compression: str | None,
-                measure: str | None):
+                measure: str | None, name: str):
     """A task's side of :func:`write_folder`: its rows into one file per partition value; one row per file."""
     from pyspark import TaskContext
 
@@ -114,8 +114,8 @@ def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str |
     counts: dict[str | None, list[int]] = {}
 
     def relative(value: str | None) -> str:
-        return f"{folder}/{partition}={value}/part-{task:05d}.parquet" if partition else \
-            f"{folder}/part-{task:05d}.parquet"
+        return f"{folder}/{partition}={value}/{name}-{task:05d}.parquet" if partition else \
+            f"{folder}/{name}-{task:05d}.parquet"
 
     def write(value: str | None, table: pa.Table) -> None:
         if value not in writers:
@@ -150,13 +150,14 @@ def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str |
 
 
 def write_folder(frame: DataFrame, target: OutputTarget, s3: S3Settings, folder: str, compression: str,
-                 partition: str | None = None, measure: str | None = None) -> list[dict[str, Any]]:
+                 partition: str | None = None, measure: str | None = None, name: str = "part") -> list[dict[str, Any]]:
     """Write ``frame`` as the Parquet folder ``folder`` of the output ``target`` from the tasks (what was there is
-    removed first); return one dict per file written: ``path`` (relative to the output), ``rows`` and ``bytes``
-    (the UTF-8 bytes of the column ``measure``). ``compression``: a Parquet codec or ``none``."""
+    removed first), files ``<name>-<task>.parquet``; return one dict per file written: ``path`` (relative to the
+    output), ``rows`` and ``bytes`` (the UTF-8 bytes of the column ``measure``). ``compression``: a Parquet codec or
+    ``none``."""
     target.fs.delete_dir_contents(target.path(folder), missing_dir_ok=True)
     codec = None if compression in ("none", "uncompressed") else compression
     uri = target.uri
-    written = frame.mapInArrow(lambda batches: _write_task(batches, uri, s3, folder, partition, codec, measure),
+    written = frame.mapInArrow(lambda batches: _write_task(batches, uri, s3, folder, partition, codec, measure, name),
                                WRITTEN).collect()
     return sorted((row.asDict() for row in written), key=lambda row: row["path"])

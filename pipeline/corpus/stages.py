@@ -42,6 +42,11 @@ class StageOutput:
     docs: DataFrame
     dropped_docs: DataFrame | None = None
     dropped_lines: DataFrame | None = None
+    keys: DataFrame | None = None
+    """:class:`ExactDedup` in a build that keeps its keys: the new documents' (hash, order, build, language)."""
+    demoted: DataFrame | None = None
+    """:class:`ExactDedup` in a build after an earlier one: documents of earlier builds whose keeper changed
+    (``warc_record_id``, ``duplicate_of``, ``generation``, ``language``)."""
 
 
 def order_key() -> Column:
@@ -89,6 +94,11 @@ class CorpusStage:
     def apply(self, docs: DataFrame) -> StageOutput:
         raise NotImplementedError
 
+    def not_incremental(self) -> str | None:
+        """Why a build cannot run this stage over the new documents alone (None: it can, because it decides each
+        document by its own columns). A stage of your own says None where that holds."""
+        return "it is not known to decide each document by its own columns"
+
 
 class CorpusRule(CorpusStage):
     """A stage that drops the documents its condition rejects (:meth:`rejects`, a condition over the documents'
@@ -101,6 +111,9 @@ class CorpusRule(CorpusStage):
     def apply(self, docs: DataFrame) -> StageOutput:
         rejected = F.coalesce(self.rejects(), F.lit(False))
         return StageOutput(docs.where(~rejected), dropped_docs(docs.where(rejected), F.lit(self.name)))
+
+    def not_incremental(self) -> str | None:
+        return None
 
 
 class RecordIds(CorpusStage):
@@ -123,6 +136,10 @@ class RecordIds(CorpusStage):
         dropped = dropped_docs(ranked.where(F.col("_rank") > 1), F.lit("duplicate_record_id"), F.col("warc_record_id"))
         return StageOutput(kept, dropped)
 
+    def not_incremental(self) -> str | None:
+        return ("a later copy of a record id with an earlier date replaces the copy that the stages after it "
+                "already decided")
+
 
 class ExactDedup(CorpusStage):
     """Documents with the same normalised text: the first in :func:`order_key` order is kept."""
@@ -133,18 +150,46 @@ class ExactDedup(CorpusStage):
     def from_settings(cls, settings: Settings) -> "ExactDedup | None":
         return cls() if settings.corpus.dedup.exact else None
 
+    def _keys(self, docs: DataFrame) -> DataFrame:
+        """(id, hash of the normalised text, order, language): the text is normalised and hashed once."""
+        return (normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "language", "text"), "hash",
+                           False)
+                .select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order"),
+                        "language"))
+
     def apply(self, docs: DataFrame) -> StageOutput:
-        # The text is normalised and hashed once, in a narrow frame of (id, hash, order); only the
-        # duplicates' (id, keeper) are kept from it, and both outputs are joins against them.
+        return self.apply_new(docs, None, None)
+
+    def apply_new(self, docs: DataFrame, earlier: DataFrame | None, generation: int | None) -> StageOutput:
+        """The stage over the documents of build ``generation``, against the keys ``earlier`` builds kept (rows of
+        ``keys``): each hash keeps its first document in :func:`order_key` order among all builds. A new document
+        that comes first takes the keeper's place: the earlier build's documents of that hash are ``demoted``.
+        With ``generation`` None the build keeps no keys (``keys`` is None)."""
+        keys = self._keys(docs).localCheckpoint()
+        rows = keys.select("warc_record_id", "_hash", "_order", F.lit(True).alias("_new"),
+                           F.lit(None).cast("int").alias("generation"), "language")
+        if earlier is not None:
+            old = earlier.join(keys.select("_hash").distinct(), "_hash", "left_semi")
+            rows = rows.unionByName(old.select("warc_record_id", "_hash", "_order", F.lit(False).alias("_new"),
+                                               "generation", "language"))
+        # Only the duplicates' (id, keeper) are kept from the ranking; both outputs are joins against them.
         window = Window.partitionBy("_hash").orderBy("_order")
-        keyed = (normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "text"), "hash", False)
-                 .select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order")))
-        duplicates = (keyed.withColumn("_rank", F.row_number().over(window))
-                      .withColumn("_keeper", F.first("warc_record_id").over(window))
-                      .where(F.col("_rank") > 1).select("warc_record_id", "_keeper").localCheckpoint())
+        ranked = (rows.withColumn("_rank", F.row_number().over(window))
+                  .withColumn("_keeper", F.first("warc_record_id").over(window))
+                  .withColumn("_keeper_new", F.first("_new").over(window))
+                  .where(F.col("_rank") > 1).localCheckpoint())
+        duplicates = ranked.where("_new").select("warc_record_id", "_keeper")
         kept = docs.join(duplicates, "warc_record_id", "left_anti").select(*docs.columns)
         dropped = dropped_docs(docs.join(duplicates, "warc_record_id"), F.lit("exact_duplicate"), F.col("_keeper"))
-        return StageOutput(kept, dropped)
+        if generation is None:
+            return StageOutput(kept, dropped)
+        demoted = (ranked.where(~F.col("_new") & F.col("_keeper_new"))
+                   .select("warc_record_id", F.col("_keeper").alias("duplicate_of"), "generation", "language"))
+        stored = keys.select("_hash", "_order", "warc_record_id", F.lit(generation).alias("generation"), "language")
+        return StageOutput(kept, dropped, keys=stored, demoted=demoted)
+
+    def not_incremental(self) -> str | None:
+        return None
 
 
 class RepeatedLines(CorpusStage):
@@ -203,6 +248,10 @@ class RepeatedLines(CorpusStage):
         kept = joined.where(F.col("text") != "")
         emptied = dropped_docs(joined.where(F.col("text") == ""), F.lit("all_lines_repeated"))
         return StageOutput(kept, emptied, removed)
+
+    def not_incremental(self) -> str | None:
+        return ("a line whose document count passes max_docs_domain or max_docs_global in a later build is removed "
+                "from the documents of earlier builds too")
 
 
 # MinHash functions h_i(x) = (a_i * x + b_i) mod p over 31-bit shingle hashes x: products stay below
@@ -291,6 +340,10 @@ class NearDedup(CorpusStage):
         dropped = dropped_docs(marked.where(F.col("_keeper").isNotNull()), F.lit("near_duplicate"), F.col("_keeper"))
         return StageOutput(kept, dropped)
 
+    def not_incremental(self) -> str | None:
+        return ("a new document can join clusters of earlier builds into one, which then keeps only its first "
+                "document")
+
 
 class Quality(CorpusStage):
     """Quality signals as ``q_*`` columns, the perplexity bucket, and the optional filters and block list."""
@@ -317,11 +370,16 @@ class Quality(CorpusStage):
     def _perplexity_bucket(self, docs: DataFrame, source: DataFrame) -> DataFrame:
         """``docs`` with ``perplexity_bucket``; the percentiles are those of ``source`` (the same documents
         before the Python pass, so that computing them does not run it again)."""
-        low, high = (p / 100 for p in self.settings.perplexity_percentiles)
-        cuts = (source.where(F.col("perplexity_median").isNotNull()).groupBy("language")
-                .agg(F.percentile_approx("perplexity_median", F.array(F.lit(low), F.lit(high))).alias("_cuts")))
+        if self.settings.perplexity_cuts:
+            cuts = docs.sparkSession.createDataFrame(
+                [(language, [float(head), float(middle)]) for language, (head, middle)
+                 in sorted(self.settings.perplexity_cuts.items())], "language string, _cuts array<double>")
+        else:
+            low, high = (p / 100 for p in self.settings.perplexity_percentiles)
+            cuts = (source.where(F.col("perplexity_median").isNotNull()).groupBy("language")
+                    .agg(F.percentile_approx("perplexity_median", F.array(F.lit(low), F.lit(high))).alias("_cuts")))
         ppl = F.col("perplexity_median")
-        bucket = (F.when(ppl.isNull(), F.lit(None).cast("string"))
+        bucket = (F.when(ppl.isNull() | F.col("_cuts").isNull(), F.lit(None).cast("string"))
                   .when(ppl <= F.col("_cuts")[0], "head").when(ppl <= F.col("_cuts")[1], "middle").otherwise("tail"))
         return docs.join(F.broadcast(cuts), "language", "left").withColumn("perplexity_bucket", bucket).drop("_cuts")
 
@@ -362,3 +420,7 @@ class Quality(CorpusStage):
         kept = judged.where(F.col("_reason").isNull()).drop("_reason")
         dropped = dropped_docs(judged.where(F.col("_reason").isNotNull()), F.col("_reason"))
         return StageOutput(kept, dropped)
+
+    def not_incremental(self) -> str | None:
+        return None if self.settings.perplexity_cuts else (
+            "its perplexity buckets are percentiles of the whole corpus (corpus.quality.perplexity_cuts fixes them)")
