@@ -1,12 +1,18 @@
 """Incremental corpus builds through local Spark on real WARC records: three nights, each adding to the last,
 give the same rows, counts and index sample as one build over the same shards, including a text whose earliest
-copy arrives on a later night (the earlier keeper is demoted, and later again re-pointed), and a stage that
-cannot be incremental makes the build read all of data/ and say why."""
+copy arrives on a later night (the earlier keeper is demoted, and later again re-pointed); a build killed after
+its rewrite resumes to the same rows; a stage that cannot be incremental makes the build read all of data/ and
+say why."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pyarrow.dataset as ds
@@ -17,6 +23,7 @@ from conftest import real_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT
 from test_corpus import CC, SITE, WIKI, responses, write_response
+from test_nightly import wait_gone
 
 pytestmark = pytest.mark.spark
 
@@ -166,3 +173,26 @@ def test_a_stage_that_needs_the_whole_corpus_reads_all_of_data_and_says_why(shar
     assert second["full_reason"].startswith("near_dedup: a new document can join clusters")
     summary = (out / "summary.txt").read_text()
     assert "read all of data/" in summary and "near_dedup" in summary
+
+
+def test_a_build_killed_after_its_rewrite_resumes_to_the_same_rows(shards, nightly, tmp_path):
+    out = tmp_path / "out"
+    build(shards["paths"][:1], out)
+    command = [sys.executable, "-m", "pipeline.cli", "run", "--input", *map(str, shards["paths"][:2]),
+               "--output", str(out), "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), *SETTINGS]
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    driver = subprocess.Popen(command, env=env, cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not list((out / "_tmp" / "corpus").glob("*/rewrite/_DONE.json")):
+        assert driver.poll() is None, "the build ended before it could be killed"
+        assert time.monotonic() < deadline, "the rewrite did not finish in time"
+        time.sleep(0.05)
+    os.kill(driver.pid, signal.SIGKILL)
+    driver.wait()
+    wait_gone(driver.pid)
+    assert (out / "_corpus" / "marker.json").exists()  # the commit had not begun: night 1 is still whole
+    again = build(shards["paths"][:2], out)["corpus"]
+    assert again["build"] == "incremental" and again["demoted"] == 2
+    assert outputs(out) == nightly["outputs"][1]
+    assert counts(again) == counts(nightly["stats"][1])
