@@ -35,11 +35,14 @@ SETTINGS = ["--set", "spark.master=local[2]", "--set", "index.sample_share=1",
 
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory) -> dict:
-    """Night 1: real pages. Night 2: a later copy of one (a duplicate), earlier copies of two others (they become
-    the keepers), three new pages. Night 3: an even earlier copy of night 2's keeper's text, two new pages."""
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
-    folder = tmp_path_factory.mktemp("nights")
+    return make_nights(tmp_path_factory.mktemp("nights"))
+
+
+def make_nights(folder: Path) -> dict:
+    """Night 1: real pages. Night 2: a later copy of one (a duplicate), earlier copies of two others (they become
+    the keepers), three new pages. Night 3: an even earlier copy of night 2's keeper's text, two new pages."""
     cc, wiki, site = (responses(real_warc(*parts)) for parts in (CC, WIKI, SITE))
     plan: dict = {"ids": {}}
     paths = [folder / f"night{n}.warc.gz" for n in (1, 2, 3)]

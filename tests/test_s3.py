@@ -369,6 +369,47 @@ def test_job_s3_to_s3_with_faults_loses_and_duplicates_nothing(s3_server, fault_
     assert secret not in faulty.stdout + faulty.stderr + json.dumps(faulty_stats)
 
 
+def test_builds_that_add_to_a_corpus_on_s3_give_the_rows_of_one_build(s3_server, tmp_path):
+    """Three nights into an s3:// output, each build adding to the last (its demotions rewrite earlier files in the
+    bucket, from the tasks), against one local build over the same shards."""
+    from test_incremental import SETTINGS, build, make_nights, outputs
+
+    endpoint, client, _ = s3_server
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    (tmp_path / "nights").mkdir()
+    plan = make_nights(tmp_path / "nights")
+    for path in plan["paths"]:
+        client.upload_file(str(path), BUCKET_IN, f"nights/{path.name}")
+    env = {**os.environ, **CREDENTIALS, "SPARK_LOCAL_IP": "127.0.0.1"}
+    for night in (1, 2, 3):
+        inputs = [f"s3://{BUCKET_IN}/nights/night{n}.warc.gz" for n in range(1, night + 1)]
+        result = subprocess.run(
+            [sys.executable, "-m", "pipeline.cli", "run", "--input", *inputs, "--output", f"s3://{BUCKET_OUT}/nights",
+             "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), *SETTINGS, "--set", "spark.master=local[1]",
+             "--set", f"s3.endpoint_url={endpoint}", "--set", "s3.backoff_base_s=0.01",
+             "--set", "s3.backoff_max_s=0.05"], env=env, cwd=PROJECT_ROOT, capture_output=True, text=True,
+            timeout=900)
+        assert result.returncode == 0, result.stderr[-3000:]
+    stats = json.loads(client.get_object(Bucket=BUCKET_OUT, Key="nights/stats.json")["Body"].read())["corpus"]
+    assert (stats["build"], stats["generation"], stats["demoted"]) == ("incremental", 2, 2)
+    assert stats["files_rewritten"] >= 1
+    local = tmp_path / "local"
+    build(plan["paths"], local)
+    copy = tmp_path / "copied"
+    for item in client.list_objects_v2(Bucket=BUCKET_OUT, Prefix="nights/")["Contents"]:
+        relative = item["Key"][len("nights/"):]
+        if relative.split("/", 1)[0] in ("corpus", "corpus_dropped", "_corpus") and relative.endswith(".parquet"):
+            (copy / relative).parent.mkdir(parents=True, exist_ok=True)
+            client.download_file(BUCKET_OUT, item["Key"], str(copy / relative))
+    def without_shard_names(found: dict) -> dict:  # warc_filename is the s3:// URI on one side, a path on the other
+        return {name: [{k: v for k, v in row.items() if k != "warc_filename"} for row in rows]
+                for name, rows in found.items()}
+
+    assert without_shard_names(outputs(copy)) == without_shard_names(outputs(local))
+    assert not client.list_objects_v2(Bucket=BUCKET_OUT, Prefix="nights/_tmp/corpus/").get("Contents")
+
+
 def test_nightly_finds_a_crawl_on_s3(s3_server, tmp_path):
     """``--crawl`` with an s3:// base: the crawl's warc.paths.gz is read from the bucket."""
     endpoint, _, warcs = s3_server
