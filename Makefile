@@ -14,7 +14,7 @@ SAMPLE := tests/data/sample.warc.gz
 STAGES := tests/data/stages.warc.gz
 OUT    ?= out
 
-.PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-scale bench-quality blocks-model calibrate
+.PHONY: setup setup-browser run test test-fast models lm-tools dist clean bench bench-scale bench-nights bench-quality blocks-model calibrate
 
 setup: $(STAMP)
 	@$(PY) -m pipeline.spark.cds $(SAMPLE)  # the driver JVM's class-data archive (pipeline/spark/cds.py), made once
@@ -55,6 +55,11 @@ bench: setup $(DT_STAMP)
 # them; SCALE_ARGS e.g. "--points 1x,shards-2000". Draws docs/bench-scale.png.
 bench-scale: setup
 	$(PY) scripts/bench_scale.py --plot docs/bench-scale.png $(SCALE_ARGS)
+
+# Ten nights of equal size (scripts/bench_nights.py, a script, not a test): the corpus stages' CPU of each night of
+# `warcplex nightly`, adding to the corpus and rebuilding it, and the rows against one build over all the nights.
+bench-nights: setup
+	$(PY) scripts/bench_nights.py $(NIGHTS_ARGS)
 
 # Extraction quality of warcplex (real Spark runs) vs trafilatura, resiliparse, readability on ../shared/bench,
 # then what the corpus stage's repeated-line removal does to ROUGE-5 and to boilerplate (bench dev, wcxb, sites).
