@@ -58,7 +58,8 @@ from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from cputree import measure  # scripts/, this script's own directory
+from bench_scale import member_starts  # scripts/, this script's own directory
+from cputree import measure
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,16 +76,8 @@ CORPUS_KEYS = ("build", "generation", "documents_new", "demoted", "files_rewritt
 
 def members(data: bytes):
     """(start, end) of each gzip member of ``data`` (one WARC record each, as Common Crawl writes them)."""
-    view, start = memoryview(data), 0
-    while start < len(data):
-        inflater, fed = zlib.decompressobj(wbits=31), start
-        while not inflater.eof and fed < len(data):
-            chunk = view[fed:fed + (1 << 16)]
-            inflater.decompress(chunk)
-            fed += len(chunk)
-        end = fed - len(inflater.unused_data)
-        yield start, end
-        start = end
+    starts = member_starts(data)
+    return zip(starts, starts[1:] + [len(data)])
 
 
 def record_type(member: bytes) -> str:
