@@ -206,7 +206,7 @@ class CorpusBuilder:
         stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
         report = self._rewrite(demoted, work) if base and demoted is not None else []
         self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final", build_prefix(generation))
-        self._write_index_sample(stage_folders, f"{work}/final", demoted if base else None)
+        self._write_index_sample(stage_folders, f"{work}/final", base is not None, demoted if base else None)
         if base:
             stats = merged_stats(base["stats"], stats, report)
         stats["wall_seconds"] = round(time.time() - started, 3)
@@ -321,7 +321,8 @@ class CorpusBuilder:
             ordered = lines.withColumn("_line_key", F.format_string("%s:%09d", "warc_record_id", "line_number"))
             self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key", name)
 
-    def _write_index_sample(self, stage_folders: list[str], final: str, demoted: DataFrame | None) -> None:
+    def _write_index_sample(self, stage_folders: list[str], final: str, adding: bool,
+                            demoted: DataFrame | None) -> None:
         """The sampled pages' text after each stage, one small file (only ids the sample holds). A build that adds
         to an earlier one adds its pages' rows to the earlier sample's, less the stages ``demoted`` documents no
         longer pass."""
@@ -334,7 +335,7 @@ class CorpusBuilder:
                   for stage in stage_folders]
         earlier = [(path, size) for path, size in self.target.list_files()
                    if path.startswith(f"{CORPUS_SAMPLE_DIR}/") and path.endswith(".parquet")]
-        if demoted is not None or (earlier and frames and self._adds_to_earlier(final)):
+        if adding and earlier:
             rows = read_folder(self.spark, self.target.uri, self.settings.s3, earlier,
                                SAMPLE_SCHEMA).join(F.broadcast(ids), "warc_record_id")
             if demoted is not None:
@@ -352,9 +353,6 @@ class CorpusBuilder:
         write_folder(sample.coalesce(1).sortWithinPartitions("stage", "warc_record_id"), self.target,
                      self.settings.s3, folder, self.compression)
         self.target.write_bytes(f"{folder}/_DONE", b"")
-
-    def _adds_to_earlier(self, final: str) -> bool:
-        return self.target.exists(f"{final.rsplit('/', 1)[0]}/base.json")
 
     def _commit(self, work: str, stats: dict[str, Any], base: dict[str, Any] | None, keys_folder: str | None,
                 report: list[dict[str, Any]], files: list[tuple[str, int]]) -> None:
