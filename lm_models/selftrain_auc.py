@@ -32,8 +32,8 @@ from benchpages import is_heldout  # scripts/ (PYTHONPATH=scripts)
 
 from pipeline.config import PROJECT_ROOT as ROOT
 from pipeline.lm.train import TrainOptions, train_lm
-from pipeline.models import kenlm_model
-from pipeline.registry import load_registry
+from pipeline.model_cache import kenlm_model
+from pipeline.model_registry import load_registry
 
 
 def token_log10(model, norm: str) -> list[float]:

@@ -20,7 +20,7 @@ from pipeline.lm.selftrain import SelfTrainingJob
 from pipeline.spark import nightly
 from pipeline.spark.exits import run_cli
 from pipeline.spark.job import CleanWarcJob
-from pipeline.usage import OneLineParser
+from pipeline.user_errors import OneLineParser
 
 
 def clean_warc_job() -> CleanWarcJob:

@@ -1,4 +1,4 @@
-"""The one registry of parts: steps, extractors, readers and corpus stages, found by name.
+"""Parts found by name: steps, extractors, readers and corpus stages.
 
 A part is a class that says its own name (``name = "min_words"``) where it is defined, and derives from the base
 class of its kind. The base class says where the parts of its kind live and which setting names them:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from pipeline import _native, models
+from pipeline import _native, model_cache
 from pipeline.config import PerplexitySettings
 from pipeline.document import Sentence
 from pipeline.lm_text import lm_line

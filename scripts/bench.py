@@ -85,14 +85,14 @@ def floor(path: str) -> int:
 
 
 def lid_model_path() -> str:
-    from pipeline.models import default_lid_model_path
+    from pipeline.model_cache import default_lid_model_path
 
     return default_lid_model_path()
 
 
 def english_kenlm() -> str:
     from pipeline.config import resolve_path
-    from pipeline.registry import load_registry
+    from pipeline.model_registry import load_registry
 
     return str(resolve_path(load_registry(str(ROOT / "conf" / "models.yaml"))["en"].path))
 

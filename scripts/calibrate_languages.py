@@ -34,7 +34,7 @@ import yaml
 from pipeline.analysis.calibrate import (PageSentences, candidate_thresholds, corpus_threshold, load_pages,
                                          mean_score, percentile, score_pages, sentences_dropped, token_effect, write_registry)
 from pipeline.config import PROJECT_ROOT, load_settings, resolve_path
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 
 from benchpages import BENCH, is_heldout
 

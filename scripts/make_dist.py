@@ -7,7 +7,7 @@ opens (the KenLM registry, its binaries, fastText lid.176.ftz; see ``pipeline.sp
 and the compiled parts (``pipeline._native``, under their module names) into ``dist/files/`` and writes
 their comma-separated paths to ``dist/files.txt``, ready for
 ``spark-submit --files "$(cat dist/files.txt)"``. Executors find each model by file name
-among the files Spark shipped (``pipeline.models.locate``), so file names must be unique.
+among the files Spark shipped (``pipeline.model_cache.locate``), so file names must be unique.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pipeline
 from pipeline import _native
 from pipeline.config import PROJECT_ROOT, ConfigError, load_settings
 from pipeline.spark.session import model_files
-from pipeline.usage import UsageError
+from pipeline.user_errors import UsageError
 
 
 def build_zip(destination: Path) -> int:

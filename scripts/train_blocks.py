@@ -53,11 +53,11 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import _native, models
+from pipeline import _native, model_cache
 from pipeline._native.columns import dense_names  # the feature columns' one table (the runtime reads it too)
 from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
 from pipeline.reading.decode import decode_html
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, featurize, page_language, word_count)
 from pipeline.steps.blocks.comments import (CommentModel, comment_features, feature_names, holds_posts,
@@ -105,9 +105,9 @@ def raw_page(item: dict) -> dict:
     blocks, markup = parse_page(html, nodes=True)  # the cache keeps the structure heuristics' candidates
     page = dict(item, truth=truth, blocks=blocks, markup=markup,
                 primary=ResiliparseExtractor(ExtractSettings(), main_content=True).plain_text(html),
-                page_lang=page_language(blocks, models.default_lid_model_path()) if blocks else "und", log_ppl=None)
+                page_lang=page_language(blocks, model_cache.default_lid_model_path()) if blocks else "und", log_ppl=None)
     if blocks and page["page_lang"] in PINS:
-        page["log_ppl"] = block_perplexities(blocks, models.kenlm_model(PINS[page["page_lang"]]["path"]))
+        page["log_ppl"] = block_perplexities(blocks, model_cache.kenlm_model(PINS[page["page_lang"]]["path"]))
     return page
 
 

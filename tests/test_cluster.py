@@ -169,7 +169,7 @@ def test_a_registry_shipped_with_its_models_finds_them_by_name(tmp_path):
     registry = PROJECT_ROOT / "conf" / "models.yaml"
     if not registry.exists():
         pytest.skip("conf/models.yaml (the shipped KenLM registry) is missing")
-    from pipeline.registry import load_registry
+    from pipeline.model_registry import load_registry
 
     entries = load_registry(str(registry))
     shipped = tmp_path / "sparkfiles"

@@ -10,7 +10,7 @@ from conftest import ROOT, real_warc
 from pipeline.analysis.report import render
 from pipeline.config import load_settings
 from pipeline.reading.shards import Split
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 from pipeline.spark.job import CleanWarcJob
 from pipeline.spark.summary import summary_text
 from pipeline.spark.runner import run_split

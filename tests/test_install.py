@@ -105,8 +105,8 @@ def test_every_module_imports_and_the_wheel_carries_presets_and_models(how, requ
     python = request.getfixturevalue(how)
     modules = int(run([python, "-c", IMPORT_ALL], cwd=tmp_path).stdout)
     assert modules > 60
-    probe = ("import json, pipeline, pipeline.config as c; from pipeline.registry import load_registry; "
-             "from pipeline.models import locate; "
+    probe = ("import json, pipeline, pipeline.config as c; from pipeline.model_registry import load_registry; "
+             "from pipeline.model_cache import locate; "
              "print(json.dumps({'package': pipeline.__file__, 'root': str(c.PROJECT_ROOT), "
              "'models': sorted(locate(e.path) for e in load_registry('conf/models.yaml').values())}))")
     found = json.loads(run([python, "-c", probe], cwd=tmp_path).stdout)

@@ -17,10 +17,10 @@ PACKAGE = ROOT / "pipeline"
 # The floors, from the ground up: a package or module of pipeline/ may import its own modules and those of the floors
 # below its own, never a floor above nor another of its floor.
 FLOORS = [
-    ("config", "redact", "spark_files", "usage"),  # settings, secret redaction, Spark's shipped files, the command's errors
-    ("_native", "models", "parts", "show_config", "stats"),  # compiled code, model files, the registry of parts,
+    ("config", "redact", "spark_files", "user_errors"),  # settings, secret redaction, Spark's shipped files, the user's errors
+    ("_native", "model_cache", "parts", "show_config", "stats"),  # compiled code, model files loaded once, parts by name,
     # `warcplex config` (the effective settings), counters
-    ("document", "registry", "lm_text"),  # the page and document types, the per-language model registry, the LM's
+    ("document", "model_registry", "lm_text"),  # the page and document types, the per-language model registry, the LM's
     # text (normalisation and tokens)
     ("reading", "perplexity_rule"),  # input files -> pages (the readers); the perplexity rule
     ("steps",),  # pages -> documents (steps, extractors, the cascade, the block stage)

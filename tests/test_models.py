@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from pipeline.config import PROJECT_ROOT
-from pipeline.models import kenlm_model
-from pipeline.registry import load_registry
+from pipeline.model_cache import kenlm_model
+from pipeline.model_registry import load_registry
 from pipeline.lm_text import NORMALIZATION_VERSION, normalize_for_lm
 from pipeline.perplexity_rule import perplexity
 from pipeline.steps.sentences import split as split_sentences

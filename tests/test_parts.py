@@ -1,4 +1,4 @@
-"""The one registry of parts: steps, extractors, readers and corpus stages are found by the name they declare, and a
+"""Parts found by name: steps, extractors, readers and corpus stages are found by the name they declare, and a
 run refuses a name it cannot find in one line, before it writes anything or starts Spark."""
 
 from __future__ import annotations

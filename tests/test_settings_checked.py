@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT, PerplexitySettings
-from pipeline.registry import load_registry, unscored_languages
+from pipeline.model_registry import load_registry, unscored_languages
 
 SAMPLE = PROJECT_ROOT / "tests" / "data" / "sample.warc.gz"
 

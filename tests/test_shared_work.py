@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_WARC
 
-from pipeline import _native, models
+from pipeline import _native, model_cache
 from pipeline.config import load_settings
 from pipeline.document import Document
 from pipeline.reading.reader import read_pages
@@ -30,7 +30,7 @@ from pipeline.steps.blocks import features
 from pipeline.steps.blocks import model as block_model_module
 
 
-LOAD_KENLM = models._load_kenlm
+LOAD_KENLM = model_cache._load_kenlm
 
 
 class CountingModel:

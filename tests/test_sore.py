@@ -126,12 +126,12 @@ def refuse(*a, **k):
     raise OSError("network used")
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from pipeline import models
+from pipeline import model_cache
 from pipeline.steps.sore import PageMeta, SoreScorer, SoreSettings
 segments = ["Share on Facebook", "CO2 fire extinguisher, 5 kg"]
 for _ in range(2):
     d = SoreScorer(SoreSettings()).score_page(PageMeta("Fire extinguishers for sale"), segments)
-print(sorted(models.LOADS.items()), d.segments[0].reason)
+print(sorted(model_cache.LOADS.items()), d.segments[0].reason)
 """
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr

@@ -17,7 +17,7 @@ from pipeline.document import Page
 from pipeline.steps.extractors import ConservativeExtractor, ResiliparseExtractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.perplexity_rule import log10_bin, median, perplexity
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 from pipeline.steps.perplexity import PerplexityFilter
 from pipeline.steps.sentences import split as split_sentences
 import make_sample_warc

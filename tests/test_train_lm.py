@@ -14,7 +14,7 @@ from conftest import ROOT, real_warc
 from pipeline.cli import main as cli_main
 from pipeline.lm import train
 from pipeline.lm.train import CorpusCounts, TrainError, TrainOptions
-from pipeline.models import kenlm_model
+from pipeline.model_cache import kenlm_model
 from pipeline.perplexity_rule import perplexity
 
 REAL_WARCS = [("other-real", "dolma-tests_data_warc_sample-0000.warc.gz"),

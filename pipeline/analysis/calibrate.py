@@ -37,9 +37,9 @@ import yaml
 from pipeline.config import ConfigError, PerplexitySettings, Settings, load_settings, resolve_path
 from pipeline.document import Sentence, page_text
 from pipeline.lm.train import percentile as quantile
-from pipeline.models import kenlm_model
+from pipeline.model_cache import kenlm_model
 from pipeline.reading.decode import decode_html
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.perplexity_rule import Judgement, judgement, kept_mask, perplexity

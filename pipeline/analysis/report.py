@@ -20,7 +20,7 @@ from pipeline.config import PerplexitySettings, S3Settings
 from pipeline.corpus.accounting import report_table
 from pipeline.explain.sample import all_explained, explained_pages
 from pipeline.explain.select import group_title
-from pipeline.registry import RegistryError, load_registry
+from pipeline.model_registry import RegistryError, load_registry
 from pipeline.writing.output import OutputTarget
 from pipeline.stats import Stats
 

@@ -25,10 +25,10 @@ from typing import Any
 from pipeline.config import Settings
 from pipeline.document import UNKNOWN_LANGUAGE
 from pipeline.lm.train import TrainError, TrainOptions, train_lm
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 from pipeline.spark.extension import JobExtension
 from pipeline.spark.job import CleanWarcJob
-from pipeline.usage import UsageError
+from pipeline.user_errors import UsageError
 
 log = logging.getLogger("warcplex")
 

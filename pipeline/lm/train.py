@@ -40,9 +40,9 @@ from typing import Iterable, Iterator
 import yaml
 
 from pipeline.config import PROJECT_ROOT, resolve_path
-from pipeline.models import kenlm_model
+from pipeline.model_cache import kenlm_model
 from pipeline.reading.reader import default_extractors
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 from pipeline.lm_text import NORMALIZATION_VERSION, lm_tokens
 from pipeline.perplexity_rule import perplexity
 from pipeline.steps.sentences import split

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from pipeline.config import PROJECT_ROOT
-from pipeline.usage import UsageError
+from pipeline.user_errors import UsageError
 
 ARCHIVE_DIR = Path(sys.prefix) / "var" / "warcplex-cds"
 TRAINING_CONFIG = PROJECT_ROOT / "conf" / "local.yaml"

@@ -13,7 +13,7 @@ from pipeline.reading.reader import pages_read
 from pipeline.reading.sources import InputError
 from pipeline.redact import install_log_redaction, redact_text
 from pipeline.stats import Stats
-from pipeline.usage import UsageError
+from pipeline.user_errors import UsageError
 from pipeline.writing.outdir import OutputError
 
 # Exit statuses of `warcplex run` and `warcplex nightly` (README, "Exit statuses").

@@ -25,7 +25,7 @@ from pipeline.reading.shards import Shard, Split
 from pipeline.reading.sources import resolve_shards
 from pipeline.reading.warc import is_wat
 from pipeline.redact import redact
-from pipeline.registry import load_registry, unscored_languages, unscored_message
+from pipeline.model_registry import load_registry, unscored_languages, unscored_message
 from pipeline.spark.cpu import JobCpu, pages_per_cpu_second
 from pipeline.spark.duplicate_ids import duplicate_skip_sets
 from pipeline.spark.exits import WAT_MESSAGE, run_cli
@@ -36,7 +36,7 @@ from pipeline.spark.session import model_files, spark_context, under_spark_submi
 from pipeline.spark.summary import summary_text
 from pipeline.stats import Stats
 from pipeline.steps.loop import build_steps
-from pipeline.usage import OneLineParser, UsageError
+from pipeline.user_errors import OneLineParser, UsageError
 from pipeline.writing.outdir import prepare_output
 from pipeline.writing.output import OutputTarget
 from pipeline.writing.index_sample import per_split_pages

@@ -31,7 +31,7 @@ from pipeline.redact import redact_text
 from pipeline.spark.exits import (EXIT_FAILED, EXIT_FAILED_SHARDS, EXIT_OK, EXIT_USAGE, USER_ERRORS, exit_status,
                                   setup_logging)
 from pipeline.spark.job import CleanWarcJob
-from pipeline.usage import UsageError
+from pipeline.user_errors import UsageError
 from pipeline.writing.output import OutputTarget
 
 log = logging.getLogger("warcplex.nightly")

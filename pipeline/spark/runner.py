@@ -12,7 +12,7 @@ import os
 import time
 from collections import Counter
 
-from pipeline import models
+from pipeline import model_cache
 from pipeline.config import PerplexitySettings, Settings
 from pipeline.document import Document, Sentence
 from pipeline.spark import workers
@@ -142,7 +142,7 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     if start_up:
         stats.add("cpu_start_up.python_workers", start_up)
     wall_start, cpu_start = time.time(), time.process_time()
-    loads_before, load_seconds_before = models.LOADS.copy(), sum(models.LOAD_SECONDS.values())
+    loads_before, load_seconds_before = model_cache.LOADS.copy(), sum(model_cache.LOAD_SECONDS.values())
     loop = StepLoop(settings)
     pages_writer = SplitWriter(target, split.split_id, PAGE_SCHEMA, settings.output.compression)
     dropped_writer = (SplitWriter(OutputTarget(dropped, settings.s3), split.split_id, DROPPED_SCHEMA,
@@ -197,10 +197,10 @@ def run_split(split: Split, settings: Settings, output: str, dropped: str | None
     _count_split_cpu(stats, pages_read(stats.to_dict().get("records", {})), split_cpu)
     stats.add("wall.tasks", time.time() - wall_start)
     stats.add("splits.processed")
-    for name, count in (models.LOADS - loads_before).items():
+    for name, count in (model_cache.LOADS - loads_before).items():
         stats.add(f"model_loads.pid{os.getpid()}.{name.replace('.', '_')}", count)
-    if sum(models.LOAD_SECONDS.values()) > load_seconds_before:  # loading the models is start-up too
-        stats.add("cpu_start_up.model_loads", sum(models.LOAD_SECONDS.values()) - load_seconds_before)
+    if sum(model_cache.LOAD_SECONDS.values()) > load_seconds_before:  # loading the models is start-up too
+        stats.add("cpu_start_up.model_loads", sum(model_cache.LOAD_SECONDS.values()) - load_seconds_before)
     _check_worker_memory(stats, settings.extract.worker_max_rss_mb)
     result = stats.to_dict()
     target.write_marker(split.split_id, result)

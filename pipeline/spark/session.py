@@ -9,10 +9,10 @@ import yaml
 
 from pipeline.config import Settings, resolve_path
 from pipeline.spark.cds import BATCH_JAVA_OPTIONS, ClassArchive, require_java
-from pipeline.models import default_lid_model_path
+from pipeline.model_cache import default_lid_model_path
 from pipeline.redact import redact_text
-from pipeline.registry import load_registry
-from pipeline.usage import UsageError
+from pipeline.model_registry import load_registry
+from pipeline.user_errors import UsageError
 
 
 def under_spark_submit() -> bool:

@@ -1,7 +1,7 @@
 """The step interface: ``step(doc) -> doc | None``, with counting, timing and drop reasons here.
 
 A step holds only settings (it pickles to executors cheaply) and fetches native models from
-:mod:`pipeline.models` on first use in each worker. :class:`Step` times every call under
+:mod:`pipeline.model_cache` on first use in each worker. :class:`Step` times every call under
 ``cpu.<name>`` and keeps its counters under ``stage.<name>.*``; a step that drops a page
 returns ``None`` after :meth:`Step.drop` has written the reason into ``doc.outcome``, which
 the split runner counts as ``outcome.<reason>``. A :class:`Filter` only answers

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline import models
+from pipeline import model_cache
 from pipeline.config import LangIdSettings
 from pipeline.document import UNKNOWN_LANGUAGE, Document, Language
 from pipeline.steps.base import Step
@@ -18,7 +18,7 @@ class LanguageIdentifier(Step):
 
     def __init__(self, settings: LangIdSettings) -> None:
         super().__init__(settings)
-        self.model_path = settings.model_path or models.default_lid_model_path()
+        self.model_path = settings.model_path or model_cache.default_lid_model_path()
 
     def run(self, doc: Document) -> Document:
         doc.language = self.identify(doc.text)
@@ -28,7 +28,7 @@ class LanguageIdentifier(Step):
         sample = " ".join(text[: self.settings.max_chars].split())
         if not self.settings.enabled or not sample:
             return Language(UNKNOWN_LANGUAGE, 0.0)
-        labels, scores = models.fasttext_model(self.model_path).predict(sample, k=1)
+        labels, scores = model_cache.fasttext_model(self.model_path).predict(sample, k=1)
         code = labels[0].replace("__label__", "") if labels else UNKNOWN_LANGUAGE
         score = float(min(1.0, scores[0])) if len(scores) else 0.0
         if score < self.settings.min_score:

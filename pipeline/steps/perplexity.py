@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from pipeline import models
+from pipeline import model_cache
 from pipeline.config import PerplexitySettings
 from pipeline.document import Document
 from pipeline.perplexity_rule import drop_reason, judgement, perplexities, protected
-from pipeline.registry import RegistryEntry, load_registry
+from pipeline.model_registry import RegistryEntry, load_registry
 from pipeline.steps.base import Step
 
 
@@ -37,7 +37,7 @@ class PerplexityFilter(Step):
         if entry is None:
             self.count("unscored_language_pages")
             return doc
-        model = models.kenlm_model(entry.path)
+        model = model_cache.kenlm_model(entry.path)
         scored = [s for s in doc.sentences if not s.preformatted]
         if len(scored) < len(doc.sentences):
             self.count("sentences_preformatted", len(doc.sentences) - len(scored))  # kept unscored

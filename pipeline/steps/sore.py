@@ -1,7 +1,7 @@
 """Step ``sore``: semantic outlier removal with multilingual sentence embeddings (SORE, seed 000).
 
 A page's *core* is its title and description, embedded together with its segments (lines or
-sentences) by Google's USE multilingual v3 (:func:`pipeline.models.sentence_encoder`). The
+sentences) by Google's USE multilingual v3 (:func:`pipeline.model_cache.sentence_encoder`). The
 ``core_share`` of segments most similar to the core join it and are never removed. Every other
 segment is removed when
 
@@ -28,7 +28,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline import models
+from pipeline import model_cache
 from pipeline.config import ConfigError, Settings
 from pipeline.document import Document, Sentence, join_sentences
 from pipeline.steps.base import Step
@@ -167,7 +167,7 @@ class SoreScorer:
         self.settings = settings
 
     def _encoder(self):
-        return models.sentence_encoder(self.settings.threads)
+        return model_cache.sentence_encoder(self.settings.threads)
 
     def outlier_groups(self) -> OutlierGroups:
         encoder = self._encoder()  # outside the cache's lock, which is not re-entrant
@@ -179,7 +179,7 @@ class SoreScorer:
             return OutlierGroups(names, phrases, encoder.encode(phrases))
 
         key = self.settings.outliers or DEFAULT_OUTLIERS
-        return models.cached(f"sore_outliers_t{self.settings.threads}", key, build,
+        return model_cache.cached(f"sore_outliers_t{self.settings.threads}", key, build,
                              find=self.settings.outliers is not None)
 
     def embed(self, texts: list[str]) -> np.ndarray:

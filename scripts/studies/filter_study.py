@@ -28,9 +28,9 @@ from pathlib import Path
 
 from pipeline.analysis.calibrate import score_tokens, sentence_labeller
 from pipeline.config import load_settings
-from pipeline.models import kenlm_model
+from pipeline.model_cache import kenlm_model
 from pipeline.reading.decode import decode_html
-from pipeline.registry import load_registry
+from pipeline.model_registry import load_registry
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.perplexity_rule import Unit, perplexity, rule_mask

@@ -116,7 +116,7 @@ def group_keys(p: dict) -> list[tuple[str, str]]:
 
 def refiltered(p: dict, settings) -> list[Sentence]:
     """The page's sentences re-decided by the filter under ``settings`` (the page's own threshold)."""
-    from pipeline.registry import load_registry
+    from pipeline.model_registry import load_registry
     from pipeline.perplexity_rule import kept_mask
 
     sentences = p["sentences"]

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pipeline import models
+from pipeline import model_cache
 from pipeline.config import ExtractSettings, LangIdSettings, Settings
 from pipeline.document import Document, visible, visible_lines
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
@@ -176,7 +176,7 @@ class BlocksExtractor(Extractor):
         self.regions = regions
         # its text is a feature, as the classifier was fitted on it: without comment sections whatever extract.comments
         self.resiliparse = ResiliparseExtractor(settings.model_copy(update={"comments": "separate"}), main_content=True)
-        self.lid_path = langid.model_path or models.default_lid_model_path()
+        self.lid_path = langid.model_path or model_cache.default_lid_model_path()
         self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its BlockPage): prepare()'s window
 
     @classmethod

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from pipeline import _native, models
+from pipeline import _native, model_cache
 from pipeline._native import columns as _columns
 from pipeline._native.columns import CONTEXT_BASE as _CONTEXT_BASE
 from pipeline._native.columns import dense_names
@@ -110,7 +110,7 @@ def page_language(blocks: list[Block], lid_path: str) -> str:
     sample = " ".join(" ".join(long_blocks or [b.text for b in blocks])[:LID_CHARS].split())
     if not sample:
         return UNKNOWN_LANGUAGE
-    labels, _ = models.fasttext_model(lid_path).predict(sample, k=1)
+    labels, _ = model_cache.fasttext_model(lid_path).predict(sample, k=1)
     return labels[0].replace("__label__", "") if labels else UNKNOWN_LANGUAGE
 
 

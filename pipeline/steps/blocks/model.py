@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline import models
+from pipeline import model_cache
 from pipeline import _native
 from pipeline.steps.blocks.comments import CommentModel
 from pipeline.steps.blocks.features import HASH_DIM, context_features, dense_names
@@ -49,14 +49,14 @@ def pinned_language_model(pin: LanguageModelPin):
     model = _VERIFIED.get(key)
     if model is None:
         digest = hashlib.sha256()
-        with open(models.locate(pin.path), "rb") as fh:
+        with open(model_cache.locate(pin.path), "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(chunk)
         if digest.hexdigest() != pin.sha256:
             raise ValueError(f"{pin.path}: sha256 differs from the file the block model was fitted with; "
                              "restore it or rerun scripts/train_blocks.py")
         # the path the registry's entry resolves to as well (one load per process)
-        model = _VERIFIED[key] = models.kenlm_model(models.locate(pin.path))
+        model = _VERIFIED[key] = model_cache.kenlm_model(model_cache.locate(pin.path))
     return model
 
 
@@ -124,5 +124,5 @@ class BlockModel:
 def block_model(path: str | None = None) -> BlockModel:
     """The block classifier's weights at ``path`` (None: the packaged ``blocks_model.json``), loaded once per process."""
     if path is None:
-        return models.cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
-    return models.cached("blocks", path, BlockModel.load)
+        return model_cache.cached("blocks", "blocks_model.json", lambda _: BlockModel.load(None), find=False)
+    return model_cache.cached("blocks", path, BlockModel.load)

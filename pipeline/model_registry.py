@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from pipeline import models
+from pipeline import model_cache
 from pipeline.config import PerplexitySettings
 
 
@@ -62,7 +62,7 @@ def _entry_path(registry: str, path: str) -> str:
 
     A registry copied together with its models (``make dist``, ``--files``) finds them by
     file name in its own directory; otherwise a relative path resolves against the working
-    directory or the project root (:func:`pipeline.models.locate`, which prefers Spark's shipped copy).
+    directory or the project root (:func:`pipeline.model_cache.locate`, which prefers Spark's shipped copy).
     """
     if os.path.isabs(path):
         return path
@@ -93,7 +93,7 @@ def load_registry(path: str) -> dict[str, RegistryEntry]:
                 percentiles={str(k): float(v) for k, v in percentiles.items()})
         return result
 
-    return models.cached("registry", path, load)
+    return model_cache.cached("registry", path, load)
 
 
 def unscored_languages(settings: PerplexitySettings) -> list[str]:
