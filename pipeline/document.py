@@ -138,7 +138,6 @@ FORMAT_CHARACTERS = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u
 _INVISIBLE = re.compile(rf"[\s{FORMAT_CHARACTERS}]*")
 _INVISIBLE_LINE = re.compile(rf"\n(?:[^\S\n]|[{FORMAT_CHARACTERS}])+(?=\n|\Z)")  # with the line break before it
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_FORMAT = re.compile(rf"[{FORMAT_CHARACTERS}]")
 # Words of format characters only (white space or a line's end on both sides), with the white space around them.
 _FORMAT_WORDS = re.compile(rf"([^\S\n]*)(?:(?<!\S)[{FORMAT_CHARACTERS}]+(?!\S)[^\S\n]*)+")
 
@@ -175,17 +174,14 @@ def _class_ranges(members: str) -> list[tuple[int, int]]:
 
 @functools.cache
 def _format_scan():
-    """The compiled scan for :data:`FORMAT_CHARACTERS` (``CharRanges`` of the compiled ``text`` part), or None without
-    it."""
-    module = _native.compiled("text")
-    return None if module is None else module.CharRanges(_class_ranges(FORMAT_CHARACTERS)).search
+    """The compiled scan for :data:`FORMAT_CHARACTERS` (``CharRanges`` of the compiled ``text`` part; a regex class of
+    many ranges costs about 14 ns a character)."""
+    return _native.compiled("text").CharRanges(_class_ranges(FORMAT_CHARACTERS)).search
 
 
 def has_format_character(text: str) -> bool:
-    """Whether ``text`` holds a format character (:data:`FORMAT_CHARACTERS`); a compiled scan where it is
-    built (a regex class of many ranges costs about 14 ns a character)."""
-    scan = _format_scan()
-    return scan(text) if scan is not None else _FORMAT.search(text) is not None
+    """Whether ``text`` holds a format character (:data:`FORMAT_CHARACTERS`)."""
+    return _format_scan()(text)
 
 
 def _format_word_gone(match: re.Match) -> str:

@@ -270,7 +270,8 @@ def test_normalisation_of_lines_and_texts():
 def test_signal_definitions_on_edge_cases():
     from stop_words import get_stop_words
 
-    from pipeline.corpus.signals import SIGNAL_COLUMNS, document_signals, words
+    from pipeline.corpus.characters import words
+    from pipeline.corpus.signals import SIGNAL_COLUMNS, document_signals
 
     assert words("a\x1cb  c\u00a0d\u3000e") == ["a\x1cb", "c", "d", "e"]  # Unicode White_Space only
     signal = dict(zip([name for name, _ in SIGNAL_COLUMNS],
