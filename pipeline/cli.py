@@ -13,7 +13,7 @@ import sys
 from pipeline import show_config
 from pipeline.analysis import calibrate, report, sweep
 from pipeline.analysis.extensions import run_extensions
-from pipeline.corpus.extension import CorpusStages
+from pipeline.corpus.job_extension import CorpusStages
 from pipeline.explain import command as explain
 from pipeline.lm import train as train_lm
 from pipeline.lm.selftrain import SelfTrainingJob
