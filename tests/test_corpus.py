@@ -324,6 +324,24 @@ def test_registered_domain_from_the_bundled_suffix_list(host, domain):
     assert registered_domain(host) == domain
 
 
+def test_the_input_gets_each_urls_host_and_registered_domain_in_the_reading_task():
+    import pyarrow as pa
+
+    from pipeline.corpus.lists import url_host, with_domain_columns
+
+    assert url_host("https://User@WWW.BBC.co.uk:8443/a?b#c") == "www.bbc.co.uk"
+    assert url_host("http://[2001:DB8::1]:80/x") == "[2001:db8::1]" and url_host("http://[::1/x") is None
+    assert url_host("mailto:someone@example.com") is None and url_host(None) is None and url_host("") is None
+    batch = pa.RecordBatch.from_arrays([pa.array(["r1", "r2", "r3", "r4"]),
+                                        pa.array(["https://news.bbc.co.uk/x", "http://192.168.0.1/", "no url", None])],
+                                       names=["warc_record_id", "url"])
+    out = with_domain_columns(batch)
+    assert out.schema.names == ["host", "warc_record_id", "url", "registered_domain", "lines_removed"]
+    assert out.column(0).to_pylist() == ["news.bbc.co.uk", "192.168.0.1", None, None]
+    assert out.column(3).to_pylist() == ["bbc.co.uk", "192.168.0.1", "", ""]
+    assert out.column(4).to_pylist() == [0, 0, 0, 0]
+
+
 @pytest.mark.spark
 def test_repeated_lines_counts_documents_per_domain_and_keeps_lines_without_letters(spark):
     from pyspark.sql import functions as F

@@ -43,7 +43,7 @@ from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
 from pipeline.corpus.folders import read_folder, write_folder
-from pipeline.corpus.lists import with_domains
+from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, StageOutput
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
@@ -234,8 +234,11 @@ class CorpusBuilder:
     def _input(self, files: list[tuple[str, int]]) -> DataFrame:
         schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(PAGE_SCHEMA).fields]
                             + [StructField("language", StringType(), True)])
-        docs = read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language")
-        return with_domains(docs).withColumn("lines_removed", F.lit(0))
+        extended = StructType([StructField("host", StringType(), True), *schema.fields,
+                               StructField("registered_domain", StringType(), True),
+                               StructField("lines_removed", IntegerType(), True)])
+        return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
+                           extend=with_domain_columns, extended=extended)
 
     def _checkpoint(self, folder: str, produce: Callable[[], StageOutput],
                     before: dict[str, Any] | None) -> tuple[DataFrame, dict[str, Any]]:

@@ -52,8 +52,9 @@ def _partition_value(relative: str, column: str) -> str | None:
     return next((part[len(prefix):] for part in relative.split("/") if part.startswith(prefix)), None)
 
 
-def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition: str | None):
-    """A task's side of :func:`read_folder`: the record batches of the files of its shares."""
+def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition: str | None, extend=None):
+    """A task's side of :func:`read_folder`: the record batches of the files of its shares (each passed through
+    ``extend``, when given)."""
     fs, root = filesystem_for(uri, s3)
     for batch in batches:
         for share in batch.column(0).to_pylist():
@@ -69,7 +70,8 @@ def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition
                             value = _partition_value(relative, partition)
                             columns.insert(schema.get_field_index(partition),
                                            pa.array([value] * read.num_rows, pa.string()))
-                        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+                        read_batch = pa.RecordBatch.from_arrays(columns, schema=schema)
+                        yield read_batch if extend is None else extend(read_batch)
 
 
 def _as(column: pa.Array, wanted: pa.DataType) -> pa.Array:
@@ -89,18 +91,20 @@ def _for_file(table: pa.Table, partition: str | None) -> pa.Table:
 
 
 def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]], schema: StructType,
-                partition: str | None = None) -> DataFrame:
+                partition: str | None = None, extend=None, extended: StructType | None = None) -> DataFrame:
     """The rows of the Parquet ``files`` (paths relative to the output ``uri``, with sizes) as a DataFrame of
     ``schema``, read by the tasks; ``partition``: the hive partition column taken from the paths (the last of
-    ``schema``)."""
+    ``schema``). ``extend`` (a function of an Arrow record batch, run in the reading task) makes each batch one of
+    the ``extended`` schema, the DataFrame's."""
     shares = task_shares(sorted(files))
     if not shares:
-        return spark.createDataFrame([], schema)
+        return spark.createDataFrame([], extended or schema)
     # timestamps as Spark's Arrow batches carry them: in the session's time zone (the same instants)
     arrow_schema = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
     names = spark.sparkContext.parallelize([(json.dumps(share),) for share in shares], len(shares))
     return (spark.createDataFrame(names, "share string")
-            .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition), schema))
+            .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition, extend),
+                        extended or schema))
 
 
 def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str | None, compression: str | None,

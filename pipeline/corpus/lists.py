@@ -1,8 +1,8 @@
 """Offline lists the corpus stages join against: registered domains (the public suffix list bundled
 in the ``publicsuffixlist`` package) and a user's URL block list (stop words: :mod:`pipeline.corpus.signals`).
 
-Only distinct hosts pass through Python (``mapInArrow``, one PSL per worker); documents are
-joined to the result in Spark.
+The corpus input's ``host`` and ``registered_domain`` are added by the task that reads the documents
+(:func:`with_domain_columns`), one PSL per worker.
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from urllib.parse import urlsplit
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-
 from pipeline.config import ConfigError
 
 
@@ -39,21 +36,33 @@ def registered_domain(host: str | None) -> str | None:
     return _public_suffix_list().privatesuffix(host) or host
 
 
-def _domains_of_hosts(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        hosts = batch.column(0).to_pylist()
-        yield pa.RecordBatch.from_arrays([pa.array(hosts, pa.string()),
-                                          pa.array([registered_domain(h) for h in hosts], pa.string())],
-                                         names=["host", "registered_domain"])
+def url_host(url: str | None) -> str | None:
+    """The lower-cased host of a URL (an IPv6 literal keeps its brackets); None when it has none or does not parse."""
+    if not url:
+        return None
+    try:
+        authority = urlsplit(url).netloc
+    except ValueError:  # an unbalanced IPv6 bracket
+        return None
+    host = authority.rpartition("@")[2]
+    host = host[:host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
+    return host.lower() or None
 
 
-def with_domains(docs: DataFrame) -> DataFrame:
-    """Add ``host`` (lower-cased, from ``url``) and ``registered_domain`` (``host`` when it has none)."""
-    docs = docs.withColumn("host", F.lower(F.try_parse_url(F.col("url"), F.lit("HOST"))))
-    hosts = docs.select("host").where(F.col("host").isNotNull()).distinct()
-    domains = hosts.mapInArrow(_domains_of_hosts, "host string, registered_domain string")
-    joined = docs.join(domains, "host", "left")
-    return joined.withColumn("registered_domain", F.coalesce("registered_domain", "host", F.lit("")))
+@lru_cache(maxsize=1 << 16)
+def _host_and_domain(url: str | None) -> tuple[str | None, str]:
+    host = url_host(url)
+    return host, registered_domain(host) or host or ""
+
+
+def with_domain_columns(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` (with a ``url`` column) as the corpus input: ``host`` first, then its columns, then
+    ``registered_domain`` (the host's, ``host`` when it has none, else "") and ``lines_removed`` (0)."""
+    pairs = [_host_and_domain(url) for url in batch.column(batch.schema.get_field_index("url")).to_pylist()]
+    hosts = pa.array([host for host, _ in pairs], pa.string())
+    domains = pa.array([domain for _, domain in pairs], pa.string())
+    return pa.RecordBatch.from_arrays([hosts, *batch.columns, domains, pa.array([0] * batch.num_rows, pa.int32())],
+                                      names=["host", *batch.schema.names, "registered_domain", "lines_removed"])
 
 
 def read_blocklist(path: str | None) -> list[str]:
