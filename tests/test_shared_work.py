@@ -188,3 +188,35 @@ def test_a_local_run_maps_the_class_archive_make_setup_built():
     assert run.returncode == 0, run.stderr[-2000:]
     assert str(archive.path) in run.stdout
     assert "Unable to use shared archive" not in run.stdout + run.stderr
+
+
+def test_the_worker_daemon_collects_only_the_young_generations_after_a_task():
+    """pyspark's daemon calls ``gc.collect()`` after each task; under warcplex's daemon that walks generations 0
+    and 1, never the oldest (the whole heap of the worker)."""
+    import gc
+
+    import pyspark.daemon
+
+    from pipeline.spark import worker_daemon  # noqa: F401  (patches pyspark.daemon)
+
+    before = [generation["collections"] for generation in gc.get_stats()]
+    cycle = []
+    cycle.append(cycle)
+    del cycle
+    assert pyspark.daemon.gc.collect() >= 1  # the young cycle is found
+    after = [generation["collections"] for generation in gc.get_stats()]
+    assert after[1] > before[1] and after[2] == before[2]
+    assert pyspark.daemon.gc.get_threshold() == gc.get_threshold()  # the rest is gc's
+
+
+@pytest.mark.spark
+def test_a_local_runs_workers_are_forked_by_warcplexs_daemon():
+    """The Python workers of a context warcplex starts come from pipeline/spark/worker_daemon.py: their daemon's
+    collection is the young one, and pyspark.worker was imported before the fork."""
+    script = ("from pipeline.config import load_settings; from pipeline.spark.session import spark_context; "
+              "sc = spark_context(load_settings(None, ['spark.master=local[1]'])); "
+              "import sys; print(sc.parallelize([0], 1).map(lambda _: (type(sys.modules['pyspark.daemon'].gc).__name__, "
+              "sys.modules['__main__'].__spec__.name)).collect()); sc.stop()")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "[('_YoungCollection', 'pipeline.spark.worker_daemon')]" in run.stdout

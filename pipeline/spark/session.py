@@ -22,12 +22,14 @@ def under_spark_submit() -> bool:
 
 # Spark properties of a run started outside spark-submit, unless a preset or --set gives them:
 # no web UI (`--set spark.conf.spark.ui.enabled=true` brings it back), no console progress bar,
-# Python workers reused across tasks (each opens the models once) and the JVM options above.
-# Under spark-submit the cluster's own settings stand.
+# Python workers reused across tasks (each opens the models once), pyspark's daemon without its full garbage
+# collection after every task (pipeline/spark/worker_daemon.py; warcplex is installed wherever such a run's workers
+# run) and the JVM options above. Under spark-submit the cluster's own settings stand.
 LOCAL_BATCH_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.python.worker.reuse": "true",
+    "spark.python.daemon.module": "pipeline.spark.worker_daemon",
     "spark.driver.extraJavaOptions": BATCH_JAVA_OPTIONS,
 }
 
