@@ -42,7 +42,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
-from pipeline.corpus.folders import read_folder, write_folder
+from pipeline.corpus.folders import count_folder, read_folder, write_folder
 from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, StageOutput
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
@@ -180,7 +180,7 @@ class CorpusBuilder:
                                  "build": "incremental" if base else "full", "generation": generation}
         if why:
             stats["full_reason"] = why
-        docs, first = self._checkpoint(f"{work}/0-input", lambda: StageOutput(self._input(new_files)), None)
+        docs, first = self._input(new_files), self._input_counts(f"{work}/0-input", new_files)
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
         stats["documents_new"] = first["documents_out"]
         dropped_docs, dropped_lines, stage_folders, keys_folder, demoted = [], [], [], None, None
@@ -239,6 +239,17 @@ class CorpusBuilder:
                                StructField("lines_removed", IntegerType(), True)])
         return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
                            extend=with_domain_columns, extended=extended)
+
+    def _input_counts(self, folder: str, files: list[tuple[str, int]]) -> dict[str, Any]:
+        """The documents and text bytes of the data/ ``files`` this build reads (counted once: a killed build reads
+        them back). The input itself is not copied: the first stage reads data/, which a build never changes."""
+        done = self.target.read_bytes(f"{folder}/_DONE.json")
+        if done is not None:
+            return json.loads(done)
+        documents, size = count_folder(self.spark, self.target.uri, self.settings.s3, files, "text")
+        counts = {"documents_out": documents, "bytes_out": size}
+        self.target.write_bytes(f"{folder}/_DONE.json", json.dumps(counts, sort_keys=True).encode("utf-8"))
+        return counts
 
     def _checkpoint(self, folder: str, produce: Callable[[], StageOutput],
                     before: dict[str, Any] | None) -> tuple[DataFrame, dict[str, Any]]:
