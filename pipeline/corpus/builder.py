@@ -42,7 +42,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
-from pipeline.corpus.folders import count_folder, read_folder, write_folder
+from pipeline.corpus.folders import partition_value, count_folder, read_folder, write_folder
 from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, StageOutput
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
@@ -205,7 +205,12 @@ class CorpusBuilder:
                 demoted = self._read(f"{folder}/demoted")
         stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
         report = self._rewrite(demoted, work) if base and demoted is not None else []
-        self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final", build_prefix(generation))
+        languages = len({partition_value(path, "language") for path, _ in new_files})
+        written = {"documents": stats["documents_out"],
+                   "dropped": sum(stage["documents_dropped"] for stage in stats["stages"].values()),
+                   "lines": sum(stage["lines_removed"] for stage in stats["stages"].values())}
+        self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final", build_prefix(generation), languages,
+                          written)
         self._write_index_sample(stage_folders, f"{work}/final", base is not None, demoted if base else None)
         if base:
             stats = merged_stats(base["stats"], stats, report)
@@ -308,32 +313,39 @@ class CorpusBuilder:
             counts["demoted"] = total("demoted", "rows")
         return counts
 
-    def _write_sorted(self, frame: DataFrame, relative: str, files_per_language: int, key: str, name: str) -> None:
-        languages = max(1, frame.select("language").distinct().count())
+    def _write_sorted(self, frame: DataFrame, relative: str, files_per_language: int, key: str, name: str,
+                      tasks: int) -> None:
+        """``frame`` spread over ``tasks`` tasks by (language, a hash of ``key`` into ``files_per_language``
+        buckets), sorted within each, written one file per task and language."""
         bucket = F.pmod(F.xxhash64(key), F.lit(files_per_language))
-        ordered = (frame.repartition(languages * files_per_language, "language", bucket)
+        ordered = (frame.repartition(max(1, tasks), "language", bucket)
                    .sortWithinPartitions("language", key))
         write_folder(ordered, self.target, self.settings.s3, relative, self.compression, partition="language",
                      name=name)
 
     def _write_final(self, docs: DataFrame, dropped_docs: list[DataFrame], dropped_lines: list[DataFrame],
-                     final: str, name: str) -> None:
-        """The build's own files, ``<name>-<n>.parquet`` (:func:`~pipeline.corpus.demotions.build_prefix`)."""
-        self._write_sorted(docs, f"{final}/{CORPUS_DIR}", self.settings.corpus.files_per_language, "warc_record_id",
-                           name)
+                     final: str, name: str, languages: int, counts: dict[str, int]) -> None:
+        """The build's own files, ``<name>-<n>.parquet`` (:func:`~pipeline.corpus.demotions.build_prefix`).
+        ``languages``: how many the input has (the stages keep a document's language); ``counts``: the rows of each
+        folder (``documents``, ``dropped``, ``lines``), so that no folder has more tasks than rows."""
+        per_language = self.settings.corpus.files_per_language
+        self._write_sorted(docs, f"{final}/{CORPUS_DIR}", per_language, "warc_record_id", name,
+                           min(languages * per_language, counts["documents"]))
         empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date timestamp, "
                                                 "language string, registered_domain string, reason string, "
                                                 "duplicate_of string, text_bytes long")
         all_docs = empty_docs
         for frame in dropped_docs:
             all_docs = all_docs.unionByName(frame.select(*DROPPED_DOC_COLUMNS))
-        self._write_sorted(all_docs, f"{final}/{CORPUS_DROPPED_DIR}/documents", 1, "warc_record_id", name)
+        self._write_sorted(all_docs, f"{final}/{CORPUS_DROPPED_DIR}/documents", 1, "warc_record_id", name,
+                           min(languages, counts["dropped"]))
         if dropped_lines:
             lines = dropped_lines[0]
             for frame in dropped_lines[1:]:
                 lines = lines.unionByName(frame)
             ordered = lines.withColumn("_line_key", F.format_string("%s:%09d", "warc_record_id", "line_number"))
-            self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key", name)
+            self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key", name,
+                               min(languages, counts["lines"]))
 
     def _write_index_sample(self, stage_folders: list[str], final: str, adding: bool,
                             demoted: DataFrame | None) -> None:

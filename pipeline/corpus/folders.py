@@ -47,7 +47,7 @@ def task_shares(files: list[tuple[str, int]], task_bytes: int = TASK_BYTES) -> l
     return shares
 
 
-def _partition_value(relative: str, column: str) -> str | None:
+def partition_value(relative: str, column: str) -> str | None:
     prefix = f"{column}="
     return next((part[len(prefix):] for part in relative.split("/") if part.startswith(prefix)), None)
 
@@ -67,7 +67,7 @@ def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition
                     for read in parquet.iter_batches(batch_size=4096, columns=stored):
                         columns = [_as(read.column(name), schema.field(name).type) for name in stored]
                         if partition is not None and not in_file:
-                            value = _partition_value(relative, partition)
+                            value = partition_value(relative, partition)
                             columns.insert(schema.get_field_index(partition),
                                            pa.array([value] * read.num_rows, pa.string()))
                         read_batch = pa.RecordBatch.from_arrays(columns, schema=schema)
