@@ -55,6 +55,8 @@ MARKER = f"{CORPUS_STATE_DIR}/marker.json"
 INPUTS = f"{CORPUS_STATE_DIR}/inputs.json"  # the data/ files the builds so far read, and the last build's number
 KEYS_DIR = f"{CORPUS_STATE_DIR}/keys"  # exact_dedup's keys of every build: keys/g<build>/part-<n>.parquet
 WORK_DIR = "_tmp/corpus"
+# The dropped rows of a build (documents, lines) are written a task per this many rows, at most one per language.
+DROPPED_ROWS_PER_TASK = 200_000
 KEYS_SCHEMA = StructType([
     StructField("_hash", StringType()),
     StructField("_order", StructType([StructField("ts", TimestampType()), StructField("id", StringType()),
@@ -327,10 +329,11 @@ class CorpusBuilder:
                      final: str, name: str, languages: int, counts: dict[str, int]) -> None:
         """The build's own files, ``<name>-<n>.parquet`` (:func:`~pipeline.corpus.demotions.build_prefix`).
         ``languages``: how many the input has (the stages keep a document's language); ``counts``: the rows of each
-        folder (``documents``, ``dropped``, ``lines``), so that no folder has more tasks than rows."""
+        folder (``documents``, ``dropped``, ``lines``): the dropped rows take a task per :data:`DROPPED_ROWS_PER_TASK`
+        (one file per language and task), so that a few dropped rows are not spread over a task per language."""
         per_language = self.settings.corpus.files_per_language
         self._write_sorted(docs, f"{final}/{CORPUS_DIR}", per_language, "warc_record_id", name,
-                           min(languages * per_language, counts["documents"]))
+                           languages * per_language)
         empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date timestamp, "
                                                 "language string, registered_domain string, reason string, "
                                                 "duplicate_of string, text_bytes long")
@@ -338,14 +341,14 @@ class CorpusBuilder:
         for frame in dropped_docs:
             all_docs = all_docs.unionByName(frame.select(*DROPPED_DOC_COLUMNS))
         self._write_sorted(all_docs, f"{final}/{CORPUS_DROPPED_DIR}/documents", 1, "warc_record_id", name,
-                           min(languages, counts["dropped"]))
+                           min(languages, -(-counts["dropped"] // DROPPED_ROWS_PER_TASK)))
         if dropped_lines:
             lines = dropped_lines[0]
             for frame in dropped_lines[1:]:
                 lines = lines.unionByName(frame)
             ordered = lines.withColumn("_line_key", F.format_string("%s:%09d", "warc_record_id", "line_number"))
             self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key", name,
-                               min(languages, counts["lines"]))
+                               min(languages, -(-counts["lines"] // DROPPED_ROWS_PER_TASK)))
 
     def _write_index_sample(self, stage_folders: list[str], final: str, adding: bool,
                             demoted: DataFrame | None) -> None:
