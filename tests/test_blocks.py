@@ -466,7 +466,7 @@ def test_page_language_reads_the_first_chars_of_the_longer_blocks(texts, monkeyp
             samples.append(sample)
             return ["__label__en"], [1.0]
 
-    monkeypatch.setattr(features.models, "fasttext_model", lambda path: FastText())
+    monkeypatch.setattr(features.model_cache, "fasttext_model", lambda path: FastText())
     blocks = [Block(text, i, "p", (), (), 0, 1) for i, text in enumerate(texts)]
     assert page_language(blocks, "lid.ftz") == "en"
     long_blocks = [t for t in texts if word_count(t) >= 4] or texts

@@ -53,8 +53,8 @@ def test_the_filter_reuses_the_block_stages_kenlm_scores(tmp_path, monkeypatch):
         loaded.append(CountingModel(path))
         return loaded[-1]
 
-    monkeypatch.setattr(models, "_load_kenlm", load)
-    monkeypatch.setattr(models, "_CACHE", {})
+    monkeypatch.setattr(model_cache, "_load_kenlm", load)
+    monkeypatch.setattr(model_cache, "_CACHE", {})
     monkeypatch.setattr(block_model_module, "_VERIFIED", {})
     monkeypatch.setattr(perplexity_module, "_SCORED", {})
     asked: dict[str, set] = {"blocks": set(), "filter": set()}
