@@ -35,7 +35,7 @@ def warcplex_text(job: tuple[str, str, str]) -> tuple[str, str, str | None, str]
     global _LOOP
     from pipeline.config import load_settings
     from pipeline.document import Page
-    from pipeline.steps.blocks.step import written_reading
+    from pipeline.steps.blocks.extractor import written_reading
     from pipeline.steps.loop import StepLoop
 
     page_id, html_path, url = job
