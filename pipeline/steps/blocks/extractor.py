@@ -23,7 +23,7 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import in_kept_region, revise
+from pipeline.steps.blocks.rules import drop_repeats, in_kept_region, revise
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -32,6 +32,11 @@ MIN_PRIMARY_WORDS = 20
 # Where a page goes when its block output is short against resiliparse's main content: resiliparse's
 # far longer text is then mostly not main content (README, "Extraction cascade and the block classifier").
 SHORT_TO = "trafilatura"
+# The page types on which a section the page writes twice is read once (:func:`~pipeline.steps.blocks.rules.drop_repeats`):
+# there the second copy is a template's copy for another screen size. On documentation (code, the same step in two
+# procedures) and service pages (plans that list the same features) a repeat is the page's text; pages of unknown
+# type (the older benchmarks' markup) have no such copies, and their truths keep what the page repeats.
+REPEATS_DROPPED = frozenset(("article", "collection", "forum", "listing", "product"))
 
 
 def shorter_than_primary(text: str, primary: str, min_share: float) -> str | None:
@@ -298,6 +303,11 @@ class BlocksExtractor(Extractor):
                 if self.settings.comments == "separate":
                     written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
                     page.comments = visible_lines(block_lines(written)) or None
+        if page.page_type in REPEATS_DROPPED:
+            kept_before = int(keep.sum())
+            keep = drop_repeats(blocks, keep)
+            if keep.sum() < kept_before:
+                self.count("repeats.pages")
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)

@@ -26,6 +26,7 @@ and stored in ``blocks_model.json`` (``rules``); a share above 1 turns its rule 
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -33,12 +34,17 @@ import numpy as np
 from pipeline.steps.blocks.features import CELLS, HEADINGS
 from pipeline.steps.blocks.parse import Block
 
+_WORD = re.compile(r"\w+")
 # A repeated region has at least this many blocks.
 MIN_REGION = 3
 # The ``gaps`` rule fills runs of at most this many dropped blocks.
 MAX_GAP = 2
 # The ``sections`` rule fills runs of at most this many dropped blocks.
 MAX_SECTION = 20
+# :func:`drop_repeats` drops a run of at least this many kept blocks, of at least ``REPEAT_MIN_WORDS`` words, that
+# repeats an earlier run of kept blocks word for word.
+REPEAT_MIN_BLOCKS = 3
+REPEAT_MIN_WORDS = 20
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,43 @@ def in_kept_region(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
         if keep[group].mean() > 0.5:
             member[group] = True
     return member & keep
+
+
+def _words(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def drop_repeats(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+    """``keep`` without the second and later copies of a repeated section: a run of at least ``REPEAT_MIN_BLOCKS``
+    consecutive kept blocks (of at least ``REPEAT_MIN_WORDS`` words) whose texts, word for word, are those of an
+    earlier run of kept blocks. Modern templates write a section twice, one copy for phones and one for larger
+    screens, and a browser shows one (a product's description, its specifications, a block of selling points);
+    the reader, and the WCXB truth, read it once. Preformatted blocks (code) are never dropped: a run stops at one.
+    """
+    kept = [i for i in np.flatnonzero(keep) if blocks[i].text.strip()]
+    keys = [None if blocks[i].preformatted else _words(blocks[i].text) or None for i in kept]
+    out = keep.copy()
+    seen: dict[str, list[int]] = {}
+    n, k = len(kept), 0
+    while k < n:
+        best = 0
+        if keys[k] is not None:
+            for j in seen.get(keys[k], ()):
+                length = 0
+                while k + length < n and j + length < k and keys[k + length] is not None \
+                        and keys[j + length] == keys[k + length]:
+                    length += 1
+                best = max(best, length)
+        run = range(k, k + best)
+        if best >= REPEAT_MIN_BLOCKS and sum(keys[t].count(" ") + 1 for t in run) >= REPEAT_MIN_WORDS:
+            out[[kept[t] for t in run]] = False
+        else:
+            run = range(k, k + 1)
+        for t in run:
+            if keys[t] is not None:
+                seen.setdefault(keys[t], []).append(t)
+        k = run.stop
+    return out
 
 
 def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: RuleSettings) -> np.ndarray:
