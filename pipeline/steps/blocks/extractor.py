@@ -37,6 +37,9 @@ SHORT_TO = "trafilatura"
 # procedures) and service pages (plans that list the same features) a repeat is the page's text; pages of unknown
 # type (the older benchmarks' markup) have no such copies, and their truths keep what the page repeats.
 REPEATS_DROPPED = frozenset(("article", "collection", "forum", "listing", "product"))
+# On product pages a single block the page repeats (of at least this many words) is also read once: the description
+# in a tab and again in an accordion, a promotion's banner, the shipping terms under each variant.
+PRODUCT_REPEAT_MIN_WORDS = 12
 
 
 def shorter_than_primary(text: str, primary: str, min_share: float) -> str | None:
@@ -305,7 +308,7 @@ class BlocksExtractor(Extractor):
                     page.comments = visible_lines(block_lines(written)) or None
         if page.page_type in REPEATS_DROPPED:
             kept_before = int(keep.sum())
-            keep = drop_repeats(blocks, keep)
+            keep = drop_repeats(blocks, keep, PRODUCT_REPEAT_MIN_WORDS if page.page_type == "product" else None)
             if keep.sum() < kept_before:
                 self.count("repeats.pages")
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines

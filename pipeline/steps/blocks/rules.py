@@ -97,10 +97,10 @@ def _words(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
-def drop_repeats(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+def drop_repeats(blocks: list[Block], keep: np.ndarray, min_words: int | None = None) -> np.ndarray:
     """``keep`` without the second and later copies of a repeated section: a run of at least ``REPEAT_MIN_BLOCKS``
     consecutive kept blocks (of at least ``REPEAT_MIN_WORDS`` words) whose texts, word for word, are those of an
-    earlier run of kept blocks. Modern templates write a section twice, one copy for phones and one for larger
+    earlier run of kept blocks; with ``min_words``, also any shorter run (a single block) of at least that many words. Modern templates write a section twice, one copy for phones and one for larger
     screens, and a browser shows one (a product's description, its specifications, a block of selling points);
     the reader, and the WCXB truth, read it once. Preformatted blocks (code) are never dropped: a run stops at one.
     """
@@ -119,7 +119,9 @@ def drop_repeats(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
                     length += 1
                 best = max(best, length)
         run = range(k, k + best)
-        if best >= REPEAT_MIN_BLOCKS and sum(keys[t].count(" ") + 1 for t in run) >= REPEAT_MIN_WORDS:
+        words = sum(keys[t].count(" ") + 1 for t in run)
+        if best and ((best >= REPEAT_MIN_BLOCKS and words >= REPEAT_MIN_WORDS)
+                     or (min_words is not None and words >= min_words)):
             out[[kept[t] for t in run]] = False
         else:
             run = range(k, k + 1)
