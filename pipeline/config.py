@@ -202,6 +202,12 @@ class PerplexitySettings(_Section):
     `protect_factor` x the threshold (no length scale, no neighbours; it counts as a kept neighbour of others); the rule
     decides the lines the classifier was less sure of. Above 1: every line is judged by the rule. Other extractors give
     no such evidence."""
+    protect_min_prob_by_type: dict[str, float] = Field(default_factory=lambda: {
+        "collection": 0.6, "documentation": 0.6, "listing": 0.6, "product": 0.6})
+    """`protect_min_prob` on the pages of these block-stage page types (pipeline.steps.blocks.page_type): grids, lists,
+    spec tables and API references are lines of names, numbers and code that the language model finds far off but the
+    classifier took for content. Each of these types keeps at least half of the filter's boilerplate removal at 0.6 on
+    the WCXB dev pages (docs/models.md); pages of another type, or of none, use `protect_min_prob`."""
     protect_factor: float = Field(default=3.0, gt=0)
     """How far above the threshold a protected line must score to go (.inf: never)."""
     protect_regions: bool = False

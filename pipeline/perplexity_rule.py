@@ -198,24 +198,27 @@ def judgement(sentences: list[Sentence], settings: PerplexitySettings) -> Judgem
 
 
 def kept_mask(sentences: list[Sentence], threshold: float, settings: PerplexitySettings,
-              protect: bool = True, judged: Judgement | None = None) -> list[bool]:
+              protect: bool = True, judged: Judgement | None = None, page_type: str | None = None) -> list[bool]:
     """Which of a page's scored sentences the rule of ``settings`` keeps at ``threshold``. With ``protect``,
     a sentence whose line the block stage kept with a probability of at least ``protect_min_prob``
     (:func:`protected`) is kept unless its line scores above ``threshold * protect_factor``. ``judged``:
-    the page's :func:`judgement` when the caller has it."""
+    the page's :func:`judgement` when the caller has it; ``page_type``: the block stage's type of the page."""
     if judged is None:
         judged = judgement(sentences, settings)
-    return judged.mask(threshold, settings.short_tokens, protected(sentences, settings) if protect else None,
+    return judged.mask(threshold, settings.short_tokens, protected(sentences, settings, page_type) if protect else None,
                        threshold * settings.protect_factor)
 
 
-def protected(sentences: list[Sentence], settings: PerplexitySettings) -> list[bool]:
+def protected(sentences: list[Sentence], settings: PerplexitySettings, page_type: str | None = None) -> list[bool]:
     """The sentences the filter judges only against ``protect_factor`` times the threshold: the block
-    classifier kept their line with a probability of at least ``perplexity.protect_min_prob``, or
+    classifier kept their line with a probability of at least ``perplexity.protect_min_prob`` (on a page of a type
+    in ``perplexity.protect_min_prob_by_type``, that type's), or
     (``perplexity.protect_regions``) as a member of a repeated region it mostly kept. The rule decides
     where the classifier was unsure; where it was sure, only text the LM finds far off (mojibake,
     garbled or machine-made text) goes."""
-    return [(s.block_prob is not None and s.block_prob >= settings.protect_min_prob)
+    least = settings.protect_min_prob_by_type.get(page_type, settings.protect_min_prob) if page_type else \
+        settings.protect_min_prob
+    return [(s.block_prob is not None and s.block_prob >= least)
             or (settings.protect_regions and s.in_region) for s in sentences]
 
 

@@ -240,7 +240,8 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
     comments = written.comments if written is not None else None
     language = doc.language
     threshold = threshold_of(doc.language_code) if doc.sentences and not doc.unfiltered else None
-    judged = verdicts(doc.sentences, settings.perplexity, threshold) if threshold is not None else None
+    page_type = doc.blocks.page_type if doc.blocks is not None else None
+    judged = verdicts(doc.sentences, settings.perplexity, threshold, page_type) if threshold is not None else None
     clean = doc.clean_text
     path = [
         ["outcome", f"<b>{_e(doc.outcome)}</b>"],
@@ -304,7 +305,7 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
     for stage in (trace.stages if trace is not None else []):
         if stage.text and stage.name != doc.extractor:
             stage_threshold = threshold_of(stage.language.code) if stage.language and stage.sentences else None
-            stage_verdicts = (verdicts(stage.sentences, settings.perplexity, stage_threshold)
+            stage_verdicts = (verdicts(stage.sentences, settings.perplexity, stage_threshold, page_type)
                               if stage_threshold is not None else None)
             sections.append(f"<details><summary>The text of <b>{_e(stage.name)}</b>, which was not kept "
                             f"({_e(stage.verdict)})</summary><div class='text'>"

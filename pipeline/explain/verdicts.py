@@ -50,12 +50,14 @@ class Verdict:
         return "; ".join(notes)
 
 
-def verdicts(sentences: list[Sentence], settings: PerplexitySettings, threshold: float) -> list[Verdict]:
-    """The filter's decision on each unit of a page's scored ``sentences`` at ``threshold`` under ``settings``:
-    the same judgement and mask the filter makes, with the threshold each unit faced."""
+def verdicts(sentences: list[Sentence], settings: PerplexitySettings, threshold: float,
+             page_type: str | None = None) -> list[Verdict]:
+    """The filter's decision on each unit of a page's scored ``sentences`` at ``threshold`` under ``settings``
+    (``page_type``: the block stage's type of the page): the same judgement and mask the filter makes, with the
+    threshold each unit faced."""
     judged = judgement(sentences, settings)
-    mask = kept_mask(sentences, threshold, settings, judged=judged)
-    sure = protected(sentences, settings)
+    mask = kept_mask(sentences, threshold, settings, judged=judged, page_type=page_type)
+    sure = protected(sentences, settings, page_type)
     scaled = settings.rule in ("length", "context")
     out = []
     for group, own, faced in zip(judged.groups, judged.judged, judged.scores):

@@ -45,7 +45,7 @@ class PerplexityFilter(Step):
             sentence.perplexity, sentence.n_tokens = ppl, n_tokens
         limit = doc.threshold = entry.threshold_for(self.settings)
         judged = judgement(doc.sentences, self.settings)
-        sure = protected(doc.sentences, self.settings)
+        sure = protected(doc.sentences, self.settings, doc.blocks.page_type if doc.blocks is not None else None)
         verdicts = judged.verdicts(limit, self.settings.short_tokens, sure, limit * self.settings.protect_factor)
         if any(sure):
             unprotected = judged.mask(limit, self.settings.short_tokens)
