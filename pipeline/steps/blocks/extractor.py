@@ -87,6 +87,15 @@ def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str
     return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
 
 
+def read_once(blocks: list[Block], keep: np.ndarray, page_type: str | None) -> np.ndarray:
+    """``keep`` with a section the page writes twice read once on a page of :data:`REPEATS_DROPPED`
+    (:func:`~pipeline.steps.blocks.rules.drop_repeats`; on product pages a single repeated block of
+    :data:`PRODUCT_REPEAT_MIN_WORDS` words too); ``keep`` itself on the other pages."""
+    if page_type not in REPEATS_DROPPED:
+        return keep
+    return drop_repeats(blocks, keep, PRODUCT_REPEAT_MIN_WORDS if page_type == "product" else None)
+
+
 MAIN, BOILERPLATE, COMMENT = "main", "boilerplate", "comment"  # the labels of the stage's decisions (BlockDecisions.labels)
 
 
@@ -306,11 +315,10 @@ class BlocksExtractor(Extractor):
                 if self.settings.comments == "separate":
                     written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
                     page.comments = visible_lines(block_lines(written)) or None
-        if page.page_type in REPEATS_DROPPED:
-            kept_before = int(keep.sum())
-            keep = drop_repeats(blocks, keep, PRODUCT_REPEAT_MIN_WORDS if page.page_type == "product" else None)
-            if keep.sum() < kept_before:
-                self.count("repeats.pages")
+        kept_before = int(keep.sum())
+        keep = read_once(blocks, keep, page.page_type)
+        if keep.sum() < kept_before:
+            self.count("repeats.pages")
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
