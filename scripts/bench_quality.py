@@ -175,7 +175,9 @@ def run_warcplex(label: str, overrides: list[str], args, warc: Path, index: Path
     parquet.mkdir(parents=True)
     pages_root = out / "data" if (out / "data").is_dir() else out
     for folder in pages_root.resolve().glob("language=*"):
-        (parquet / folder.name).symlink_to(folder)
+        # not named key=value: the files carry their own `language` column, which a hive partition of the same
+        # name would clash with in parquet_to_preds.py ("Unable to merge: Field language has incompatible types")
+        (parquet / folder.name.replace("=", "-")).symlink_to(folder)
     shutil.rmtree(preds, ignore_errors=True)
     subprocess.run([sys.executable, str(args.bench / "parquet_to_preds.py"), str(parquet), "--index", str(index),
                     "--out", str(preds)], check=True, stdout=subprocess.DEVNULL)
