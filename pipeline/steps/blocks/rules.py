@@ -15,7 +15,9 @@ in order:
   a probability of at least ``gap_min_prob`` (a list or a table cell inside a kept section);
 - ``sections``: a run of at most ``MAX_SECTION`` dropped blocks between two kept headings is kept when
   its mean probability is at least ``section_min_prob`` (a section whose title the classifier kept and
-  whose body, a short list or a table, it dropped).
+  whose body, a short list or a table, it dropped);
+- code (always on, not fitted): a code listing written a line per element is kept whole when one of its
+  lines is (:func:`whole_code`).
 
 Blocks in a part of the page that is never kept (the page's footer, dialogs, menus: ``Block.excluded``,
 :func:`pipeline.steps.blocks.parse.excluded_part`) stay dropped whatever the rules say.
@@ -132,6 +134,22 @@ def drop_repeats(blocks: list[Block], keep: np.ndarray, min_words: int | None = 
     return out
 
 
+def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+    """``keep`` with every line of a code listing kept when one of its lines is: a listing written a line per
+    element (two or more preformatted blocks under one parent) is one unit, as a ``pre`` written whole is one
+    block, where the classifier, judging its lines one by one, keeps some and drops others (a JSON example whose
+    keys it drops and whose closing lines it keeps)."""
+    units: dict[int, list[int]] = {}
+    for i, b in enumerate(blocks):
+        if b.preformatted and not b.excluded:
+            units.setdefault(b.parent, []).append(i)
+    out = keep.copy()
+    for lines in units.values():
+        if len(lines) > 1 and keep[lines].any():
+            out[lines] = True
+    return out
+
+
 def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: RuleSettings) -> np.ndarray:
     """Which blocks to keep: the classifier's ``probs >= threshold``, revised by the page's structure. A block
     in a part of the page never kept (``Block.excluded``) counts as one the classifier gave no chance, and no
@@ -169,5 +187,6 @@ def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: Rule
             if (1 < right - left <= MAX_SECTION + 1 and blocks[left].tag in HEADINGS and blocks[right].tag in HEADINGS
                     and probs[left + 1:right].mean() >= rules.section_min_prob):
                 keep[left + 1:right] = True
+    keep = whole_code(blocks, keep)
     keep[excluded] = False
     return keep
