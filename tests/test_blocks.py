@@ -22,7 +22,7 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import RuleSettings, revise
+from pipeline.steps.blocks.rules import RuleSettings, drop_repeats, revise
 from pipeline.steps.blocks.extractor import BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
@@ -474,3 +474,29 @@ def test_page_language_reads_the_first_chars_of_the_longer_blocks(texts, monkeyp
     assert page_language(blocks, "lid.ftz") == "en"
     long_blocks = [t for t in texts if word_count(t) >= 4] or texts
     assert samples == [" ".join(" ".join(long_blocks)[:LID_CHARS].split())]
+
+
+TWICE = """<html><body><h1>White mug</h1><div class="phone"><p>Make each cup of tea feel special with a wheel thrown mug.</p>
+<p>Handmade stoneware in our white speckle finish.</p><p>Volume about 350 ml, safe in dishwashers and microwave ovens.</p></div>
+<div class="desktop"><p>Make each cup of tea feel special with a wheel thrown mug.</p>
+<p>Handmade stoneware in our white speckle finish.</p><p>Volume about 350 ml, safe in dishwashers and microwave ovens.</p></div>
+<p>Free shipping on every order over fifty dollars, always, to every country.</p>
+<p>Free shipping on every order over fifty dollars, always, to every country.</p></body></html>"""
+
+
+def test_a_section_the_page_writes_twice_is_read_once_on_the_types_that_copy_sections():
+    blocks = parse_blocks(TWICE)
+    keep = np.ones(len(blocks), dtype=bool)
+    assert list(np.flatnonzero(drop_repeats(blocks, keep))) == [0, 1, 2, 3, 7, 8]  # the second run of three goes
+    assert list(np.flatnonzero(read_once(blocks, keep, "product"))) == [0, 1, 2, 3, 7]  # a single long block too
+    assert read_once(blocks, keep, "documentation").all() and read_once(blocks, keep, None).all()
+    assert list(np.flatnonzero(read_once(blocks, keep, "article"))) == [0, 1, 2, 3, 7, 8]
+
+
+def test_a_code_listing_written_a_line_per_element_is_kept_whole():
+    blocks = parse_blocks("<html><body><p>The charge object.</p><pre><div>{</div><div>\"amount\": 1099,</div>"
+                          "<div>\"currency\": \"usd\"</div><div>}</div></pre></body></html>")
+    assert [b.preformatted for b in blocks] == [False, True, True, True, True]
+    probs = np.array([0.9, 0.1, 0.1, 0.1, 0.6])
+    assert revise(blocks, probs, 0.5, RuleSettings()).all()  # the closing brace kept: the listing is kept whole
+    assert not revise(blocks, np.array([0.9, 0.1, 0.1, 0.1, 0.1]), 0.5, RuleSettings())[1:].any()

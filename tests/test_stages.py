@@ -340,3 +340,17 @@ def test_each_verdict_names_the_part_of_the_rule_that_decided_and_the_threshold_
     # the mask is the verdicts' kept flags
     judged = Judgement(units, "line", "context", window_tokens=1)
     assert judged.mask(3000) == [v.kept for v in judged.verdicts(3000)]
+
+
+def test_the_block_stage_protects_lines_at_its_page_types_own_bar():
+    """``perplexity.protect_min_prob_by_type``: on a product page a line the block stage kept at 0.7 is protected,
+    on an article (or a page of no type) it faces the rule like any other."""
+    from pipeline.config import load_settings
+    from pipeline.document import Sentence
+    from pipeline.perplexity_rule import protected
+
+    settings = load_settings(None, []).perplexity
+    sentences = [Sentence("Weight 1.2 kg", block_prob=0.7), Sentence("Colour red", block_prob=0.9),
+                 Sentence("Sold out", block_prob=0.4), Sentence("Menu")]
+    assert protected(sentences, settings, "product") == [True, True, False, False]
+    assert protected(sentences, settings, "article") == protected(sentences, settings) == [False, True, False, False]
