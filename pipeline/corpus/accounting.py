@@ -36,7 +36,8 @@ def stage_rows(corpus: dict[str, Any]) -> list[tuple[str, str]]:
         parts += [f"{count} {reason}" for reason, count in sorted(stage.get("dropped", {}).items())]
         processed = stage.get("documents_processed", stage.get("documents_in"))
         per_doc = stage["wall_seconds"] / processed if processed else 0.0
-        parts.append(f"{stage['wall_seconds']:.1f} s wall ({1000 * per_doc:.2f} ms/document)")
+        with_final = " with the final write" if stage.get("with_final_write") else ""
+        parts.append(f"{stage['wall_seconds']:.1f} s wall{with_final} ({1000 * per_doc:.2f} ms/document)")
         rows.append((name, ", ".join(parts) if len(parts) > 1 else f"nothing removed, {parts[-1]}"))
     return rows
 

@@ -185,10 +185,20 @@ class CorpusBuilder:
         docs, first = self._input(new_files), self._input_counts(f"{work}/0-input", new_files)
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
         stats["documents_new"] = first["documents_out"]
-        dropped_docs, dropped_lines, stage_folders, keys_folder, demoted = [], [], [], None, None
-        previous_counts = first
+        dropped_docs, dropped_lines, stage_docs, keys_folder, demoted = [], [], [], None, None
+        previous_counts, written_by_final = first, None
         for index, stage in enumerate(self.stages, start=1):
             folder = f"{work}/{index}-{stage.name}"
+            if index == len(self.stages) and stage.keeps_all():
+                # Not checkpointed: the final write runs it. Its documents and texts are the previous stage's.
+                stage_docs.append((folder, docs))
+                docs, written_by_final = stage.apply(docs).docs, stage.name
+                stats["stages"][stage.name] = {
+                    "documents_in": previous_counts["documents_out"], "bytes_in": previous_counts["bytes_out"],
+                    "documents_out": previous_counts["documents_out"], "bytes_out": previous_counts["bytes_out"],
+                    "documents_dropped": 0, "dropped": {}, "lines_removed": 0, "with_final_write": True}
+                stats["order"].append(stage.name)
+                continue
             if keeps_keys and isinstance(stage, ExactDedup):
                 keys_folder = f"{folder}/keys"
                 produce = partial(stage.apply_new, docs, self._earlier_keys() if base else None, generation)
@@ -197,7 +207,7 @@ class CorpusBuilder:
             docs, stage_stats = self._checkpoint(folder, produce, previous_counts)
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
-            stage_folders.append(folder)
+            stage_docs.append((folder, docs))
             previous_counts = stage_stats
             if stage_stats["documents_dropped"]:
                 dropped_docs.append(self._read(f"{folder}/dropped_docs"))
@@ -211,9 +221,12 @@ class CorpusBuilder:
         written = {"documents": stats["documents_out"],
                    "dropped": sum(stage["documents_dropped"] for stage in stats["stages"].values()),
                    "lines": sum(stage["lines_removed"] for stage in stats["stages"].values())}
+        final_started = time.time()
         self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final", build_prefix(generation), languages,
                           written)
-        self._write_index_sample(stage_folders, f"{work}/final", base is not None, demoted if base else None)
+        if written_by_final is not None:  # the stage's time is the final write's, which ran it
+            stats["stages"][written_by_final]["wall_seconds"] = round(time.time() - final_started, 3)
+        self._write_index_sample(stage_docs, f"{work}/final", base is not None, demoted if base else None)
         if base:
             stats = merged_stats(base["stats"], stats, report)
         stats["wall_seconds"] = round(time.time() - started, 3)
@@ -350,18 +363,19 @@ class CorpusBuilder:
             self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key", name,
                                min(languages, -(-counts["lines"] // DROPPED_ROWS_PER_TASK)))
 
-    def _write_index_sample(self, stage_folders: list[str], final: str, adding: bool,
+    def _write_index_sample(self, stage_docs: list[tuple[str, DataFrame]], final: str, adding: bool,
                             demoted: DataFrame | None) -> None:
-        """The sampled pages' text after each stage, one small file (only ids the sample holds). A build that adds
-        to an earlier one adds its pages' rows to the earlier sample's, less the stages ``demoted`` documents no
-        longer pass."""
+        """The sampled pages' text after each stage (``stage_docs``: each stage's folder and the documents whose
+        texts it passes on), one small file (only ids the sample holds). A build that adds to an earlier one adds its
+        pages' rows to the earlier sample's, less the stages ``demoted`` documents no longer pass."""
         folder = f"{final}/{CORPUS_SAMPLE_DIR}"
-        if self.sample_ids is None or not stage_folders or self.target.exists(f"{folder}/_DONE"):
+        if self.sample_ids is None or not stage_docs or self.target.exists(f"{folder}/_DONE"):
             return
+        stage_folders = [stage for stage, _ in stage_docs]
         ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
-        frames = [self._read(f"{stage}/docs").join(F.broadcast(ids), "warc_record_id")
+        frames = [docs.join(F.broadcast(ids), "warc_record_id")
                   .select(F.lit(stage.rsplit("/", 1)[-1]).alias("stage"), "warc_record_id", "text")
-                  for stage in stage_folders]
+                  for stage, docs in stage_docs]
         earlier = [(path, size) for path, size in self.target.list_files()
                    if path.startswith(f"{CORPUS_SAMPLE_DIR}/") and path.endswith(".parquet")]
         if adding and earlier:

@@ -99,6 +99,11 @@ class CorpusStage:
         document by its own columns). A stage of your own says None where that holds."""
         return "it is not known to decide each document by its own columns"
 
+    def keeps_all(self) -> bool:
+        """True when :meth:`apply` only adds columns: every document passes with its text unchanged. Such a stage,
+        when it is the last, is not checkpointed: the final write runs it."""
+        return False
+
 
 class CorpusRule(CorpusStage):
     """A stage that drops the documents its condition rejects (:meth:`rejects`, a condition over the documents'
@@ -420,6 +425,9 @@ class Quality(CorpusStage):
         kept = judged.where(F.col("_reason").isNull()).drop("_reason")
         dropped = dropped_docs(judged.where(F.col("_reason").isNotNull()), F.col("_reason"))
         return StageOutput(kept, dropped)
+
+    def keeps_all(self) -> bool:
+        return not self._rules()
 
     def not_incremental(self) -> str | None:
         return None if self.settings.perplexity_cuts else (
