@@ -385,3 +385,41 @@ def test_minhash_estimates_jaccard_and_near_dedup_keeps_the_first(spark):
     assert [(r.warc_record_id, r.reason, r.duplicate_of) for r in dropped] == [
         ("<urn:uuid:1>", "near_duplicate", "<urn:uuid:0>")]
     assert NearDedup(DedupSettings(near=True, near_threshold=0.9)).apply(docs).dropped_docs.count() == 0
+
+
+
+@pytest.mark.spark
+def test_a_build_stopped_before_its_commit_resumes_from_checkpoints_of_what_was_dropped(nights, tmp_path, monkeypatch):
+    """exact_dedup only removes documents: its checkpoint holds the dropped ones, not the corpus's text again; the
+    last stage, quality without filters, is run by the final write and has none. The resumed build's rows are
+    those of a build that was never stopped."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    from pipeline.corpus.builder import CorpusBuilder
+
+    inputs = [nights["night1"], nights["night2"]]
+    default_stages = ("--set", "corpus.dedup.near=false", "--set", "corpus.repeated_lines.enabled=false")
+    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
+    run(inputs, straight, *default_stages)
+
+    def stop(*_args, **_kwargs):
+        raise RuntimeError("stopped before the commit")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(CorpusBuilder, "_commit", stop)
+        try:
+            status = run(inputs, stopped, *default_stages)
+        except (RuntimeError, AssertionError) as exc:  # raised, or an exit status other than 0
+            status = exc
+        assert not isinstance(status, dict)
+    (work,) = (stopped / "_tmp" / "corpus").iterdir()
+    assert sorted(p.name for p in work.iterdir()) == ["0-input", "1-exact_dedup", "final"]
+    assert {p.name for p in (work / "1-exact_dedup").iterdir()} == {"_DONE.json", "dropped_docs"}
+    assert {r["reason"] for r in rows(work / "1-exact_dedup" / "dropped_docs")} == {"exact_duplicate"}
+    resumed = run(inputs, stopped, *default_stages)
+    assert resumed["corpus"]["stages"]["quality"]["with_final_write"] is True
+    assert resumed["corpus"]["documents_out"] == len(rows(straight / "corpus"))
+    for folder in ("corpus", "corpus_dropped/documents"):
+        def key(row):
+            return row["warc_record_id"]
+        assert sorted(rows(stopped / folder), key=key) == sorted(rows(straight / folder), key=key), folder

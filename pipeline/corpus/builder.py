@@ -44,7 +44,7 @@ from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
 from pipeline.corpus.folders import count_folder, partition_value, read_folder, write_folder
 from pipeline.corpus.lists import with_domain_columns
-from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, StageOutput
+from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, RecordIds, StageOutput, by_ids
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 from pipeline.writing.rows import PAGE_SCHEMA
@@ -187,6 +187,7 @@ class CorpusBuilder:
         stats["documents_new"] = first["documents_out"]
         dropped_docs, dropped_lines, stage_docs, keys_folder, demoted = [], [], [], None, None
         previous_counts, written_by_final = first, None
+        unique_ids = self.settings.input.dedup_record_ids
         for index, stage in enumerate(self.stages, start=1):
             folder = f"{work}/{index}-{stage.name}"
             if index == len(self.stages) and stage.keeps_all():
@@ -204,7 +205,11 @@ class CorpusBuilder:
                 produce = partial(stage.apply_new, docs, self._earlier_keys() if base else None, generation)
             else:
                 produce = partial(stage.apply, docs)
-            docs, stage_stats = self._checkpoint(folder, produce, previous_counts)
+            # A stage that only removes documents keeps its dropped ones; the kept are its input less those (by
+            # record id, so only where ids are unique).
+            removed_from = docs if unique_ids and stage.removes_only() else None
+            docs, stage_stats = self._checkpoint(folder, produce, previous_counts, removed_from)
+            unique_ids = unique_ids or isinstance(stage, RecordIds)
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
             stage_docs.append((folder, docs))
@@ -271,9 +276,11 @@ class CorpusBuilder:
         self.target.write_bytes(f"{folder}/_DONE.json", json.dumps(counts, sort_keys=True).encode("utf-8"))
         return counts
 
-    def _checkpoint(self, folder: str, produce: Callable[[], StageOutput],
-                    before: dict[str, Any] | None) -> tuple[DataFrame, dict[str, Any]]:
-        """Run a stage and write its outputs under ``folder``, or read them back if it finished before."""
+    def _checkpoint(self, folder: str, produce: Callable[[], StageOutput], before: dict[str, Any] | None,
+                    removed_from: DataFrame | None = None) -> tuple[DataFrame, dict[str, Any]]:
+        """Run a stage and write its outputs under ``folder``, or read them back if it finished before.
+        ``removed_from``: the input of a stage that only removes documents; its kept documents are not written,
+        they are ``removed_from`` less the dropped ones."""
         done = self.target.read_bytes(f"{folder}/_DONE.json")
         if done is None:
             started = time.time()
@@ -285,13 +292,13 @@ class CorpusBuilder:
             for name, frame in (("docs", output.docs), ("dropped_docs", output.dropped_docs),
                                 ("dropped_lines", output.dropped_lines), ("keys", output.keys),
                                 ("demoted", output.demoted)):
-                if frame is not None:
+                if frame is not None and not (name == "docs" and removed_from is not None):
                     written[name] = write_folder(frame, self.target, self.settings.s3, f"{folder}/{name}",
                                                  self.compression, measure=measured[name])
                     # Parquet columns are read back nullable.
                     schemas[name] = StructType([StructField(f.name, f.dataType, True)
                                                 for f in frame.schema.fields]).jsonValue()
-            counts = self._count(folder, written, schemas, before)
+            counts = self._count(folder, written, schemas, before, removed_from is not None)
             counts["wall_seconds"] = round(time.time() - started, 3)
             sizes = {info.path: info.size for info in self.target.fs.get_file_info(
                 pafs.FileSelector(self.target.path(folder), recursive=True))}
@@ -302,25 +309,35 @@ class CorpusBuilder:
             log.info("corpus stage %s: %s", folder.rsplit("/", 1)[-1], counts)
         else:
             counts = {k: v for k, v in json.loads(done).items() if k not in ("files", "schemas")}
-        return self._read(f"{folder}/docs"), counts
+        if removed_from is None:
+            return self._read(f"{folder}/docs"), counts
+        if not counts["documents_dropped"]:
+            return removed_from, counts
+        dropped = self._read(f"{folder}/dropped_docs").select("warc_record_id")
+        return removed_from.join(by_ids(dropped, counts["documents_dropped"]), "warc_record_id", "left_anti"), counts
 
     def _count(self, folder: str, written: dict[str, list[dict[str, Any]]], schemas: dict[str, Any],
-               before: dict[str, Any] | None) -> dict[str, Any]:
-        """A stage's counts from the files its tasks ``written`` (``rows``, ``bytes``)."""
+               before: dict[str, Any], removes_only: bool) -> dict[str, Any]:
+        """A stage's counts from the files its tasks ``written`` (``rows``, ``bytes``); a stage that ``removes_only``
+        wrote no documents: they are those ``before`` less the dropped."""
         def total(name: str, key: str) -> int:
             return sum(f[key] for f in written.get(name, []))
 
         counts: dict[str, Any] = {"documents_out": total("docs", "rows"), "bytes_out": total("docs", "bytes"),
-                                  "documents_dropped": 0, "dropped": {}, "lines_removed": 0}
-        if before is not None:
-            counts["documents_in"], counts["bytes_in"] = before["documents_out"], before["bytes_out"]
+                                  "documents_dropped": 0, "dropped": {}, "lines_removed": 0,
+                                  "documents_in": before["documents_out"], "bytes_in": before["bytes_out"]}
+        dropped_bytes = 0
         if total("dropped_docs", "rows"):
             files = [(f["path"], 0) for f in written["dropped_docs"]]
             dropped = read_folder(self.spark, self.target.uri, self.settings.s3, files,
                                   StructType.fromJson(schemas["dropped_docs"]))
-            reasons = dropped.groupBy("reason").count().collect()
-            counts["dropped"] = {r["reason"]: r["count"] for r in sorted(reasons, key=lambda r: r["reason"])}
+            reasons = dropped.groupBy("reason").agg(F.count("*").alias("n"), F.sum("text_bytes").alias("b")).collect()
+            counts["dropped"] = {r["reason"]: r["n"] for r in sorted(reasons, key=lambda r: r["reason"])}
             counts["documents_dropped"] = sum(counts["dropped"].values())
+            dropped_bytes = sum(r["b"] or 0 for r in reasons)
+        if removes_only:
+            counts["documents_out"] = counts["documents_in"] - counts["documents_dropped"]
+            counts["bytes_out"] = counts["bytes_in"] - dropped_bytes
         if "dropped_lines" in written:
             counts["lines_removed"] = total("dropped_lines", "rows")
             counts["line_bytes_removed"] = total("dropped_lines", "bytes")

@@ -35,6 +35,16 @@ DROPPED_DOC_COLUMNS = ["warc_record_id", "url", "warc_date", "language", "regist
 _NO_DATE = "9999-12-31 23:59:59"
 
 
+# Up to this many record ids are joined by broadcast (they pass through the driver, some 10 MB), more by a shuffle.
+BROADCAST_IDS = 200_000
+
+
+def by_ids(ids: DataFrame, rows: int) -> DataFrame:
+    """``ids`` (``rows`` of them) as the side of a join on ``warc_record_id``: broadcast when few, so that the
+    documents joined with them are not shuffled."""
+    return F.broadcast(ids) if rows <= BROADCAST_IDS else ids
+
+
 @dataclass
 class StageOutput:
     """What one stage produced: the kept documents, the dropped ones, and removed lines (if any)."""
@@ -104,6 +114,11 @@ class CorpusStage:
         when it is the last, is not checkpointed: the final write runs it."""
         return False
 
+    def removes_only(self) -> bool:
+        """True when :meth:`apply`'s documents are its input's, less those in its ``dropped_docs``, with the same
+        columns and text. Such a stage's checkpoint holds only what it dropped."""
+        return False
+
 
 class CorpusRule(CorpusStage):
     """A stage that drops the documents its condition rejects (:meth:`rejects`, a condition over the documents'
@@ -119,6 +134,9 @@ class CorpusRule(CorpusStage):
 
     def not_incremental(self) -> str | None:
         return None
+
+    def removes_only(self) -> bool:
+        return True
 
 
 class RecordIds(CorpusStage):
@@ -184,6 +202,7 @@ class ExactDedup(CorpusStage):
                   .withColumn("_keeper_new", F.first("_new").over(window))
                   .where(F.col("_rank") > 1).localCheckpoint())
         duplicates = ranked.where("_new").select("warc_record_id", "_keeper")
+        duplicates = by_ids(duplicates, duplicates.count())
         kept = docs.join(duplicates, "warc_record_id", "left_anti").select(*docs.columns)
         dropped = dropped_docs(docs.join(duplicates, "warc_record_id"), F.lit("exact_duplicate"), F.col("_keeper"))
         if generation is None:
@@ -195,6 +214,9 @@ class ExactDedup(CorpusStage):
 
     def not_incremental(self) -> str | None:
         return None
+
+    def removes_only(self) -> bool:
+        return True
 
 
 class RepeatedLines(CorpusStage):
