@@ -33,6 +33,7 @@ import time
 from functools import partial
 from typing import Any, Callable
 
+import pyarrow as pa
 from pyarrow import fs as pafs
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -42,7 +43,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
-from pipeline.corpus.folders import count_folder, partition_value, read_folder, write_folder
+from pipeline.corpus.folders import count_folder, partition_value, read_folder, rows_with, write_folder
 from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, RecordIds, StageOutput, by_ids
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
@@ -183,6 +184,9 @@ class CorpusBuilder:
         if why:
             stats["full_reason"] = why
         docs, first = self._input(new_files), self._input_counts(f"{work}/0-input", new_files)
+        # The index sample's documents after each stage, read (where a stage did not rewrite them) from data/ by
+        # tasks that keep only the sampled ids.
+        sample = docs if self.sample_ids is None else self._input(new_files, only=self.sample_ids)
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
         stats["documents_new"] = first["documents_out"]
         dropped_docs, dropped_lines, stage_docs, keys_folder, demoted = [], [], [], None, None
@@ -192,7 +196,7 @@ class CorpusBuilder:
             folder = f"{work}/{index}-{stage.name}"
             if index == len(self.stages) and stage.keeps_all():
                 # Not checkpointed: the final write runs it. Its documents and texts are the previous stage's.
-                stage_docs.append((folder, docs))
+                stage_docs.append((folder, sample))
                 docs, written_by_final = stage.apply(docs).docs, stage.name
                 stats["stages"][stage.name] = {
                     "documents_in": previous_counts["documents_out"], "bytes_in": previous_counts["bytes_out"],
@@ -212,7 +216,8 @@ class CorpusBuilder:
             unique_ids = unique_ids or isinstance(stage, RecordIds)
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
-            stage_docs.append((folder, docs))
+            sample = self._less_dropped(sample, folder, stage_stats) if removed_from is not None else docs
+            stage_docs.append((folder, sample))
             previous_counts = stage_stats
             if stage_stats["documents_dropped"]:
                 dropped_docs.append(self._read(f"{folder}/dropped_docs"))
@@ -256,14 +261,17 @@ class CorpusBuilder:
         self.target.write_bytes(f"{work}/rewrite/_DONE.json", json.dumps({"report": report}).encode("utf-8"))
         return report
 
-    def _input(self, files: list[tuple[str, int]]) -> DataFrame:
+    def _input(self, files: list[tuple[str, int]], only: list[str] | None = None) -> DataFrame:
+        """The documents of the data/ ``files`` (``only`` those record ids, when given), with the corpus columns."""
         schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(PAGE_SCHEMA).fields]
                             + [StructField("language", StringType(), True)])
         extended = StructType([StructField("host", StringType(), True), *schema.fields,
                                StructField("registered_domain", StringType(), True),
                                StructField("lines_removed", IntegerType(), True)])
+        extend = with_domain_columns if only is None else partial(
+            rows_with, column="warc_record_id", values=pa.array(sorted(only), pa.string()), then=with_domain_columns)
         return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
-                           extend=with_domain_columns, extended=extended)
+                           extend=extend, extended=extended)
 
     def _input_counts(self, folder: str, files: list[tuple[str, int]]) -> dict[str, Any]:
         """The documents and text bytes of the data/ ``files`` this build reads (counted once: a killed build reads
@@ -311,10 +319,14 @@ class CorpusBuilder:
             counts = {k: v for k, v in json.loads(done).items() if k not in ("files", "schemas")}
         if removed_from is None:
             return self._read(f"{folder}/docs"), counts
+        return self._less_dropped(removed_from, folder, counts), counts
+
+    def _less_dropped(self, docs: DataFrame, folder: str, counts: dict[str, Any]) -> DataFrame:
+        """``docs`` less the documents the finished stage in ``folder`` dropped (its ``counts``), by record id."""
         if not counts["documents_dropped"]:
-            return removed_from, counts
+            return docs
         dropped = self._read(f"{folder}/dropped_docs").select("warc_record_id")
-        return removed_from.join(by_ids(dropped, counts["documents_dropped"]), "warc_record_id", "left_anti"), counts
+        return docs.join(by_ids(dropped, counts["documents_dropped"]), "warc_record_id", "left_anti")
 
     def _count(self, folder: str, written: dict[str, list[dict[str, Any]]], schemas: dict[str, Any],
                before: dict[str, Any], removes_only: bool) -> dict[str, Any]:

@@ -74,6 +74,13 @@ def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition
                         yield read_batch if extend is None else extend(read_batch)
 
 
+def rows_with(batch: pa.RecordBatch, column: str, values: pa.Array, then=None) -> pa.RecordBatch:
+    """The rows of ``batch`` whose ``column`` is among ``values``, passed through ``then`` when given: as
+    :func:`read_folder`'s ``extend``, the reading task keeps only those rows."""
+    kept = batch.filter(pc.is_in(batch.column(batch.schema.get_field_index(column)), value_set=values))
+    return kept if then is None else then(kept)
+
+
 def _as(column: pa.Array, wanted: pa.DataType) -> pa.Array:
     """A column read from a file as the type Spark expects (a dictionary-encoded partition column as strings)."""
     if pa.types.is_dictionary(column.type):
