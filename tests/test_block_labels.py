@@ -265,6 +265,7 @@ def test_the_candidates_are_computed_only_when_asked_and_the_blocks_do_not_chang
     assert block_model(None).nodes is False  # the shipped model: no structure candidates
 
 
+@pytest.mark.spark
 def test_the_comments_column_through_spark_on_real_blog_and_news_pages(tmp_path):
     """``warcplex run`` in local Spark over the held-out blog and news pages above: the rows of the posts with reader
     comments have them in ``comments`` and not in ``text``; the rows of the pages without have none."""
