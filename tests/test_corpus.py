@@ -423,3 +423,16 @@ def test_a_build_stopped_before_its_commit_resumes_from_checkpoints_of_what_was_
         def key(row):
             return row["warc_record_id"]
         assert sorted(rows(stopped / folder), key=key) == sorted(rows(straight / folder), key=key), folder
+
+
+@pytest.mark.spark
+def test_a_stage_that_drops_nothing_checkpoints_nothing_and_the_build_goes_on(tmp_path):
+    """exact_dedup over pages without a duplicate writes no file at all; the build reads its input on."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    out = tmp_path / "out"
+    stats = run([real_warc(*CC)], out, "--set", "corpus.dedup.near=false", "--set", "corpus.repeated_lines.enabled=false")
+    corpus = stats["corpus"]
+    assert corpus["order"] == ["exact_dedup", "quality"]
+    assert corpus["stages"]["exact_dedup"]["documents_dropped"] == 0
+    assert corpus["documents_out"] == len(rows(out / "data")) == len(rows(out / "corpus")) > 0

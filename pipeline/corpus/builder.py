@@ -309,7 +309,7 @@ class CorpusBuilder:
             counts = self._count(folder, written, schemas, before, removed_from is not None)
             counts["wall_seconds"] = round(time.time() - started, 3)
             sizes = {info.path: info.size for info in self.target.fs.get_file_info(
-                pafs.FileSelector(self.target.path(folder), recursive=True))}
+                pafs.FileSelector(self.target.path(folder), recursive=True, allow_not_found=True))}
             files = {name: [{"path": f["path"], "size": sizes[self.target.path(f["path"])]} for f in found]
                      for name, found in written.items()}
             self.target.write_bytes(f"{folder}/_DONE.json", json.dumps(
