@@ -34,8 +34,9 @@ test: setup setup-browser lm-tools
 	$(PY) -m pytest
 
 # No Spark, cluster, S3, browser or long runs (pytest markers, see pyproject.toml).
+# One pytest worker per core (pytest-xdist); a test file's tests stay in one worker, with their module fixtures.
 test-fast: setup
-	$(PY) -m pytest -q -m "not (spark or cluster or s3 or browser or slow)"
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not (spark or cluster or s3 or browser or slow)"
 
 # Whole-process-tree CPU of the floor, warcplex and the datatrove peer on ../shared/bench
 # (a script, not a test; BENCH_ARGS e.g. "--repeats 5" or "--fixed-cost").
