@@ -22,7 +22,7 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import RuleSettings, drop_repeats, revise
+from pipeline.steps.blocks.rules import RuleSettings, drop_repeats, revise, signatures
 from pipeline.steps.blocks.extractor import BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
@@ -500,3 +500,19 @@ def test_a_code_listing_written_a_line_per_element_is_kept_whole():
     probs = np.array([0.9, 0.1, 0.1, 0.1, 0.6])
     assert revise(blocks, probs, 0.5, RuleSettings()).all()  # the closing brace kept: the listing is kept whole
     assert not revise(blocks, np.array([0.9, 0.1, 0.1, 0.1, 0.1]), 0.5, RuleSettings())[1:].any()
+
+
+def test_a_threads_signatures_are_dropped_and_its_posts_kept():
+    """A phpBB thread (a WCXB dev page): every post's signature (``div.signature``) is the poster's, repeated under
+    their posts; the stage keeps the posts and drops the signatures, which the truth leaves out."""
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    folder = bench_file("data-wcxb", "wcxb")
+    html = decode_html(gzip.decompress((folder / "pages" / "wcxb-dev-0540.html.gz").read_bytes()))
+    blocks = parse_blocks(html)
+    signed = [b.text for b, s in zip(blocks, signatures(blocks)) if s]
+    assert len(signed) >= 10 and any("Sig is not ready yet" in text for text in signed)
+    text = stage.extract(html)
+    assert "Last time Bolton was this relevant" in text and "Thanks for the suggestion" in text  # posts
+    assert "Sig is not ready yet" not in text and "Nightcore! UWU" not in text  # a signature under three posts
+    assert stage.stats.to_dict()["stage"]["blocks"]["signatures"]["pages"] == 1

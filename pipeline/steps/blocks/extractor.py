@@ -23,7 +23,7 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import drop_repeats, in_kept_region, revise
+from pipeline.steps.blocks.rules import drop_repeats, in_kept_region, revise, signatures
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -315,6 +315,11 @@ class BlocksExtractor(Extractor):
                 if self.settings.comments == "separate":
                     written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
                     page.comments = visible_lines(block_lines(written)) or None
+        if page.page_type == "forum" or (page.post_blocks is not None and page.post_blocks.any()):
+            signed = signatures(blocks) & keep
+            if signed.any():  # a thread: its posters' signatures are not its text
+                self.count("signatures.pages")
+                keep = keep & ~signed
         kept_before = int(keep.sum())
         keep = read_once(blocks, keep, page.page_type)
         if keep.sum() < kept_before:

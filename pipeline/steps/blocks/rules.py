@@ -19,6 +19,9 @@ in order:
 - code (always on, not fitted): a code listing written a line per element is kept whole when one of its
   lines is (:func:`whole_code`).
 
+On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
+(:func:`signatures`; not fitted).
+
 Blocks in a part of the page that is never kept (the page's footer, dialogs, menus: ``Block.excluded``,
 :func:`pipeline.steps.blocks.parse.excluded_part`) stay dropped whatever the rules say.
 
@@ -132,6 +135,16 @@ def drop_repeats(blocks: list[Block], keep: np.ndarray, min_words: int | None = 
                 seen.setdefault(keys[t], []).append(t)
         k = run.stop
     return out
+
+
+def signatures(blocks: list[Block]) -> np.ndarray:
+    """Per block, whether it lies in a forum post's signature: an element (the block's or one of its three nearest
+    block-level ancestors') whose class or id has the word ``signature`` (phpBB's ``signature``, XenForo's
+    ``message-signature``, vBulletin's ``signaturecontainer``). A signature is the poster's, repeated under each of
+    their posts; the thread's text is the posts."""
+    return np.fromiter((any(token.partition(":")[2].endswith("signature")
+                            or token.partition(":")[2].startswith("signature") for token in b.attr_tokens)
+                        for b in blocks), dtype=bool, count=len(blocks))
 
 
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
