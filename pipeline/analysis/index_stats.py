@@ -199,8 +199,9 @@ def index_size(texts: list[str]) -> dict[str, int]:
         return TextIndex(texts, directory).stats()
 
 
-def _corpus_links(ids: list[str], output: str, s3: S3Settings) -> list[tuple[str, list[str]]]:
-    """``corpus.<stage>`` links: the sampled pages' text after each corpus stage (a page it dropped is empty)."""
+def _corpus_links(pages: list[SampledPage], output: str, s3: S3Settings) -> list[tuple[str, list[str]]]:
+    """``corpus.<stage>`` links: the sampled pages' text after each corpus stage (a page it dropped is empty; a
+    null text, a page whose text no stage so far changed, is its ``written`` text)."""
     import pyarrow.compute as pc
 
     try:
@@ -209,11 +210,15 @@ def _corpus_links(ids: list[str], output: str, s3: S3Settings) -> list[tuple[str
         return []
     if not dataset.files:
         return []
+    ids = [page.record_id for page in pages]
+    written = {page.record_id: page.written for page in pages}
     rows = dataset.to_table(columns=["stage", "warc_record_id", "text"],
                             filter=pc.field("warc_record_id").isin(ids)).to_pylist()
     per_stage: dict[str, dict[str, str]] = {}
     for row in rows:
-        per_stage.setdefault(row["stage"], {})[row["warc_record_id"]] = row["text"]
+        text = row["text"]
+        per_stage.setdefault(row["stage"], {})[row["warc_record_id"]] = \
+            written[row["warc_record_id"]] if text is None else text
     return [(f"corpus.{stage.split('-', 1)[1]}", [per_stage[stage].get(i, "") for i in ids])
             for stage in sorted(per_stage, key=lambda label: int(label.split("-", 1)[0]))]  # "<i>-<name>"
 
@@ -228,7 +233,7 @@ def chain_links(pages: list[SampledPage], output: str, s3: S3Settings) -> tuple[
         missing.append("visible: the tag-stripped text was not extracted (index.visible_text is off)")
     links.append(("main_content", [page.main_content for page in pages]))
     links.append(("filtered", [page.filtered for page in pages]))
-    links += _corpus_links([page.record_id for page in pages], output, s3)
+    links += _corpus_links(pages, output, s3)
     return links, missing
 
 

@@ -9,7 +9,8 @@ Layout added to an output directory::
     corpus_dropped/lines/language=<code>/...          every removed line: reason repeated_line, its counts
     _corpus/marker.json                               the commit: fingerprint of the input and the stats
     _corpus/index_sample/part-0.parquet                the index statistics' sampled pages after each stage
-                                                      (stage ``<i>-<name>``, warc_record_id, text)
+                                                      (stage ``<i>-<name>``, warc_record_id, text; null text:
+                                                      the run's, no stage so far changed it)
     _tmp/corpus/<fingerprint>/<i>-<stage>/            checkpoints of finished stages (resume), then removed
 
 The stages' files are read and written by the Spark tasks with pyarrow (:mod:`pipeline.corpus.folders`), on a
@@ -34,6 +35,7 @@ from functools import partial
 from typing import Any, Callable
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -184,9 +186,12 @@ class CorpusBuilder:
         if why:
             stats["full_reason"] = why
         docs, first = self._input(new_files), self._input_counts(f"{work}/0-input", new_files)
-        # The index sample's documents after each stage, read (where a stage did not rewrite them) from data/ by
-        # tasks that keep only the sampled ids.
+        # The index sample after each stage: its documents, read (where a stage did not rewrite them) from data/ by
+        # tasks that keep only the sampled ids; while no stage has changed the text, the text is written as null (the
+        # index statistics have the run's), and a full build needs no read: the sampled ids less those dropped.
         sample = docs if self.sample_ids is None else self._input(new_files, only=self.sample_ids)
+        sampled_left = set(self.sample_ids) if self.sample_ids is not None and base is None else None
+        text_unchanged = True
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
         stats["documents_new"] = first["documents_out"]
         dropped_docs, dropped_lines, stage_docs, keys_folder, demoted = [], [], [], None, None
@@ -196,7 +201,7 @@ class CorpusBuilder:
             folder = f"{work}/{index}-{stage.name}"
             if index == len(self.stages) and stage.keeps_all():
                 # Not checkpointed: the final write runs it. Its documents and texts are the previous stage's.
-                stage_docs.append((folder, sample))
+                stage_docs.append((folder, self._sample_entry(sample, sampled_left, text_unchanged)))
                 docs, written_by_final = stage.apply(docs).docs, stage.name
                 stats["stages"][stage.name] = {
                     "documents_in": previous_counts["documents_out"], "bytes_in": previous_counts["bytes_out"],
@@ -213,11 +218,14 @@ class CorpusBuilder:
             # record id, so only where ids are unique).
             removed_from = docs if unique_ids and stage.removes_only() else None
             docs, stage_stats = self._checkpoint(folder, produce, previous_counts, removed_from)
-            unique_ids = unique_ids or isinstance(stage, RecordIds)
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
             sample = self._less_dropped(sample, folder, stage_stats) if removed_from is not None else docs
-            stage_docs.append((folder, sample))
+            text_unchanged = text_unchanged and stage.keeps_text()
+            if sampled_left is not None and text_unchanged and unique_ids and stage_stats["documents_dropped"]:
+                sampled_left -= self._sampled_dropped(folder)  # with ids repeated, a dropped id's other copy stays
+            stage_docs.append((folder, self._sample_entry(sample, sampled_left, text_unchanged)))
+            unique_ids = unique_ids or isinstance(stage, RecordIds)
             previous_counts = stage_stats
             if stage_stats["documents_dropped"]:
                 dropped_docs.append(self._read(f"{folder}/dropped_docs"))
@@ -392,21 +400,50 @@ class CorpusBuilder:
             self._write_sorted(ordered, f"{final}/{CORPUS_DROPPED_DIR}/lines", 1, "_line_key", name,
                                min(languages, -(-counts["lines"] // DROPPED_ROWS_PER_TASK)))
 
-    def _write_index_sample(self, stage_docs: list[tuple[str, DataFrame]], final: str, adding: bool,
-                            demoted: DataFrame | None) -> None:
-        """The sampled pages' text after each stage (``stage_docs``: each stage's folder and the documents whose
-        texts it passes on), one small file (only ids the sample holds). A build that adds to an earlier one adds its
+    @staticmethod
+    def _sample_entry(sample: DataFrame, sampled_left: set[str] | None,
+                      text_unchanged: bool) -> tuple[DataFrame | list[str], bool]:
+        """What :meth:`_write_index_sample` takes for a stage: the sampled ids left, or the documents; and whether
+        their text is the run's."""
+        if text_unchanged and sampled_left is not None:
+            return sorted(sampled_left), True
+        return sample, text_unchanged
+
+    def _sampled_dropped(self, folder: str) -> set[str]:
+        """The sampled ids among the documents the finished stage in ``folder`` dropped."""
+        ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
+        dropped = self._read(f"{folder}/dropped_docs").select("warc_record_id")
+        return {row[0] for row in dropped.join(F.broadcast(ids), "warc_record_id").collect()}
+
+    def _write_index_sample(self, stage_docs: list[tuple[str, tuple[DataFrame | list[str], bool]]], final: str,
+                            adding: bool, demoted: DataFrame | None) -> None:
+        """The sampled pages' text after each stage (``stage_docs``: each stage's folder and :meth:`_sample_entry`:
+        the documents whose texts it passes on, or the sampled ids it passed on; a text no stage changed so far is
+        written as null), one small file (only ids the sample holds). A build that adds to an earlier one adds its
         pages' rows to the earlier sample's, less the stages ``demoted`` documents no longer pass."""
         folder = f"{final}/{CORPUS_SAMPLE_DIR}"
         if self.sample_ids is None or not stage_docs or self.target.exists(f"{folder}/_DONE"):
             return
         stage_folders = [stage for stage, _ in stage_docs]
-        ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
-        frames = [docs.join(F.broadcast(ids), "warc_record_id")
-                  .select(F.lit(stage.rsplit("/", 1)[-1]).alias("stage"), "warc_record_id", "text")
-                  for stage, docs in stage_docs]
         earlier = [(path, size) for path, size in self.target.list_files()
                    if path.startswith(f"{CORPUS_SAMPLE_DIR}/") and path.endswith(".parquet")]
+        if all(isinstance(docs, list) for _, (docs, _) in stage_docs) and not (adding and earlier):
+            # Only ids (a few thousand at most): written here, as one task would write them.
+            rows = sorted((stage.rsplit("/", 1)[-1], i) for stage, (docs, _) in stage_docs for i in docs)
+            table = pa.table({"stage": [r[0] for r in rows], "warc_record_id": [r[1] for r in rows],
+                              "text": pa.nulls(len(rows), pa.string())})
+            buffer = pa.BufferOutputStream()
+            pq.write_table(table, buffer, compression=None if self.compression == "uncompressed" else self.compression)
+            self.target.write_bytes(f"{folder}/part-00000.parquet", buffer.getvalue().to_pybytes())
+            self.target.write_bytes(f"{folder}/_DONE", b"")
+            return
+        ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
+        frames = [self.spark.createDataFrame([(stage.rsplit("/", 1)[-1], i, None) for i in docs], SAMPLE_SCHEMA)
+                  if isinstance(docs, list) else
+                  docs.join(F.broadcast(ids), "warc_record_id")
+                  .select(F.lit(stage.rsplit("/", 1)[-1]).alias("stage"), "warc_record_id",
+                          F.lit(None).cast("string").alias("text") if unchanged else F.col("text"))
+                  for stage, (docs, unchanged) in stage_docs]
         if adding and earlier:
             rows = read_folder(self.spark, self.target.uri, self.settings.s3, earlier,
                                SAMPLE_SCHEMA).join(F.broadcast(ids), "warc_record_id")

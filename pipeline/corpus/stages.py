@@ -119,6 +119,12 @@ class CorpusStage:
         columns and text. Such a stage's checkpoint holds only what it dropped."""
         return False
 
+    def keeps_text(self) -> bool:
+        """True when every document :meth:`apply` passes on has its input's text, and its documents are its
+        input's less those in its ``dropped_docs`` (by record id, where ids are unique): while every stage so far
+        keeps the text, the index sample after it is the sampled ids it passed on."""
+        return self.removes_only() or self.keeps_all()
+
 
 class CorpusRule(CorpusStage):
     """A stage that drops the documents its condition rejects (:meth:`rejects`, a condition over the documents'
@@ -158,6 +164,9 @@ class RecordIds(CorpusStage):
         kept = ranked.where(F.col("_rank") == 1).drop("_rank")
         dropped = dropped_docs(ranked.where(F.col("_rank") > 1), F.lit("duplicate_record_id"), F.col("warc_record_id"))
         return StageOutput(kept, dropped)
+
+    def keeps_text(self) -> bool:
+        return True
 
     def not_incremental(self) -> str | None:
         return ("a later copy of a record id with an earlier date replaces the copy that the stages after it "
@@ -367,6 +376,9 @@ class NearDedup(CorpusStage):
         dropped = dropped_docs(marked.where(F.col("_keeper").isNotNull()), F.lit("near_duplicate"), F.col("_keeper"))
         return StageOutput(kept, dropped)
 
+    def keeps_text(self) -> bool:
+        return True
+
     def not_incremental(self) -> str | None:
         return ("a new document can join clusters of earlier builds into one, which then keeps only its first "
                 "document")
@@ -450,6 +462,9 @@ class Quality(CorpusStage):
 
     def keeps_all(self) -> bool:
         return not self._rules()
+
+    def keeps_text(self) -> bool:
+        return True
 
     def not_incremental(self) -> str | None:
         return None if self.settings.perplexity_cuts else (

@@ -7,12 +7,12 @@ those at most the ``index.sample_pages`` of smallest key (0: all of them). Each 
 the three links the run produces: ``visible`` (all visible text, the paper's tag-stripped input: the page's one
 parse by the block stage, every block a line, :meth:`~pipeline.steps.blocks.extractor.BlockPage.visible_text`; only when
 ``index.visible_text``), ``main_content`` (the extractor's sentences) and ``filtered`` (the sentences the filter
-kept), and writes them to ``_index/pages/<split_id>.parquet``. The driver takes the smallest keys of all candidates
+kept; ``written``, the same as the row writes it), and writes them to ``_index/pages/<split_id>.parquet``. The driver takes the smallest keys of all candidates
 (:func:`read_index_sample`): the same pages as one global hash order whenever no split that filled its quota could
 have held more of them, which the driver checks and states (``exact``). A split's quota is the binomial spread of
 its share of the sample, its mean plus four standard deviations (:func:`per_split_pages`), so that the check holds
 with high probability while a split keeps little more than its share. The corpus builder writes the sample's text
-after each corpus stage to ``_corpus/index_sample/``.
+after each corpus stage to ``_corpus/index_sample/`` (null where no stage so far changed it: the ``written`` text).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ CORPUS_SAMPLE_DIR = f"{CORPUS_STATE_DIR}/index_sample"
 INDEX_SAMPLE_DIR = f"{INDEX_STATE_DIR}/pages"
 INDEX_SAMPLE_SCHEMA = pa.schema([("warc_record_id", pa.string()), ("language", pa.string()),
                                  ("split_id", pa.string()), ("visible", pa.string()),
-                                 ("main_content", pa.string()), ("filtered", pa.string())])
+                                 ("main_content", pa.string()), ("filtered", pa.string()), ("written", pa.string())])
 # A split keeps its even share of the sample plus this many standard deviations of that share's spread: with even
 # splits, one holds more than that of the global sample about 3 times in 100,000.
 QUOTA_SDS = 4
@@ -103,7 +103,8 @@ class IndexSample:
                     stats.add("index_sample.visible_reparsed")
             stats.add("index_sample.visible_extracted")
         row = {"warc_record_id": doc.page.record_id, "language": doc.language_code, "visible": visible,
-               "main_content": page_text(doc.sentences), "filtered": page_text(doc.sentences, lambda s: s.kept)}
+               "main_content": page_text(doc.sentences), "filtered": page_text(doc.sentences, lambda s: s.kept),
+               "written": doc.clean_text}
         if self.limit and len(self._heap) >= self.limit:
             heapq.heapreplace(self._heap, (inverted, row))
         else:
@@ -149,6 +150,9 @@ class SampledPage:
     visible: str | None
     main_content: str
     filtered: str
+    written: str
+    """The text the page's row holds: ``filtered`` as the run wrote it (the spacing between sentences as on the
+    page); the corpus stages' text where none changed it."""
 
 
 def _read_files(dataset, s3: S3Settings, columns: list[str] | None = None, keep=None):
@@ -204,7 +208,7 @@ def read_index_sample(output: str, s3: S3Settings, sample_pages: int,
         unique.setdefault(row["warc_record_id"], row)
     chosen = [unique[record_id] for record_id in chosen_ids]
     pages = [SampledPage(row["warc_record_id"], row["language"], row["visible"], row["main_content"] or "",
-                         row["filtered"] or "") for row in chosen]
+                         row["filtered"] or "", row.get("written", row["filtered"]) or "") for row in chosen]
     return pages, {"pages": len(pages), "candidates": len(keys), "splits": len(by_split), "per_split": per_split,
                    "exact": exact}
 
