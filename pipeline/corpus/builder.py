@@ -67,6 +67,7 @@ KEYS_SCHEMA = StructType([
     StructField("warc_record_id", StringType()), StructField("generation", IntegerType()),
     StructField("language", StringType())])
 SAMPLE_SCHEMA = StructType([StructField(name, StringType()) for name in ("stage", "warc_record_id", "text")])
+SAMPLE_ARROW_SCHEMA = pa.schema([(name, pa.string()) for name in ("stage", "warc_record_id", "text")])
 
 
 def enabled_stages(settings: Settings) -> list[CorpusStage]:
@@ -431,7 +432,7 @@ class CorpusBuilder:
             # Only ids (a few thousand at most): written here, as one task would write them.
             rows = sorted((stage.rsplit("/", 1)[-1], i) for stage, (docs, _) in stage_docs for i in docs)
             table = pa.table({"stage": [r[0] for r in rows], "warc_record_id": [r[1] for r in rows],
-                              "text": pa.nulls(len(rows), pa.string())})
+                              "text": pa.nulls(len(rows), pa.string())}, schema=SAMPLE_ARROW_SCHEMA)
             buffer = pa.BufferOutputStream()
             pq.write_table(table, buffer, compression=None if self.compression == "uncompressed" else self.compression)
             self.target.write_bytes(f"{folder}/part-00000.parquet", buffer.getvalue().to_pybytes())
