@@ -86,6 +86,7 @@ class CorpusBuilder:
         self.target = OutputTarget(output, settings.s3)
         self.compression = settings.output.compression if settings.output.compression != "none" else "uncompressed"
         self.sample_ids = self._index_sample()
+        self._sample_ids_df: DataFrame | None = None
         self.stages = enabled_stages(settings)
 
     def _read(self, folder: str) -> DataFrame:
@@ -223,8 +224,9 @@ class CorpusBuilder:
             stats["order"].append(stage.name)
             sample = self._less_dropped(sample, folder, stage_stats) if removed_from is not None else docs
             text_unchanged = text_unchanged and stage.keeps_text()
-            if sampled_left is not None and text_unchanged and unique_ids and stage_stats["documents_dropped"]:
-                sampled_left -= self._sampled_dropped(folder)  # with ids repeated, a dropped id's other copy stays
+            sampled_dropped = stage_stats.pop("sampled_dropped", [])
+            if sampled_left is not None and text_unchanged and unique_ids:
+                sampled_left -= set(sampled_dropped)  # with ids repeated, a dropped id's other copy stays
             stage_docs.append((folder, self._sample_entry(sample, sampled_left, text_unchanged)))
             unique_ids = unique_ids or isinstance(stage, RecordIds)
             previous_counts = stage_stats
@@ -298,8 +300,9 @@ class CorpusBuilder:
         """Run a stage and write its outputs under ``folder``, or read them back if it finished before.
         ``removed_from``: the input of a stage that only removes documents; its kept documents are not written,
         they are ``removed_from`` less the dropped ones."""
-        done = self.target.read_bytes(f"{folder}/_DONE.json")
-        if done is None:
+        found = self.target.read_bytes(f"{folder}/_DONE.json")
+        done = json.loads(found) if found is not None else None
+        if done is None or "sampled_dropped" not in done:  # (or finished by a version that did not record it)
             started = time.time()
             output = produce()
             # The counts are those of the files the tasks wrote (no second pass over them).
@@ -325,7 +328,7 @@ class CorpusBuilder:
                 {**counts, "files": files, "schemas": schemas}, sort_keys=True).encode("utf-8"))
             log.info("corpus stage %s: %s", folder.rsplit("/", 1)[-1], counts)
         else:
-            counts = {k: v for k, v in json.loads(done).items() if k not in ("files", "schemas")}
+            counts = {k: v for k, v in done.items() if k not in ("files", "schemas")}
         if removed_from is None:
             return self._read(f"{folder}/docs"), counts
         return self._less_dropped(removed_from, folder, counts), counts
@@ -340,19 +343,27 @@ class CorpusBuilder:
     def _count(self, folder: str, written: dict[str, list[dict[str, Any]]], schemas: dict[str, Any],
                before: dict[str, Any], removes_only: bool) -> dict[str, Any]:
         """A stage's counts from the files its tasks ``written`` (``rows``, ``bytes``); a stage that ``removes_only``
-        wrote no documents: they are those ``before`` less the dropped."""
+        wrote no documents: they are those ``before`` less the dropped. ``sampled_dropped``: the index sample's ids
+        among the dropped, from the same read."""
         def total(name: str, key: str) -> int:
             return sum(f[key] for f in written.get(name, []))
 
         counts: dict[str, Any] = {"documents_out": total("docs", "rows"), "bytes_out": total("docs", "bytes"),
-                                  "documents_dropped": 0, "dropped": {}, "lines_removed": 0,
+                                  "documents_dropped": 0, "dropped": {}, "lines_removed": 0, "sampled_dropped": [],
                                   "documents_in": before["documents_out"], "bytes_in": before["bytes_out"]}
         dropped_bytes = 0
         if total("dropped_docs", "rows"):
             files = [(f["path"], 0) for f in written["dropped_docs"]]
             dropped = read_folder(self.spark, self.target.uri, self.settings.s3, files,
                                   StructType.fromJson(schemas["dropped_docs"]))
-            reasons = dropped.groupBy("reason").agg(F.count("*").alias("n"), F.sum("text_bytes").alias("b")).collect()
+            sampled = F.lit(None).cast("string")
+            if self.sample_ids is not None:
+                dropped = dropped.join(F.broadcast(self._sample_ids_frame().withColumn("_sampled", F.lit(True))),
+                                       "warc_record_id", "left")
+                sampled = F.when(F.col("_sampled"), F.col("warc_record_id"))
+            reasons = dropped.groupBy("reason").agg(F.count("*").alias("n"), F.sum("text_bytes").alias("b"),
+                                                    F.collect_list(sampled).alias("s")).collect()
+            counts["sampled_dropped"] = sorted({i for r in reasons for i in r["s"]})
             counts["dropped"] = {r["reason"]: r["n"] for r in sorted(reasons, key=lambda r: r["reason"])}
             counts["documents_dropped"] = sum(counts["dropped"].values())
             dropped_bytes = sum(r["b"] or 0 for r in reasons)
@@ -410,11 +421,11 @@ class CorpusBuilder:
             return sorted(sampled_left), True
         return sample, text_unchanged
 
-    def _sampled_dropped(self, folder: str) -> set[str]:
-        """The sampled ids among the documents the finished stage in ``folder`` dropped."""
-        ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
-        dropped = self._read(f"{folder}/dropped_docs").select("warc_record_id")
-        return {row[0] for row in dropped.join(F.broadcast(ids), "warc_record_id").collect()}
+    def _sample_ids_frame(self) -> DataFrame:
+        """The index sample's ids, one column ``warc_record_id`` (a few thousand rows, made once)."""
+        if self._sample_ids_df is None:
+            self._sample_ids_df = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
+        return self._sample_ids_df
 
     def _write_index_sample(self, stage_docs: list[tuple[str, tuple[DataFrame | list[str], bool]]], final: str,
                             adding: bool, demoted: DataFrame | None) -> None:
@@ -438,7 +449,7 @@ class CorpusBuilder:
             self.target.write_bytes(f"{folder}/part-00000.parquet", buffer.getvalue().to_pybytes())
             self.target.write_bytes(f"{folder}/_DONE", b"")
             return
-        ids = self.spark.createDataFrame([(i,) for i in self.sample_ids], "warc_record_id string")
+        ids = self._sample_ids_frame()
         frames = [self.spark.createDataFrame([(stage.rsplit("/", 1)[-1], i, None) for i in docs], SAMPLE_SCHEMA)
                   if isinstance(docs, list) else
                   docs.join(F.broadcast(ids), "warc_record_id")
