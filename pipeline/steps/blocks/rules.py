@@ -142,9 +142,12 @@ def signatures(blocks: list[Block]) -> np.ndarray:
     block-level ancestors') whose class or id has the word ``signature`` (phpBB's ``signature``, XenForo's
     ``message-signature``, vBulletin's ``signaturecontainer``). A signature is the poster's, repeated under each of
     their posts; the thread's text is the posts."""
-    return np.fromiter((any(token.partition(":")[2].endswith("signature")
-                            or token.partition(":")[2].startswith("signature") for token in b.attr_tokens)
-                        for b in blocks), dtype=bool, count=len(blocks))
+    return np.fromiter((any(_is_signature(token.partition(":")[2]) for token in b.attr_tokens) for b in blocks),
+                       dtype=bool, count=len(blocks))
+
+
+def _is_signature(word: str) -> bool:
+    return word.startswith("signature") or word.endswith("signature")
 
 
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
