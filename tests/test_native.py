@@ -103,6 +103,14 @@ def test_the_parse_reads_the_edge_cases_as_a_reader_sees_them():
     assert written["XSS Py. (x) a c 中文 ab"] == "XS S Py. (x) a c 中文 ab" and written["xy"] == "x y"
 
 
+def test_the_fallback_text_of_video_and_audio_is_not_read():
+    """What a page writes inside `video` and `audio` is shown only by a browser that cannot play them."""
+    blocks, _ = parse_page('<body><p>Watch the demo.</p><video src="d.mp4"><source src="d.webm"><p>Your browser does '
+                           'not support the video tag.</p></video><p>Or listen: <audio src="a.mp3">No audio support.'
+                           '</audio>the talk.</p></body>', nodes=True)
+    assert [b.text for b in blocks] == ["Watch the demo.", "Or listen: the talk."]
+
+
 def test_tag_soup_parses_into_blocks_in_document_order():
     """Seeded tag soup (broken markup, every kind of attribute and text): each page parses; its blocks are non-empty
     texts with their white space collapsed, each after its parent element."""

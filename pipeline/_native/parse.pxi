@@ -7,9 +7,11 @@ from pipeline._native.parsed import COUNTED_TAGS, NO_NODE, Block, Markup
 
 INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd label mark nobr q "
                    "s samp small span strike strong sub sup time tt u var wbr".split())
-# Subtrees never read. Not `form` (whole pages are often wrapped in one) nor `noscript` (the HTML parser nests the rest
-# of the page inside one whose end tag it ignores): their text goes to the classifier like any other.
-SKIP = frozenset("script style template head title meta link iframe svg canvas object embed select "
+# Subtrees never read. `video` and `audio`, like `canvas` and `object`: their text is what a browser that cannot play
+# them shows ("Your browser does not support the video tag."). Not `form` (whole pages are often wrapped in one) nor
+# `noscript` (the HTML parser nests the rest of the page inside one whose end tag it ignores): their text goes to the
+# classifier like any other.
+SKIP = frozenset("script style template head title meta link iframe svg canvas object embed video audio select "
                  "option button input textarea nav math".split())
 # Skipped elements a browser shows nothing of. Every other one (a form control, an embedded object, an icon, a menu)
 # stands between the words around it (separates): `<label>XS</label><input><label>S</label>` is written "XS S", where
