@@ -66,8 +66,10 @@ KEYS_SCHEMA = StructType([
                                       StructField("shard", StringType())])),
     StructField("warc_record_id", StringType()), StructField("generation", IntegerType()),
     StructField("language", StringType())])
-SAMPLE_SCHEMA = StructType([StructField(name, StringType()) for name in ("stage", "warc_record_id", "text")])
-SAMPLE_ARROW_SCHEMA = pa.schema([(name, pa.string()) for name in ("stage", "warc_record_id", "text")])
+# The index sample's rows a stage dropped, as Spark and as Arrow see them: three string columns.
+SAMPLE_COLUMNS = ("stage", "warc_record_id", "text")
+SAMPLE_SCHEMA = StructType([StructField(name, StringType()) for name in SAMPLE_COLUMNS])
+SAMPLE_ARROW_SCHEMA = pa.schema([(name, pa.string()) for name in SAMPLE_COLUMNS])
 
 
 def enabled_stages(settings: Settings) -> list[CorpusStage]:
