@@ -111,6 +111,22 @@ def test_the_fallback_text_of_video_and_audio_is_not_read():
     assert [b.text for b in blocks] == ["Watch the demo.", "Or listen: the talk."]
 
 
+def test_a_headings_permalink_is_read_but_not_written():
+    """Sphinx's and MkDocs' permalinks (`<a class="headerlink">¶</a>`) end a heading's or a signature's text: the
+    features read them (the classifier was fitted on them), the written lines leave them out, and a pilcrow inside a
+    line or in preformatted code stays."""
+    blocks, _ = parse_page('<body><h1>Monitoring Guide<a class="headerlink" href="#m">¶</a></h1>'
+                           '<dl><dt>celery.shell(args) <a class="headerlink" href="#s">\u00b6</a></dt>'
+                           '<dd>Starts a shell.<br>See below.</dd></dl><p>Section \u00b6 3 of the act.</p>'
+                           '<p>Line one<br>Line two<a href="#x">¶</a></p><pre>x = "¶"\ny = 1 ¶</pre></body>',
+                           nodes=True)
+    assert [b.text for b in blocks] == ["Monitoring Guide¶", "celery.shell(args) ¶", "Starts a shell. See below.",
+                                        "Section ¶ 3 of the act.", "Line one Line two¶", 'x = "¶" y = 1 ¶']
+    assert [b.written for b in blocks] == ["Monitoring Guide", "celery.shell(args)", "Starts a shell. See below.",
+                                           "Section ¶ 3 of the act.", "Line one Line two", 'x = "¶" y = 1 ¶']
+    assert blocks[4].lines == ("Line one", "Line two")
+
+
 def test_tag_soup_parses_into_blocks_in_document_order():
     """Seeded tag soup (broken markup, every kind of attribute and text): each page parses; its blocks are non-empty
     texts with their white space collapsed, each after its parent element."""

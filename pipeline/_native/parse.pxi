@@ -47,8 +47,21 @@ LIST_CANDIDATES = 3
 # are held.
 ATTR_CACHE_SIZE = 50_000
 SKIPPED, JUNCTION = 1, 2  # what stands between a block's last part and its next text (_Owner.separator)
+# A heading's or a definition's permalink (Sphinx's and MkDocs' `<a class="headerlink">¶</a>`) ends its block's text:
+# not written (the features read it, as the classifier was fitted on them).
+PERMALINK = "\u00b6"
 
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
+
+
+cdef tuple _without_permalink(tuple lines):
+    """A block's written ``lines`` without the PERMALINK that ends the last one (and the space before it); the same
+    lines when it is all that line holds."""
+    cdef str last = <str> lines[len(lines) - 1]
+    if not last.endswith(PERMALINK):
+        return lines
+    last = last[:len(last) - 1].rstrip()
+    return lines[:len(lines) - 1] + (last,) if last else lines
 
 
 def names_comments(tuple tokens):
@@ -326,6 +339,8 @@ cdef class BlockTarget:
             else:
                 text = _joined_words(owner.parts)
             if text:
+                if not owner.preformatted and text.endswith(PERMALINK):
+                    lines = _without_permalink(lines or (text,))
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs(), link,
                                          owner.depth, owner.parent, owner.excluded, lines, owner.preformatted,
