@@ -110,7 +110,9 @@ class ExtractSettings(_Section):
     them out; `main` keeps them in `text` (and resiliparse and trafilatura keep comment sections). A boolean is read as
     before this choice existed: true `main`, false `separate`."""
     list_bullets: bool = False
-    """resiliparse: write list items with a bullet."""
+    """Write list items with a bullet: the block stage starts each list item's first line with `- `, resiliparse
+    writes `•` (indented by nesting) or the item's number. Off by default: the bench truths of the older English and
+    the multilingual pages write no bullets (docs/research/tried.md)."""
     links: bool = False
     """resiliparse: keep link targets in the text."""
     alt_texts: bool = False

@@ -143,6 +143,37 @@ def test_table_rows_keep_their_cells_on_one_line_and_list_items_one_per_line():
     assert block_lines([blocks[4], blocks[6], blocks[7]]).split("\n") == ["软件工程师\t30k", "产品经理"]
 
 
+def test_list_bullets_start_each_list_items_first_line_and_change_nothing_else():
+    """``extract.list_bullets`` on real modern pages: each kept list item's first line starts with "- " (an item's
+    paragraphs and its br-broken lines after the first do not), every other line is written as without it, and the
+    blocks' probabilities are the same (the features read the page as before)."""
+    blocks = parse_blocks('<body><ul><li>Wool socks</li><li><p>A rain jacket</p><p>It keeps the wind out.</p></li>'
+                          '<li>Three<ul><li>Sub item</li></ul>after it</li></ul><ol><li>Map<br>Compass</li></ol></body>')
+    assert block_lines(blocks, bullets=True).split("\n") == ["- Wool socks", "- A rain jacket", "It keeps the wind out.",
+                                                              "- Three", "- Sub item", "after it", "- Map", "Compass"]
+    overrides = ["perplexity.enabled=false", "langid.enabled=false"]
+    plain, bulleted = (StepLoop(load_settings(None, overrides + more)) for more in ([], ["extract.list_bullets=true"]))
+    pages_with_items = 0
+    for page_id, html, _ in heldout_pages(40, "data-wcxb"):
+        page = Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8")
+        without, with_bullets = plain.process(page), bulleted.process(page)
+        assert (without.extractor, without.outcome) == (with_bullets.extractor, with_bullets.outcome)
+        if without.extractor != "blocks" or without.outcome != "kept":
+            continue
+        assert np.array_equal(without.blocks.probs, with_bullets.blocks.probs)
+        lines, bullet_lines = without.clean_text.split("\n"), with_bullets.clean_text.split("\n")
+        assert len(lines) == len(bullet_lines)
+        starts = [b != a for a, b in zip(lines, bullet_lines)]
+        assert all(b == "- " + a for a, b, s in zip(lines, bullet_lines, starts) if s)
+        decisions = with_bullets.blocks.decisions
+        kept = [b for b, k in zip(decisions.blocks, decisions.shown) if k]
+        items = {b.element if b.tag == "li" else b.parent for b in kept
+                 if b.tag == "li" or b.ancestors[:1] == ("li",)}
+        assert sum(starts) == len(items)
+        pages_with_items += bool(items)
+    assert pages_with_items >= 10
+
+
 BREAKS = """<html><body>
 <p>Max Brew: 40 ounces<br>Carafe: Stainless steel,<br>double-walled<br><br> Brew time: 6 minutes</p>
 <table><tr><td>Size<br>(cm)</td><td>40</td></tr></table><p>one line<br></p><p>\u200b<br>After a blank</p>

@@ -12,6 +12,7 @@ report the held-out side once). ``bench_quality.py`` gives the figures of record
 
 usage: PYTHONPATH=scripts python scripts/studies/page_scores.py [--sets data-wcxb] [--heldout] [--types forum,...]
                                                                 [--save NAME] [--against NAME] [--workers 2]
+                                                                [--set KEY=VALUE ...]
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ from benchpages import BENCH, is_heldout, manifest, scorer, word_prf  # scripts/
 
 ROOT = Path(__file__).resolve().parents[2]
 _LOOP = None
+_OVERRIDES: list[str] = []  # --set, in each worker (Pool's initializer)
+
+
+def _overrides(values: list[str]) -> None:
+    _OVERRIDES[:] = values
 
 
 def warcplex_text(job: tuple[str, str, str]) -> tuple[str, str, str | None, str]:
@@ -40,7 +46,7 @@ def warcplex_text(job: tuple[str, str, str]) -> tuple[str, str, str | None, str]
 
     page_id, html_path, url = job
     if _LOOP is None:
-        _LOOP = StepLoop(load_settings(ROOT / "conf" / "local.yaml", []))
+        _LOOP = StepLoop(load_settings(ROOT / "conf" / "local.yaml", _OVERRIDES))
     doc = _LOOP.process(Page(f"<urn:{page_id}>", url, "", gzip.decompress(Path(html_path).read_bytes()), None))
     written = written_reading(doc)  # the row's comments are the block stage's when its text is written
     return (page_id, doc.clean_text if doc.outcome == "kept" else "", doc.blocks.page_type if doc.blocks else None,
@@ -75,6 +81,8 @@ def main() -> int:
     parser.add_argument("--save")
     parser.add_argument("--against")
     parser.add_argument("--show", type=int, default=15, help="pages listed with --against")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting for warcplex's pipeline, as `warcplex run --set` takes it (repeatable)")
     args = parser.parse_args()
     score_pair, score_snippets = scorer(args.bench).score_pair, scorer(args.bench).score_snippets
     args.work.mkdir(parents=True, exist_ok=True)
@@ -89,7 +97,7 @@ def main() -> int:
                  m.get("url") or "http://x/") for m in rows]
         cache = args.work / f"trafilatura.{folder}.{side}.json"
         peer = json.loads(cache.read_text()) if cache.exists() else {}
-        with Pool(args.workers) as pool:
+        with Pool(args.workers, initializer=_overrides, initargs=(args.set,)) as pool:
             missing = [j for j in jobs if j[0] not in peer]
             peer.update(dict(pool.imap_unordered(trafilatura_text, missing, chunksize=8)))
             cache.write_text(json.dumps(peer))

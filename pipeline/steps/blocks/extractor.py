@@ -40,6 +40,11 @@ REPEATS_DROPPED = frozenset(("article", "collection", "forum", "listing", "produ
 # On product pages a single block the page repeats (of at least this many words) is also read once: the description
 # in a tab and again in an accordion, a promotion's banner, the shipping terms under each variant.
 PRODUCT_REPEAT_MIN_WORDS = 12
+# resiliparse's main content, a feature of the blocks, as the classifier was fitted on it: without comment sections,
+# bullets, link targets or alt texts.
+FITTED_RESILIPARSE = {"comments": "separate", "list_bullets": False, "links": False, "alt_texts": False}
+# What starts a list item's first line with ``extract.list_bullets`` (trafilatura's and Markdown's bullet).
+BULLET = "- "
 
 
 def shorter_than_primary(text: str, primary: str, min_share: float) -> str | None:
@@ -66,25 +71,38 @@ def line_groups(kept: list[Block]) -> list[list[int]]:
     return groups
 
 
-def group_lines(kept: list[Block], groups: list[list[int]]) -> list[tuple[int, str]]:
+def list_item(block: Block) -> int | None:
+    """The element of the list item (``li``) whose text ``block`` is, or is the first block-level child of (a
+    paragraph in an item); else None."""
+    if block.tag == "li":
+        return block.element
+    return block.parent if block.ancestors[:1] == ("li",) else None
+
+
+def group_lines(kept: list[Block], groups: list[list[int]], bullets: bool = False) -> list[tuple[int, str]]:
     """The lines of the text of ``kept`` and the index of the group (:func:`line_groups`) each comes from: a table
     row's cells on one line, tab-separated; another block on one line, or on each of its lines that a reader sees
     (:attr:`Block.lines`: where its ``br`` elements or a preformatted element's line breaks break it; with the
-    words the markup runs together written apart, :func:`~pipeline.steps.blocks.parse.separates`)."""
+    words the markup runs together written apart, :func:`~pipeline.steps.blocks.parse.separates`). ``bullets``
+    (``extract.list_bullets``): the first line of each list item's text starts with BULLET."""
     out = []
+    items: set[int] = set()  # the list items whose first line is written
     for g, group in enumerate(groups):
         block = kept[group[0]]
-        if len(group) > 1 or block.tag in CELLS or not block.lines:
-            out.append((g, "\t".join(kept[i].written for i in group)))
-        else:
-            out.extend((g, line) for line in block.lines if visible(line))
+        lines = ["\t".join(kept[i].written for i in group)] if len(group) > 1 or block.tag in CELLS or not block.lines \
+            else [line for line in block.lines if visible(line)]
+        item = list_item(block) if bullets and lines else None
+        if item is not None and item not in items:
+            items.add(item)
+            lines[0] = BULLET + lines[0]
+        out.extend((g, line) for line in lines)
     return out
 
 
-def block_lines(kept: list[Block], groups: list[list[int]] | None = None) -> str:
+def block_lines(kept: list[Block], groups: list[list[int]] | None = None, bullets: bool = False) -> str:
     """Kept blocks as text (:func:`group_lines`; ``groups``: :func:`line_groups` of ``kept`` when the caller has
     them)."""
-    return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept)))
+    return "\n".join(line for _, line in group_lines(kept, groups or line_groups(kept), bullets))
 
 
 def read_once(blocks: list[Block], keep: np.ndarray, page_type: str | None) -> np.ndarray:
@@ -191,8 +209,8 @@ class BlocksExtractor(Extractor):
         # Also tell which lines lie in a kept repeated region (the evidence of perplexity.protect_regions;
         # a pass over the page's groups that a run without that option does not need).
         self.regions = regions
-        # its text is a feature, as the classifier was fitted on it: without comment sections whatever extract.comments
-        self.resiliparse = ResiliparseExtractor(settings.model_copy(update={"comments": "separate"}), main_content=True)
+        # its text is a feature, read as the classifier was fitted on it whatever extract's writing options say
+        self.resiliparse = ResiliparseExtractor(settings.model_copy(update=FITTED_RESILIPARSE), main_content=True)
         self.lid_path = langid.model_path or model_cache.default_lid_model_path()
         self._prepared: dict[int, tuple[str, object]] = {}  # id(html) -> (html, its BlockPage): prepare()'s window
 
@@ -314,7 +332,7 @@ class BlocksExtractor(Extractor):
                 keep = keep & ~comments
                 if self.settings.comments == "separate":
                     written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
-                    page.comments = visible_lines(block_lines(written)) or None
+                    page.comments = visible_lines(block_lines(written, bullets=self.settings.list_bullets)) or None
         if page.page_type == "forum" or (page.post_blocks is not None and page.post_blocks.any()):
             signed = signatures(blocks) & keep
             if signed.any():  # a thread: its posters' signatures are not its text
@@ -327,7 +345,7 @@ class BlocksExtractor(Extractor):
         shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
-        lines = group_lines(kept, groups)
+        lines = group_lines(kept, groups, self.settings.list_bullets)
         group_probs = [float(kept_probs[group].max()) for group in groups]
         page.line_probs = [group_probs[g] for g, _ in lines]
         page.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
