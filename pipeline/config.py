@@ -416,10 +416,11 @@ class CorpusSettings(_Section):
 class PipelineSettings(_Section):
     """The per-page steps and the settings of steps that have no section of their own."""
 
-    steps: list[str] = Field(default_factory=lambda: ["decode", "cascade", "langid", "sentences", "perplexity"])
+    steps: list[str] = Field(
+        default_factory=lambda: ["decode", "cascade", "mojibake", "langid", "sentences", "perplexity"])
     """The per-page steps in order (pipeline/steps/<name>.py, or package.module:Class). `cascade` tries each
     `extract.cascade` stage and runs the steps after it on that stage's text, falling back to the next stage when the
-    filter removed too much."""
+    filter removed too much. `mojibake` repairs text that was encoded twice (`Israelâ€™s`) with ftfy."""
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Settings of steps that have no section of their own: step name -> {key: value}."""
 

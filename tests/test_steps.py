@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+
 import pyarrow.dataset as ds
 import pytest
 
-from conftest import SAMPLE_WARC
+from conftest import SAMPLE_WARC, bench_file, write_warc
 from pipeline.config import ConfigError, load_settings
 from pipeline.document import Document
 from pipeline.document import Page
@@ -15,6 +17,7 @@ from pipeline.steps.base import Filter
 from pipeline.steps.cascade import Cascade, filtered_too_much
 from pipeline.steps.loop import StepLoop, build_steps, step_class
 from pipeline.steps.min_words import MinWords
+from pipeline.steps.mojibake import repaired_lines
 
 WITH_MIN_WORDS = ["pipeline.steps=[decode, cascade, langid, sentences, perplexity, min_words]",
                   "pipeline.options={min_words: {min_words: 120}}"]
@@ -25,7 +28,7 @@ def test_the_default_pipeline_is_the_configured_step_list():
     assert [s.name for s in steps] == ["decode", "cascade"]
     cascade = steps[1]
     assert isinstance(cascade, Cascade) and cascade.fallback is filtered_too_much
-    assert [s.name for s in cascade.then] == ["langid", "sentences", "perplexity"]
+    assert [s.name for s in cascade.then] == ["mojibake", "langid", "sentences", "perplexity"]
     assert [s.name for s in cascade.extractors] == load_settings(None).extract.cascade
 
 
@@ -101,3 +104,41 @@ def test_the_loop_settles_the_heap_after_windows_one_two_four_and_eight(tmp_path
         return sorted(table.to_pylist(), key=lambda row: row["warc_record_id"])
 
     assert rows("settled") == rows("plain") and len(rows("plain")) > 20
+
+
+# Real modern pages (WCXB dev) whose UTF-8 text was encoded twice before they were written: each declares UTF-8 and
+# writes `isnâ€™t` (`itâs` where the cp1252 byte has no character), `KevlarÂ®`.
+MOJIBAKE_PAGES = {"wcxb-dev-4188": ("it’s a critical component", "itâ"),
+                  "wcxb-dev-2362": ("isn’t just", "isnâ€™t"),
+                  "wcxb-dev-0588": ("Made with Kevlar®", "KevlarÂ®")}
+
+
+def test_text_encoded_twice_is_repaired_line_by_line_and_clean_lines_are_left_as_they_are():
+    text = ("Israelâ€™s top tier\nA clean line: café, naïve, 1½ hours\nÂ£790million takeover in 2005\n"
+            "Hauptstraße 3, 30 € – “quoted”")
+    repaired, changed = repaired_lines(text)
+    assert repaired.split("\n") == ["Israel’s top tier", "A clean line: café, naïve, 1½ hours",
+                                    "£790million takeover in 2005", "Hauptstraße 3, 30 € – “quoted”"]
+    assert changed == 2 and repaired.count("\n") == text.count("\n")
+    assert repaired_lines("Nothing suspect here: café") == ("Nothing suspect here: café", 0)
+
+
+def test_the_mojibake_step_repairs_real_pages_in_the_real_loop(tmp_path):
+    """run_split over a WARC of three real pages whose text was encoded twice: the default steps write the text as
+    it reads (and count the pages), the same run without the step writes the mojibake."""
+    folder = bench_file("data-wcxb", "wcxb", "pages")
+    write_warc(tmp_path / "mojibake.warc.gz",
+               [("200 OK", "text/html; charset=utf-8", None, gzip.decompress((folder / f"{i}.html.gz").read_bytes()))
+                for i in MOJIBAKE_PAGES])
+    split = Split(str(tmp_path / "mojibake.warc.gz"), 0, 1)
+    without = ["pipeline.steps=[decode, cascade, langid, sentences, perplexity]"]
+    texts, stats = {}, {}
+    for name, overrides in (("default", []), ("without", without)):
+        stats[name] = run_split(split, load_settings(None, overrides), str(tmp_path / name))
+        assert stats[name]["outcome"]["kept"] == len(MOJIBAKE_PAGES)
+        texts[name] = [row["text"] for row in ds.dataset(str(tmp_path / name / "data")).to_table().to_pylist()]
+    assert stats["default"]["stage"]["mojibake"]["pages"] == len(MOJIBAKE_PAGES)
+    assert "mojibake" not in stats["without"].get("stage", {})
+    for clean, broken in MOJIBAKE_PAGES.values():
+        assert sum(clean in t for t in texts["default"]) == 1 and not any(broken in t for t in texts["default"])
+        assert any(broken in t for t in texts["without"]) and not any(clean in t for t in texts["without"])

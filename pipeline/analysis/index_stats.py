@@ -246,7 +246,8 @@ def cleaning_cpu(stats: dict[str, Any], cascade: list[str], links: list[str], pa
     counts = stats.get("records", {})
     run_pages = (counts.get("html", 0) + counts.get("wet", 0)) or 1
     extract = sum(float(cpu.get(name, 0.0)) for name in [*cascade, "wet"]) / run_pages
-    steps = sum(float(cpu.get(name, 0.0)) for name in ("langid", "sentences", "perplexity", "sore", "min_words"))
+    steps = sum(float(cpu.get(name, 0.0)) for name in ("mojibake", "langid", "sentences", "perplexity", "sore",
+                                                         "min_words"))
     visible_pages = stats.get("index_sample", {}).get("visible_extracted", 0)
     costs: dict[str, float | None] = {
         "visible": float(cpu.get("visible_text", 0.0)) / visible_pages * pages if visible_pages else None,
