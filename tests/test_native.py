@@ -118,12 +118,14 @@ def test_a_headings_permalink_is_read_but_not_written():
     blocks, _ = parse_page('<body><h1>Monitoring Guide<a class="headerlink" href="#m">¶</a></h1>'
                            '<dl><dt>celery.shell(args) <a class="headerlink" href="#s">\u00b6</a></dt>'
                            '<dd>Starts a shell.<br>See below.</dd></dl><p>Section \u00b6 3 of the act.</p>'
-                           '<p>Line one<br>Line two<a href="#x">¶</a></p><pre>x = "¶"\ny = 1 ¶</pre></body>',
+                           '<p>Line one<br>Line two<a href="#x">¶</a></p><pre>x = "¶"\ny = 1 ¶</pre>'
+                           '<h2>Recipes<a class="headerlink">Â¶</a></h2></body>',
                            nodes=True)
     assert [b.text for b in blocks] == ["Monitoring Guide¶", "celery.shell(args) ¶", "Starts a shell. See below.",
-                                        "Section ¶ 3 of the act.", "Line one Line two¶", 'x = "¶" y = 1 ¶']
+                                        "Section ¶ 3 of the act.", "Line one Line two¶", 'x = "¶" y = 1 ¶', "RecipesÂ¶"]
     assert [b.written for b in blocks] == ["Monitoring Guide", "celery.shell(args)", "Starts a shell. See below.",
-                                           "Section ¶ 3 of the act.", "Line one Line two", 'x = "¶" y = 1 ¶']
+                                           "Section ¶ 3 of the act.", "Line one Line two", 'x = "¶" y = 1 ¶',
+                                           "Recipes"]  # `Â¶`: the pilcrow of a page whose text was encoded twice
     assert blocks[4].lines == ("Line one", "Line two")
 
 

@@ -50,6 +50,7 @@ SKIPPED, JUNCTION = 1, 2  # what stands between a block's last part and its next
 # A heading's or a definition's permalink (Sphinx's and MkDocs' `<a class="headerlink">¶</a>`) ends its block's text:
 # not written (the features read it, as the classifier was fitted on them).
 PERMALINK = "\u00b6"
+PERMALINK_MOJIBAKE = "\u00c2"  # before the pilcrow on a page whose text was encoded twice (`Â¶`: its UTF-8 read as cp1252)
 
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 
@@ -60,7 +61,10 @@ cdef tuple _without_permalink(tuple lines):
     cdef str last = <str> lines[len(lines) - 1]
     if not last.endswith(PERMALINK):
         return lines
-    last = last[:len(last) - 1].rstrip()
+    last = last[:len(last) - 1]
+    if last.endswith(PERMALINK_MOJIBAKE):
+        last = last[:len(last) - 1]
+    last = last.rstrip()
     return lines[:len(lines) - 1] + (last,) if last else lines
 
 
