@@ -22,7 +22,7 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import RuleSettings, drop_repeats, revise, signatures
+from pipeline.steps.blocks.rules import RuleSettings, ad_labels, drop_repeats, revise, signatures
 from pipeline.steps.blocks.extractor import BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
@@ -472,10 +472,11 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
             continue
         decision = model.decision(page_type)
         comments = comments_of(page)  # reader comments go to the row's comments (extract.comments)
+        left_out = comments | ad_labels(blocks)  # and ad slots' labels are never written
         kept = [b for b, k in zip(blocks, read_once(
-            blocks, revise(blocks, probs, decision.threshold, decision.rules) & ~comments, page_type)) if k]
+            blocks, revise(blocks, probs, decision.threshold, decision.rules) & ~left_out, page_type)) if k]
         globally = [b for b, k in zip(blocks, read_once(
-            blocks, revise(blocks, probs, model.threshold, model.rules) & ~comments, page_type)) if k]
+            blocks, revise(blocks, probs, model.threshold, model.rules) & ~left_out, page_type)) if k]
         assert cleaned.text == visible_lines(block_lines([b for b in kept if visible(b.text)]))
         assert len(kept) >= len(globally)
         seen["decided by type"] += len(kept) > len(globally)
@@ -548,3 +549,24 @@ def test_a_threads_signatures_are_dropped_and_its_posts_kept():
     assert "Last time Bolton was this relevant" in text and "Thanks for the suggestion" in text  # posts
     assert "Sig is not ready yet" not in text and "Nightcore! UWU" not in text  # a signature under three posts
     assert stage.stats.to_dict()["stage"]["blocks"]["signatures"]["pages"] == 1
+
+
+def test_an_ad_slots_label_between_paragraphs_is_not_written():
+    """`Advertisement` alone in a block (any case, punctuation around it, in the languages AD_LABELS lists; not a
+    heading or a table cell) is an ad slot's caption: the classifier keeps such a line amid an article's paragraphs,
+    the stage leaves it out and counts it; a sentence that only mentions advertising stays."""
+    labels = ad_labels(parse_blocks("<p>Advertisement</p><p>- ADVERTISEMENT -</p><p>Anzeige:</p><p>广告</p>"
+                                    "<p>Advertisement revenue fell.</p><p>Ad</p><h2>Advertising</h2>"
+                                    "<table><tr><td>14</td><td>Werbung</td></tr></table>"))
+    assert labels.tolist() == [True, True, True, True, False, False, False, False, False]
+    paragraph = " ".join(["The council voted on Tuesday to extend the tram line to the harbour, after two years of "
+                          "debate over its cost and route."] * 2)
+    html = (f"<html><body><article><h1>Tram line to reach the harbour</h1><p>{paragraph}</p><div class='ad'><p>"
+            f"Advertisement</p></div><p>{paragraph} Residents said the advertisement campaign was everywhere.</p>"
+            f"<p>ADVERTISEMENT</p><p>{paragraph}</p></article></body></html>")
+    stage = BlocksExtractor.from_settings(load_settings(None, []))
+    page = stage.read(html)
+    assert page.probs[ad_labels(page.blocks)].min() >= block_model().threshold  # the classifier alone keeps them
+    assert "Advertisement\n" not in page.text and "ADVERTISEMENT" not in page.text
+    assert "Residents said the advertisement campaign was everywhere." in page.text
+    assert stage.stats.to_dict()["stage"]["blocks"]["ad_labels"]["blocks"] == 2

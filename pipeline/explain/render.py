@@ -19,6 +19,7 @@ from pipeline.explain.select import group_title
 from pipeline.explain.verdicts import Verdict, verdicts
 from pipeline.explain.view import Mark, page_document
 from pipeline.steps.blocks.extractor import COMMENT, BlockDecisions, written_reading
+from pipeline.steps.blocks.rules import ad_labels
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
 
@@ -88,6 +89,7 @@ def block_marks(decisions: BlockDecisions, doc: Document, comments: str = "separ
     the never-kept parts where they decided, where a reader comment's text went (``comments``: the run's
     ``extract.comments``), and what the filter did to its lines when its text was kept."""
     filtered = _filtered_blocks(decisions, doc) if doc.extractor == "blocks" else {}
+    labels = ad_labels(decisions.blocks)
     marks = []
     for i, (block, label, prob, keep, shown) in enumerate(zip(decisions.blocks, decisions.labels(), decisions.probs,
                                                                 decisions.keep, decisions.shown)):
@@ -98,6 +100,8 @@ def block_marks(decisions: BlockDecisions, doc: Document, comments: str = "separ
             notes.append("kept by the structure rules (its row, region, heading or section)")
         if block.excluded:
             notes.append("never kept: in the page's footer, a dialog or a menu")
+        elif not keep and labels[i]:
+            notes.append("never kept: an ad slot's label")
         elif not keep and prob >= decisions.threshold:
             notes.append("dropped by the structure rules")
         if keep and not shown:

@@ -23,7 +23,7 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import drop_repeats, in_kept_region, revise, signatures
+from pipeline.steps.blocks.rules import ad_labels, drop_repeats, in_kept_region, revise, signatures
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -338,6 +338,10 @@ class BlocksExtractor(Extractor):
             if signed.any():  # a thread: its posters' signatures are not its text
                 self.count("signatures.pages")
                 keep = keep & ~signed
+        labels = ad_labels(blocks) & keep
+        if labels.any():  # an ad slot's caption between the paragraphs it interrupts
+            self.count("ad_labels.blocks", int(labels.sum()))
+            keep = keep & ~labels
         kept_before = int(keep.sum())
         keep = read_once(blocks, keep, page.page_type)
         if keep.sum() < kept_before:

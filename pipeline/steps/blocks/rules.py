@@ -150,6 +150,22 @@ def _is_signature(word: str) -> bool:
     return word.startswith("signature") or word.endswith("signature")
 
 
+# What a page writes over or under an advertisement, in the languages of the bench and of Common Crawl's largest
+# shares: a block of this label alone (any case, any punctuation around it) is the ad slot's caption, not text.
+AD_LABELS = frozenset("""advertisement advertisements advertising sponsored anzeige werbung publicidad publicité
+pubblicità publicidade reklama reklame reklam annonce annons mainos advertentie reclame hirdetés oglas реклама
+διαφήμιση 広告 广告 광고""".split())
+_LABEL_EDGES = re.compile(r"^\W+|\W+$")
+
+
+def ad_labels(blocks: list[Block]) -> np.ndarray:
+    """Per block, whether its whole text is an advertisement's label (AD_LABELS: `ADVERTISEMENT`, `- Anzeige -`). A
+    heading or a table cell of that word is a section or a column of the page (`14 | Werbung | S. 208`)."""
+    return np.fromiter((len(b.text) <= 24 and b.tag not in HEADINGS and b.tag not in CELLS
+                        and _LABEL_EDGES.sub("", b.text).lower() in AD_LABELS for b in blocks),
+                       dtype=bool, count=len(blocks))
+
+
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
     """``keep`` with every line of a code listing kept when one of its lines is: a listing written a line per
     element (two or more preformatted blocks under one parent) is one unit, as a ``pre`` written whole is one
