@@ -120,7 +120,10 @@ def test_text_encoded_twice_is_repaired_line_by_line_and_clean_lines_are_left_as
     assert repaired.split("\n") == ["Israel’s top tier", "A clean line: café, naïve, 1½ hours",
                                     "£790million takeover in 2005", "Hauptstraße 3, 30 € – “quoted”"]
     assert changed == 2 and repaired.count("\n") == text.count("\n")
-    assert repaired_lines("Nothing suspect here: café") == ("Nothing suspect here: café", 0)
+    # legitimate text with the same characters side by side (`é’`, `Ã` before a capital, `Ẩn —`) is left alone
+    for clean in ("Nothing suspect here: café", "l’été’s café’s menu", "SÃO PAULO — ÓTIMO", "Ông Đỗ Văn Ẩn — Hà Nội",
+                  "Ôté ‘x’", "Dès 5 € – prix"):
+        assert repaired_lines(clean) == (clean, 0)
 
 
 def test_the_mojibake_step_repairs_real_pages_in_the_real_loop(tmp_path):
