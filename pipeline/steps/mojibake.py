@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 
-from ftfy import fix_encoding
-
 from pipeline.document import Document
 from pipeline.steps.base import Step
 
@@ -32,6 +30,8 @@ def repaired_lines(text: str) -> tuple[str, int]:
     """``text`` with each suspect line repaired (ftfy's ``fix_encoding``), and the number of lines it changed."""
     if SUSPECT.search(text) is None:
         return text, 0
+    from ftfy import fix_encoding  # 30 ms to import: only on a page that needs it
+
     lines = text.split("\n")
     changed = 0
     for i, line in enumerate(lines):
