@@ -338,7 +338,7 @@ class BlocksExtractor(Extractor):
             if signed.any():  # a thread: its posters' signatures are not its text
                 self.count("signatures.pages")
                 keep = keep & ~signed
-        labels = ad_labels(blocks) & keep
+        labels = ad_labels(blocks, among=keep)
         if labels.any():  # an ad slot's caption between the paragraphs it interrupts
             self.count("ad_labels.blocks", int(labels.sum()))
             keep = keep & ~labels

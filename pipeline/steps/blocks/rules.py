@@ -158,12 +158,15 @@ pubblicità publicidade reklama reklame reklam annonce annons mainos advertentie
 _LABEL_EDGES = re.compile(r"^\W+|\W+$")
 
 
-def ad_labels(blocks: list[Block]) -> np.ndarray:
-    """Per block, whether its whole text is an advertisement's label (AD_LABELS: `ADVERTISEMENT`, `- Anzeige -`). A
-    heading or a table cell of that word is a section or a column of the page (`14 | Werbung | S. 208`)."""
-    return np.fromiter((len(b.text) <= 24 and b.tag not in HEADINGS and b.tag not in CELLS
-                        and _LABEL_EDGES.sub("", b.text).lower() in AD_LABELS for b in blocks),
-                       dtype=bool, count=len(blocks))
+def ad_labels(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
+    """Per block (of those ``among`` marks, if given; the others False), whether its whole text is an advertisement's
+    label (AD_LABELS: `ADVERTISEMENT`, `- Anzeige -`). A heading or a table cell of that word is a section or a
+    column of the page (`14 | Werbung | S. 208`)."""
+    out = np.zeros(len(blocks), dtype=bool)
+    out[[i for i in (range(len(blocks)) if among is None else np.flatnonzero(among).tolist())
+         if len(blocks[i].text) <= 24 and blocks[i].tag not in HEADINGS and blocks[i].tag not in CELLS
+         and _LABEL_EDGES.sub("", blocks[i].text).lower() in AD_LABELS]] = True
+    return out
 
 
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
