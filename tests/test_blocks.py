@@ -22,10 +22,12 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import RuleSettings, ad_labels, drop_repeats, revise, signatures
+from pipeline.steps.blocks.rules import RuleSettings, ad_labels, drop_repeats, quoted_repeats, revise, signatures
 from pipeline.steps.blocks.extractor import BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
+from pipeline.explain.render import block_marks
+from pipeline.document import Document
 
 HTML = """<html><head><title>T</title><script>var x = "no";</script></head><body>
 <div id="top-nav"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></div>
@@ -472,11 +474,16 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
             continue
         decision = model.decision(page_type)
         comments = comments_of(page)  # reader comments go to the row's comments (extract.comments)
-        left_out = comments | ad_labels(blocks)  # and ad slots' labels are never written
-        kept = [b for b, k in zip(blocks, read_once(
-            blocks, revise(blocks, probs, decision.threshold, decision.rules) & ~left_out, page_type)) if k]
-        globally = [b for b, k in zip(blocks, read_once(
-            blocks, revise(blocks, probs, model.threshold, model.rules) & ~left_out, page_type)) if k]
+
+        def written(threshold, rules):  # the stage's decision after its classifier (BlocksExtractor.decide)
+            keep = revise(blocks, probs, threshold, rules) & ~comments
+            if page_type == "forum":  # a thread's signatures and its replies' quotes of posts above them
+                keep &= ~signatures(blocks)
+                keep &= ~quoted_repeats(blocks, keep)
+            keep &= ~ad_labels(blocks, among=keep)
+            return [b for b, k in zip(blocks, read_once(blocks, keep, page_type)) if k]
+
+        kept, globally = written(decision.threshold, decision.rules), written(model.threshold, model.rules)
         assert cleaned.text == visible_lines(block_lines([b for b in kept if visible(b.text)]))
         assert len(kept) >= len(globally)
         seen["decided by type"] += len(kept) > len(globally)
@@ -570,3 +577,39 @@ def test_an_ad_slots_label_between_paragraphs_is_not_written():
     assert "Advertisement\n" not in page.text and "ADVERTISEMENT" not in page.text
     assert "Residents said the advertisement campaign was everywhere." in page.text
     assert stage.stats.to_dict()["stage"]["blocks"]["ad_labels"]["blocks"] == 2
+    assert np.array_equal(page.decisions.left_out["ad_label"], ad_labels(page.blocks))  # explain says why
+    marks = block_marks(page.decisions, Document(Page("<urn:x>", "http://x/", "", b"", None), extractor="blocks"))
+    assert sum("an ad slot's label" in mark.title for mark in marks) == 2
+
+
+THREAD = """<html><body><h1>Which tent for the Alps?</h1>
+<div class="post"><p>I am looking for a light tent for two weeks in the Alps this summer.</p>
+<p>It should stand up to wind on exposed ridges.</p></div>
+<div class="post"><blockquote><p>It should stand up to wind on exposed ridges.</p></blockquote>
+<p>Then look at tunnel tents with many guy lines.</p></div>
+<div class="post"><div class="bbcode_quote">Wind on ridges is never the only problem up there.</div>
+<p>Condensation is the other one.</p><p>It should stand up to wind on exposed ridges.</p></div>
+</body></html>"""
+
+
+def test_a_replys_quote_of_a_post_above_it_is_read_once():
+    """On a thread a quote (in a blockquote, or an element whose class or id has the word quote) whose every line of
+    four words or more is a line of a kept block above it repeats that post: not kept. A quote of anything else stays,
+    and so does a repeat outside a quote. On a real thread (a Bogleheads page) the quoted lines are written once."""
+    blocks = parse_blocks(THREAD)
+    quoted = quoted_repeats(blocks, np.ones(len(blocks), dtype=bool))
+    assert [b.text for b, q in zip(blocks, quoted) if q] == ["It should stand up to wind on exposed ridges."]
+    assert quoted.tolist().index(True) == 3  # the blockquote's copy, not the post's own line nor the later repeat
+    assert not quoted_repeats(blocks, np.array([i != 2 for i in range(len(blocks))])).any()  # its post not kept
+    stage = BlocksExtractor.from_settings(load_settings(None, []))
+    html = decode_html(gzip.decompress(bench_file("data-wcxb", "wcxb", "pages", "wcxb-dev-0538.html.gz").read_bytes()))
+    page = stage.read(html)
+    decisions = page.decisions
+    assert page.page_type == "forum"
+    written = Counter(page.text.split("\n"))
+    quotes = [b for b, k, p in zip(decisions.blocks, decisions.keep, decisions.probs)
+              if not k and p >= decisions.threshold and (b.tag == "blockquote" or "blockquote" in b.ancestors)]
+    assert len(quotes) >= 5  # the classifier would keep them
+    assert all(written[line] == 1 for b in quotes for line in (b.lines or (b.text,)) if len(line.split()) >= 4)
+    assert stage.stats.to_dict()["stage"]["blocks"]["quotes"]["blocks"] >= 5
+    assert decisions.left_out["quote"].sum() == stage.stats.to_dict()["stage"]["blocks"]["quotes"]["blocks"]

@@ -19,7 +19,6 @@ from pipeline.explain.select import group_title
 from pipeline.explain.verdicts import Verdict, verdicts
 from pipeline.explain.view import Mark, page_document
 from pipeline.steps.blocks.extractor import COMMENT, BlockDecisions, written_reading
-from pipeline.steps.blocks.rules import ad_labels
 
 POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
 
@@ -84,15 +83,21 @@ COMMENT_NOTES = {"separate": "written to the row's comments, not its text", "dro
                  "main": "kept in the text (extract.comments: main)"}
 
 
+# Why a rule after the classifier left a block out (BlockDecisions.left_out).
+LEFT_OUT_NOTES = {"signature": "dropped: a poster's signature on a thread",
+                  "quote": "dropped: a reply's quote of a post above it (written once, there)",
+                  "ad_label": "never kept: an ad slot's label"}
+
+
 def block_marks(decisions: BlockDecisions, doc: Document, comments: str = "separate") -> list[Mark]:
     """Each block's :class:`Mark`: the stage's label, its probability against the threshold, the structure rules and
     the never-kept parts where they decided, where a reader comment's text went (``comments``: the run's
     ``extract.comments``), and what the filter did to its lines when its text was kept."""
     filtered = _filtered_blocks(decisions, doc) if doc.extractor == "blocks" else {}
-    labels = ad_labels(decisions.blocks)
     marks = []
     for i, (block, label, prob, keep, shown) in enumerate(zip(decisions.blocks, decisions.labels(), decisions.probs,
                                                                 decisions.keep, decisions.shown)):
+        left_out = [rule for rule, blocks in (decisions.left_out or {}).items() if blocks[i]]
         notes = [f"{label}: p(main) {prob:.2f}, threshold {decisions.threshold:.2f}"]
         if label == COMMENT:
             notes.append(f"a reader comment: {COMMENT_NOTES[comments]}")
@@ -100,8 +105,8 @@ def block_marks(decisions: BlockDecisions, doc: Document, comments: str = "separ
             notes.append("kept by the structure rules (its row, region, heading or section)")
         if block.excluded:
             notes.append("never kept: in the page's footer, a dialog or a menu")
-        elif not keep and labels[i]:
-            notes.append("never kept: an ad slot's label")
+        elif left_out:
+            notes.append(LEFT_OUT_NOTES[left_out[0]])
         elif not keep and prob >= decisions.threshold:
             notes.append("dropped by the structure rules")
         if keep and not shown:

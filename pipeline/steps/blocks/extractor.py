@@ -23,7 +23,7 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import ad_labels, drop_repeats, in_kept_region, revise, signatures
+from pipeline.steps.blocks.rules import ad_labels, drop_repeats, in_kept_region, quoted_repeats, revise, signatures
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -131,6 +131,9 @@ class BlockDecisions(NamedTuple):
     lines: list[tuple[int, str]]
     groups: list[list[int]]
     comments: np.ndarray | None = None  # per block, a reader comment (comments.CommentModel), or None: no comment model
+    # the blocks the rules after the classifier left out, by rule: "signature", "quote", "ad_label" (those that left
+    # out at least one)
+    left_out: dict[str, np.ndarray] | None = None
 
     def labels(self) -> list[str]:
         """Each block's label as the stage decided it: a comment (wherever ``extract.comments`` put its text), main
@@ -322,6 +325,7 @@ class BlocksExtractor(Extractor):
             self.count("threads.pages")
             keep = keep | page.post_blocks
         page.comments = None
+        left_out: dict[str, np.ndarray] = {}
         comments = page.comment_blocks
         if comments is not None and comments.any():
             self.count("comments.pages")
@@ -337,11 +341,16 @@ class BlocksExtractor(Extractor):
             signed = signatures(blocks) & keep
             if signed.any():  # a thread: its posters' signatures are not its text
                 self.count("signatures.pages")
-                keep = keep & ~signed
+                keep, left_out["signature"] = keep & ~signed, signed
+            quoted = quoted_repeats(blocks, keep)
+            if quoted.any():  # ... nor a reply's quote of a post above it
+                self.count("quotes.pages")
+                self.count("quotes.blocks", int(quoted.sum()))
+                keep, left_out["quote"] = keep & ~quoted, quoted
         labels = ad_labels(blocks, among=keep)
         if labels.any():  # an ad slot's caption between the paragraphs it interrupts
             self.count("ad_labels.blocks", int(labels.sum()))
-            keep = keep & ~labels
+            keep, left_out["ad_label"] = keep & ~labels, labels
         kept_before = int(keep.sum())
         keep = read_once(blocks, keep, page.page_type)
         if keep.sum() < kept_before:
@@ -353,7 +362,8 @@ class BlocksExtractor(Extractor):
         group_probs = [float(kept_probs[group].max()) for group in groups]
         page.line_probs = [group_probs[g] for g, _ in lines]
         page.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
-        page.decisions = BlockDecisions(blocks, probs, decision.threshold, keep, shown, lines, groups, comments)
+        page.decisions = BlockDecisions(blocks, probs, decision.threshold, keep, shown, lines, groups, comments,
+                                        left_out or None)
         page.line_regions = None
         if self.regions:
             kept_regions = in_kept_region(blocks, keep)[shown]

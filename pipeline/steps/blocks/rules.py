@@ -169,6 +169,33 @@ def ad_labels(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarra
     return out
 
 
+# A line of at least this many words is matched when a quote repeats the page's text (quoted_repeats).
+MIN_QUOTED_WORDS = 4
+
+
+def quoted_repeats(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is a kept quote of what the page's earlier kept blocks already say: inside a
+    ``blockquote`` or an element whose class or id has the word ``quote`` (phpBB's ``blockquote``, XenForo's
+    ``bbCodeBlock--quote``, vBulletin's ``bbcode_quote``), with each of its lines of MIN_QUOTED_WORDS words or more a
+    line of a kept block above it. A thread's reply quoting the post it answers repeats that post."""
+    seen: set[str] = set()
+    out = np.zeros(len(blocks), dtype=bool)
+    for i in np.flatnonzero(keep).tolist():
+        b = blocks[i]
+        lines = [line for line in (" ".join(text.split()) for text in (b.lines or (b.text,)))
+                 if len(line.split()) >= MIN_QUOTED_WORDS]
+        if lines and _in_quote(b) and all(line in seen for line in lines):
+            out[i] = True
+        else:
+            seen.update(lines)
+    return out
+
+
+def _in_quote(block: Block) -> bool:
+    return (block.tag == "blockquote" or "blockquote" in block.ancestors
+            or any("quote" in token.partition(":")[2] for token in block.attr_tokens))
+
+
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
     """``keep`` with every line of a code listing kept when one of its lines is: a listing written a line per
     element (two or more preformatted blocks under one parent) is one unit, as a ``pre`` written whole is one
