@@ -143,6 +143,14 @@ def test_table_rows_keep_their_cells_on_one_line_and_list_items_one_per_line():
                                                 "产品经理\t上海\t25k", "First item", "Second item"]
     # a row whose middle cell was dropped still shares one line
     assert block_lines([blocks[4], blocks[6], blocks[7]]).split("\n") == ["软件工程师\t30k", "产品经理"]
+    # two runs of one cell's own text (a block-level element between them, here an empty one) are two lines; the
+    # cell after them shares the second one's line (an old layout table holding a whole article in one cell)
+    layout = parse_blocks("<table><tr><td>PITTSBURGH - Fred Taylor isn't worried.<p><center></center>Taylor, the "
+                          "Jaguars' star running back, chided the Steelers.<p><center></center>The Jaguars play "
+                          "Saturday.</td><td>Ads</td></tr></table>")
+    assert block_lines(layout).split("\n") == ["PITTSBURGH - Fred Taylor isn't worried.",
+                                                 "Taylor, the Jaguars' star running back, chided the Steelers.",
+                                                 "The Jaguars play Saturday.\tAds"]
 
 
 def test_list_bullets_start_each_list_items_first_line_and_change_nothing_else():

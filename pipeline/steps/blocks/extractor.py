@@ -60,11 +60,13 @@ def shorter_than_primary(text: str, primary: str, min_share: float) -> str | Non
 
 def line_groups(kept: list[Block]) -> list[list[int]]:
     """The indices of ``kept`` on each line of :func:`block_lines`: one block a line, except that
-    consecutive cells (td, th) of one table row share a line."""
+    consecutive cells (td, th) of one table row share a line. Two runs of one cell's own text (a block-level element
+    between them, even an empty one: a browser breaks the line there) are two lines."""
     groups: list[list[int]] = []
     for i, block in enumerate(kept):
         previous = kept[i - 1] if i else None
-        if previous is not None and block.tag in CELLS and previous.tag in CELLS and block.parent == previous.parent:
+        if (previous is not None and block.tag in CELLS and previous.tag in CELLS and block.parent == previous.parent
+                and block.element != previous.element):
             groups[-1].append(i)
         else:
             groups.append([i])
