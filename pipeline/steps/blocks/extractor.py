@@ -37,9 +37,10 @@ SHORT_TO = "trafilatura"
 # procedures) and service pages (plans that list the same features) a repeat is the page's text; pages of unknown
 # type (the older benchmarks' markup) have no such copies, and their truths keep what the page repeats.
 REPEATS_DROPPED = frozenset(("article", "collection", "forum", "listing", "product"))
-# On product pages a single block the page repeats (of at least this many words) is also read once: the description
-# in a tab and again in an accordion, a promotion's banner, the shipping terms under each variant.
-PRODUCT_REPEAT_MIN_WORDS = 12
+# On product pages a single block the page repeats (of at least this many words) is also read once: the product's name
+# in its heading and again in the buy box, the description in a tab and again in an accordion, a promotion's banner,
+# the shipping terms under each variant.
+PRODUCT_REPEAT_MIN_WORDS = 4
 # resiliparse's main content, a feature of the blocks, as the classifier was fitted on it: without comment sections,
 # bullets, link targets or alt texts.
 FITTED_RESILIPARSE = {"comments": "separate", "list_bullets": False, "links": False, "alt_texts": False}
