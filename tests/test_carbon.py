@@ -137,3 +137,14 @@ def test_make_run_counts_the_whole_process_tree(tmp_path):
     summary = (out / "summary.txt").read_text()
     assert f"the whole job's {job['total']:.1f} CPU-s" in summary and f"({job['total']:.1f} CPU-s in all)" in summary
     assert abs(job["total"] - usage.cpu_seconds) <= 0.15 * usage.cpu_seconds, (job, usage)
+
+
+def test_cleaning_cpu_counts_the_steps_the_run_ran_after_the_cascade():
+    """The ``filtered`` link's cleaning is the extraction stages plus every step the run listed after
+    ``cascade``, a plug-in step included, per page of the run, for the sampled pages."""
+    from pipeline.analysis.index_stats import cleaning_cpu
+    stats = {"cpu": {"blocks": 6.0, "langid": 1.0, "my_filter": 2.0, "perplexity": 1.0, "decode": 5.0},
+             "records": {"html": 100}}
+    costs = cleaning_cpu(stats, ["blocks"], ["langid", "my_filter", "perplexity"], ["main_content", "filtered"], 10)
+    assert math.isclose(costs["main_content"], 0.6)
+    assert math.isclose(costs["filtered"], 1.0)

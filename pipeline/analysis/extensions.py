@@ -54,8 +54,10 @@ class IndexStats(JobExtension):
         output = stats.get("run", {}).get("output")
         started = time.process_time()
         try:
+            names = settings.pipeline.steps
+            after = names[names.index("cascade") + 1:] if "cascade" in names else []
             result = run_index_stats(output, settings.s3, settings.index, settings.carbon, stats,
-                                     settings.extract.cascade)
+                                     settings.extract.cascade, after)
         except ValueError as exc:
             return {"skipped": str(exc)}
         result["driver_cpu_seconds"] = round(time.process_time() - started, 3)

@@ -237,22 +237,22 @@ def chain_links(pages: list[SampledPage], output: str, s3: S3Settings) -> tuple[
     return links, missing
 
 
-def cleaning_cpu(stats: dict[str, Any], cascade: list[str], links: list[str], pages: int) -> dict[str, float | None]:
+def cleaning_cpu(stats: dict[str, Any], cascade: list[str], steps: list[str], links: list[str],
+                 pages: int) -> dict[str, float | None]:
     """CPU seconds the run spent bringing the sampled ``pages`` to each link from all visible text, from its
-    own per-page costs: the extraction stages (``main_content``), then language ID, sentences and the filter
-    (``filtered``), then each corpus stage (the whole job's CPU during the corpus stages, ``job_cpu.corpus``,
+    own per-page costs: the extraction stages (``main_content``), then the ``steps`` the cascade runs after
+    them, as ``pipeline.steps`` names them (``filtered``), then each corpus stage (the whole job's CPU during the corpus stages, ``job_cpu.corpus``,
     shared by their wall time, per document in); ``visible``'s own figure is the tag-stripping pass."""
     cpu = stats.get("cpu", {})
     counts = stats.get("records", {})
     run_pages = (counts.get("html", 0) + counts.get("wet", 0)) or 1
     extract = sum(float(cpu.get(name, 0.0)) for name in [*cascade, "wet"]) / run_pages
-    steps = sum(float(cpu.get(name, 0.0)) for name in ("mojibake", "langid", "sentences", "perplexity", "sore",
-                                                         "min_words"))
+    after = sum(float(cpu.get(name, 0.0)) for name in steps)
     visible_pages = stats.get("index_sample", {}).get("visible_extracted", 0)
     costs: dict[str, float | None] = {
         "visible": float(cpu.get("visible_text", 0.0)) / visible_pages * pages if visible_pages else None,
         "main_content": extract * pages,
-        "filtered": (extract + steps / run_pages) * pages,
+        "filtered": (extract + after / run_pages) * pages,
     }
     corpus = stats.get("corpus") or {}
     corpus_cpu = (stats.get("job_cpu") or {}).get("corpus")
@@ -308,13 +308,13 @@ def example_page(pages: list[SampledPage]) -> str | None:
 
 
 def run_index_stats(output: str, s3: S3Settings, settings: IndexSettings, carbon: CarbonSettings,
-                    stats: dict[str, Any], cascade: list[str]) -> dict[str, Any]:
+                    stats: dict[str, Any], cascade: list[str], steps: list[str]) -> dict[str, Any]:
     """The ``index`` section of stats.json: the chain over the run's index sample, with the search side."""
     pages, sample = read_index_sample(output, s3, settings.sample_pages, settings.per_split_pages)
     links, missing = chain_links(pages, output, s3)
     main_texts = dict(links)["main_content"]
     queries = page_queries(main_texts, settings.queries, settings.query_terms, settings.min_query_chars)
-    costs = cleaning_cpu(stats, cascade, [name for name, _ in links], len(pages))
+    costs = cleaning_cpu(stats, cascade, steps, [name for name, _ in links], len(pages))
     chain: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="warcplex-index-") as directory:
         indexes = []
