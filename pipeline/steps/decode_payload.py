@@ -5,13 +5,16 @@ replaced by the detected encoding; ``relabelled_to.<encoding>``), ``stage.decode
 code points written as bytes, read as the characters they encode), and the characters removed because
 they name no character, never turned into U+FFFD: ``stage.decode.removed.<reason>`` (``nul``: NUL
 characters, ``reference``: ``&#0;``, ``&#xD800;``, ``&#x110000;`` and their like, ``surrogate``: a lone
-surrogate written as bytes) and ``stage.decode.pages_with_removed`` (pages that lost at least one).
+surrogate written as bytes) and ``stage.decode.pages_with_removed`` (pages that lost at least one);
+``stage.decode.streamed_pages`` and ``streamed_segments``: React's streamed parts put in place
+(:mod:`pipeline.reading.streamed`).
 """
 
 from __future__ import annotations
 
 from pipeline.document import Document
 from pipeline.reading.decode import decode
+from pipeline.reading.streamed import place_segments
 from pipeline.steps.base import Step
 
 
@@ -23,7 +26,10 @@ class Decode(Step):
             decoded = decode(doc.page.html, doc.page.http_charset)
         except Exception as exc:  # a payload no decoder accepts
             return self.drop(doc, f"error.decode_{type(exc).__name__}")
-        doc.html = decoded.text
+        doc.html, placed = place_segments(decoded.text)
+        if placed:
+            self.count("streamed_pages")
+            self.count("streamed_segments", placed)
         for reason, removed in decoded.removed.items():
             self.count(f"removed.{reason}", removed)
         if decoded.removed:
