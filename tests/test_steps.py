@@ -145,3 +145,21 @@ def test_the_mojibake_step_repairs_real_pages_in_the_real_loop(tmp_path):
     for clean, broken in MOJIBAKE_PAGES.values():
         assert sum(clean in t for t in texts["default"]) == 1 and not any(broken in t for t in texts["default"])
         assert any(broken in t for t in texts["without"]) and not any(clean in t for t in texts["without"])
+
+
+def test_the_mojibake_step_repairs_the_rows_comments_too(tmp_path):
+    """A real review page (WCXB dev) whose reader comments were encoded twice: the row's comments column reads
+    `“one of these simpler programs”`, counted as comment lines; without the step it holds the mojibake."""
+    page = gzip.decompress(bench_file("data-wcxb", "wcxb", "pages", "wcxb-dev-4656.html.gz").read_bytes())
+    write_warc(tmp_path / "comments.warc.gz", [("200 OK", "text/html; charset=utf-8", None, page)])
+    split = Split(str(tmp_path / "comments.warc.gz"), 0, 1)
+    without = ["pipeline.steps=[decode, cascade, langid, sentences, perplexity]"]
+    comments, stats = {}, {}
+    for name, overrides in (("default", []), ("without", without)):
+        stats[name] = run_split(split, load_settings(None, overrides), str(tmp_path / name))
+        rows = ds.dataset(str(tmp_path / name / "data")).to_table().to_pylist()
+        assert len(rows) == 1
+        comments[name] = rows[0]["comments"] or ""
+    assert "“one of these simpler programs”" in comments["default"] and "â\x80\x9c" not in comments["default"]
+    assert "â\x80\x9cone of these simpler programsâ\x80\x9d" in comments["without"]
+    assert stats["default"]["stage"]["mojibake"]["comment_lines"] >= 1

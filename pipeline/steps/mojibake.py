@@ -7,7 +7,10 @@ holds a character pair UTF-8 read as cp1252 or Latin-1 gives (:data:`SUSPECT`) i
 ``fix_encoding``, which changes a line only when the result reads better by its measure of how unlikely such text is.
 Lines stay lines (the block stage's evidence is by line), and every other line is left as it is.
 
-Counted: ``stage.mojibake.pages`` (pages with a line repaired) and ``stage.mojibake.lines``.
+The block stage's reader comments (the row's ``comments`` column) are repaired the same way.
+
+Counted: ``stage.mojibake.pages`` (pages with a line repaired), ``stage.mojibake.lines`` and
+``stage.mojibake.comment_lines``.
 Place it after ``cascade`` in ``pipeline.steps`` (it is there by default), so the filter scores the repaired text.
 """
 
@@ -17,6 +20,7 @@ import re
 
 from pipeline.document import Document
 from pipeline.steps.base import Step
+from pipeline.steps.blocks.extractor import written_reading
 
 # A lead byte of a 2-4 byte UTF-8 sequence (0xC2-0xF4) read as a Latin-1 letter, followed by a continuation byte
 # (0x80-0xBF) read as cp1252 or Latin-1: the pairs mojibake of UTF-8 is made of (`Ã©`, `â€`, `Â£`). Only the lines
@@ -48,7 +52,14 @@ class Mojibake(Step):
 
     def run(self, doc: Document) -> Document | None:
         doc.text, changed = repaired_lines(doc.text)
-        if changed:
+        written = written_reading(doc)
+        in_comments = 0
+        if written is not None and written.comments:
+            written.comments, in_comments = repaired_lines(written.comments)
+        if changed or in_comments:
             self.count("pages")
+        if changed:
             self.count("lines", changed)
+        if in_comments:
+            self.count("comment_lines", in_comments)
         return doc
