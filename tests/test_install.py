@@ -116,6 +116,9 @@ def test_every_module_imports_and_the_wheel_carries_presets_and_models(how, requ
     entries = yaml.safe_load((ROOT / "conf" / "models.yaml").read_text(encoding="utf-8"))["models"].values()
     registry = sorted(str(Path(found["root"]) / e["path"]) for e in entries)
     assert found["models"] == registry and len(registry) >= 15
+    # the pandas the install resolves is one PySpark supports (its own check, its FutureWarning an error)
+    run([python, "-W", "error::FutureWarning", "-c",
+         "from pyspark.sql.pandas.utils import require_minimum_pandas_version as r; r()"], cwd=tmp_path)
     config = run([venv / "bin" / "warcplex", "config", "--config", "local", "--set", "extract.timeout_s=5"],
                  cwd=tmp_path).stdout
     assert yaml.safe_load(config)["extract"]["timeout_s"] == 5
