@@ -98,3 +98,12 @@ def test_the_pipeline_writes_a_guides_streamed_code_in_place():
         < text.index("As this project has a .nvmrc file")
     stats = loop.step("decode").stats.to_dict()["stage"]["decode"]
     assert stats["streamed_pages"] == 1 and stats["streamed_segments"] == 10
+
+
+def test_a_placeholder_inside_a_dropped_fallback_is_dropped_with_it():
+    html = ('<p>a</p><!--$?--><template id="B:0"></template><div><template id="P:1"></template></div><!--/$-->'
+            '<p>z</p><div hidden id="S:0"><p>b</p></div><div hidden id="S:1"><p>never shown</p></div>'
+            '<script>$RC("B:0","S:0");$RS("S:1","P:1")</script>')
+    placed, count = place_segments(html)
+    assert count == 1 and texts(placed) == ["a", "b", "z", "never shown"]  # S:1 stays where it was sent
+    assert '<div hidden id="S:1">' in placed

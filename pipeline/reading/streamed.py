@@ -36,7 +36,7 @@ def place_segments(html: str) -> tuple[str, int]:
             target.setdefault(placeholder, segment)
     wanted = set(target.values())
     segments: dict[str, str] = {}
-    kept, position = [], 0
+    outside, position = [], 0  # the page without the segments
     for match in _SEGMENT.finditer(html):
         name = f"S:{match.group(1)}"
         if match.start() < position or name not in wanted or name in segments:
@@ -45,16 +45,18 @@ def place_segments(html: str) -> tuple[str, int]:
         if end is None:
             return html, 0
         segments[name] = html[match.end():end[0]]
-        kept.append(html[position:match.start()])
+        outside.append(html[position:match.start()])
         position = end[1]
     if not segments:
         return html, 0
-    kept.append(html[position:])
+    outside.append(html[position:])
     placed = [0]
 
     def fill(text: str, nesting: int) -> str:
         out, at = [], 0
         for match in _PLACEHOLDER.finditer(text):
+            if match.start() < at:  # inside a fallback just dropped
+                continue
             segment = segments.pop(target.get(f"{match.group(1)}:{match.group(2)}", ""), None)
             if segment is None:
                 continue
@@ -67,7 +69,7 @@ def place_segments(html: str) -> tuple[str, int]:
         out.append(text[at:])
         return "".join(out)
 
-    page = fill("".join(kept), 0)
+    page = fill("".join(outside), 0)
     lost = "".join(f'<div hidden id="{name}">{text}</div>' for name, text in segments.items())  # unplaced: as sent
     return page + lost, placed[0]
 
