@@ -48,6 +48,12 @@ def test_pages_without_calls_or_with_an_unclosed_segment_are_left_as_sent():
     assert place_segments(no_calls) == (no_calls, 0)
     unclosed = '<p>a</p><template id="B:0"></template><div hidden id="S:0"><div><p>b</p>$RC("B:0","S:0")'
     assert place_segments(unclosed) == (unclosed, 0)
+    # a page cut short after its first segment: that one is placed, the cut one stays as sent
+    cut = ('<p>a</p><template id="B:0"></template><p>c</p><template id="B:1"></template>'
+           '<div hidden id="S:0"><p>b</p></div><script>$RC("B:0","S:0");$RC("B:1","S:1")</script>'
+           '<div hidden id="S:1"><div><p>d</p>')
+    placed, count = place_segments(cut)
+    assert count == 1 and texts(placed) == ["a", "b", "c", "d"] and placed.endswith('<div hidden id="S:1"><div><p>d</p>')
     plain = "<html><body><p>Nothing streamed</p></body></html>"
     assert place_segments(plain) == (plain, 0)
 

@@ -25,8 +25,8 @@ _MAX_NESTING = 64  # segments inside segments, deeper than any page: the rest st
 
 def place_segments(html: str) -> tuple[str, int]:
     """``html`` with each streamed segment a ``$RC``/``$RS`` call names in place of its placeholder (a boundary's
-    fallback dropped, as the browser drops it), and how many were placed; a page without such calls, or whose
-    segments cannot be delimited, is returned as it is."""
+    fallback dropped, as the browser drops it), and how many were placed; a page without such calls is returned
+    as it is, and so is a segment that does not close, with what follows it."""
     if _MARKER not in html:
         return html, 0
     target: dict[str, str] = {}  # placeholder -> segment, as the page's scripts pair them
@@ -42,8 +42,8 @@ def place_segments(html: str) -> tuple[str, int]:
         if match.start() < position or name not in wanted or name in segments:
             continue
         end = _closing_div(html, match.end())
-        if end is None:
-            return html, 0
+        if end is None:  # a page cut short (Common Crawl truncates payloads at 1 MiB): the rest stays as sent
+            break
         segments[name] = html[match.end():end[0]]
         outside.append(html[position:match.start()])
         position = end[1]
