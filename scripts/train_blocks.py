@@ -56,8 +56,7 @@ import numpy as np
 from pipeline import _native, model_cache
 from pipeline._native.columns import dense_names  # the feature columns' one table (the runtime reads it too)
 from pipeline.config import ExtractSettings, PerplexitySettings, resolve_path
-from pipeline.reading.decode import decode_html
-from pipeline.reading.streamed import place_segments
+from pipeline.reading.decode import page_html
 from pipeline.model_registry import load_registry
 from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, featurize, page_language, word_count)
@@ -101,7 +100,7 @@ def label(tokens: list[str], truth_joined: str, truth_trigrams: set) -> int:
 def raw_page(item: dict) -> dict:
     """The expensive part, cached: blocks, resiliparse text, page language, block perplexities
     (under every pinnable model: ``--lm-languages`` chooses among them without reparsing)."""
-    html = place_segments(decode_html(gzip.decompress(Path(item["html"]).read_bytes())))[0]  # as the decode step
+    html = page_html(gzip.decompress(Path(item["html"]).read_bytes()))
     truth = Path(item["truth"]).read_text(encoding="utf-8", errors="replace")
     blocks, markup = parse_page(html, nodes=True)  # the cache keeps the structure heuristics' candidates
     page = dict(item, truth=truth, blocks=blocks, markup=markup,
@@ -130,7 +129,7 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
                                         centres.get(lang, 0.0), page["markup"].nodes if SEED_FEATURES else None)
     if DROP:  # --drop: these columns are zero (no weight, no split; the fit still moves like another seed's: README)
         out["X"][:, [dense_names(SEED_FEATURES).index(name) for name in DROP]] = 0.0
-    html = place_segments(decode_html(gzip.decompress(Path(page["html"]).read_bytes())))[0]
+    html = page_html(gzip.decompress(Path(page["html"]).read_bytes()))
     out["signals"] = page_signals(blocks, out["X"], page["primary"], page["markup"], html)
     if page["set"] == "snippets":  # no block labels: the set is never fitted on
         return out

@@ -38,8 +38,7 @@ from pipeline.config import ConfigError, PerplexitySettings, Settings, load_sett
 from pipeline.document import Sentence, page_text
 from pipeline.lm.train import percentile as quantile
 from pipeline.model_cache import kenlm_model
-from pipeline.reading.decode import decode_html
-from pipeline.reading.streamed import place_segments
+from pipeline.reading.decode import page_html
 from pipeline.model_registry import load_registry
 from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
@@ -177,7 +176,7 @@ class _Worker:
         page_id, html_path, truth_path = item
         raw_truth = Path(truth_path).read_text(encoding="utf-8", errors="replace")
         truth: str | dict = json.loads(raw_truth) if truth_path.endswith(".json") else raw_truth
-        html = place_segments(decode_html(gzip.decompress(Path(html_path).read_bytes())))[0]  # as the decode step
+        html = page_html(gzip.decompress(Path(html_path).read_bytes()))
         try:
             text = self.extractor.text(html)
         except Exception:  # the stage fails on this page: it contributes an empty extraction

@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 
+from pipeline.reading.streamed import place_segments
+
 # A page is UTF-8 with stray bytes when valid multi-byte characters outnumber invalid
 # sequences this many times over. On the bench, legacy-encoded pages have at most 0.6 valid
 # sequences per invalid one (GBK about 0.27), UTF-8 pages with stray bytes 1.2 to 75.
@@ -199,6 +201,13 @@ class Decoded:
 def decode_html(html: bytes, http_charset: str | None = None) -> str:
     """Decode an HTML payload to text by the rule in this module's docstring; never raises."""
     return decode(html, http_charset).text
+
+
+def page_html(html: bytes, http_charset: str | None = None) -> str:
+    """The page as the ``decode`` step leaves it for the extractors: decoded (:func:`decode_html`), React's
+    streamed parts in place (:func:`pipeline.reading.streamed.place_segments`). For readers of bench pages
+    (training, calibration) that must see what a run sees."""
+    return place_segments(decode_html(html, http_charset))[0]
 
 
 def decode(html: bytes, http_charset: str | None = None) -> Decoded:
