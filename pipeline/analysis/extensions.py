@@ -15,6 +15,7 @@ from pipeline.config import Settings
 from pipeline.explain.sample import write_index
 from pipeline.spark.cpu import pages_per_cpu_second, refresh_python_driver
 from pipeline.spark.extension import JobExtension
+from pipeline.steps.loop import cascade_runs, step_class
 
 
 class Carbon(JobExtension):
@@ -54,8 +55,7 @@ class IndexStats(JobExtension):
         output = stats.get("run", {}).get("output")
         started = time.process_time()
         try:
-            names = settings.pipeline.steps
-            after = names[names.index("cascade") + 1:] if "cascade" in names else []
+            after = [step_class(name).name for name in cascade_runs(settings.pipeline.steps)]  # their CPU keys
             result = run_index_stats(output, settings.s3, settings.index, settings.carbon, stats,
                                      settings.extract.cascade, after)
         except ValueError as exc:

@@ -241,8 +241,9 @@ def cleaning_cpu(stats: dict[str, Any], cascade: list[str], steps: list[str], li
                  pages: int) -> dict[str, float | None]:
     """CPU seconds the run spent bringing the sampled ``pages`` to each link from all visible text, from its
     own per-page costs: the extraction stages (``main_content``), then the ``steps`` the cascade runs after
-    them, as ``pipeline.steps`` names them (``filtered``), then each corpus stage (the whole job's CPU during the corpus stages, ``job_cpu.corpus``,
-    shared by their wall time, per document in); ``visible``'s own figure is the tag-stripping pass."""
+    them, by the names their CPU is counted under (``filtered``), then each corpus stage (the whole job's CPU
+    during the corpus stages, ``job_cpu.corpus``, shared by their wall time, per document in); ``visible``'s
+    own figure is the tag-stripping pass."""
     cpu = stats.get("cpu", {})
     counts = stats.get("records", {})
     run_pages = (counts.get("html", 0) + counts.get("wet", 0)) or 1

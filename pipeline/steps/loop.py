@@ -24,13 +24,18 @@ def step_class(name: str) -> type[Step]:
     return parts.find(Step, name)
 
 
+def cascade_runs(names: list[str]) -> list[str]:
+    """The ``pipeline.steps`` entries ``cascade`` runs on each stage's text: those after it (none without it)."""
+    return names[names.index("cascade") + 1:] if "cascade" in names else []
+
+
 def build_steps(settings: Settings) -> list[Step]:
     """The steps of ``pipeline.steps``; ``cascade`` takes the steps after it."""
     names = settings.pipeline.steps
     steps: list[Step] = []
-    for position, name in enumerate(names):
+    for name in names:
         if name == "cascade":
-            then = [step_class(n).from_settings(settings) for n in names[position + 1:]]
+            then = [step_class(n).from_settings(settings) for n in cascade_runs(names)]
             steps.append(Cascade.build(settings, then))
             break
         steps.append(step_class(name).from_settings(settings))
