@@ -44,3 +44,29 @@ def test_a_page_in_one_language_keeps_it_and_is_scored_by_its_model(tmp_path):
     assert stats["lang"]["en"]["pages_kept"] == 1
     rows = ds.dataset(str(sentences)).to_table().to_pylist()
     assert rows and all(r["language"] == "en" and r["perplexity"] is not None for r in rows)
+
+
+# A Chinese stationery shop's item list (a Common Crawl 2020 page, CC-MAIN-2020-34): codes, names, click counts.
+ITEMS = [("2", "曾为（联想电脑）定制", 2382), ("3", "笔记本", 1799), ("4", "曾为（中美史克）定制", 1660), ("5", "笔记本", 1895),
+         ("6", "曾为（三星）定制", 1645), ("7", "笔记本", 1149), ("8", "曾为（阿里巴巴）定制", 2053),
+         ("9", "曾为（雀巢咖啡）定制", 1995), ("10", "真皮笔记本", 1535), ("11", "普通笔记本", 1124), ("12", "简装笔记本", 1428),
+         ("13", "笔记本", 1208), ("14", "真皮笔记本", 2257), ("15", "笔记本", 1387), ("17", "高档笔记本", 1230),
+         ("19", "真皮笔记本", 1518), ("20", "真皮笔记本", 1582)]
+
+
+def test_chinese_without_kana_is_not_japanese(tmp_path):
+    """fastText reads this list of short Chinese lines as Japanese (0.59); Japanese writes kana between its kanji,
+    and text without any is Chinese. A Japanese page keeps its language."""
+    shop = "".join(f"<li><p>WJ-BJB_{code}</p><p>{name}</p><p>(点击：{clicks})</p></li>" for code, name, clicks in ITEMS)
+    japanese = "".join(f"<p>図書館は毎朝八時に開きます。週末もすべての市民が利用できます。番号{i}の新しい公園には木がたくさんあります。</p>"
+                       for i in range(4))
+    warc = tmp_path / "cjk.warc.gz"
+    write_warc(warc, [("200 OK", "text/html; charset=utf-8", None,
+                       f"<html><body><main><ul>{shop}</ul></main></body></html>".encode()),
+                      ("200 OK", "text/html; charset=utf-8", None,
+                       f"<html><body><article>{japanese}</article></body></html>".encode())])
+    stats = run_split(Split(str(warc), 0, 1), load_settings(None, ["input.splits_per_shard=1"]), str(tmp_path / "out"))
+    rows = ds.dataset(str(tmp_path / "out" / "data")).to_table().to_pylist()
+    by_text = {("shop" if "笔记本" in r["text"] else "japanese"): r["language"] for r in rows}
+    assert by_text == {"shop": "zh", "japanese": "ja"}
+    assert stats["stage"]["langid"]["ja_without_kana"] == 1
