@@ -114,7 +114,8 @@ def test_the_fallback_text_of_video_and_audio_is_not_read():
 def test_a_headings_permalink_is_read_but_not_written():
     """Sphinx's and MkDocs' permalinks (`<a class="headerlink">¶</a>`) end a heading's or a signature's text: the
     features read them (the classifier was fitted on them), the written lines leave them out, and a pilcrow inside a
-    line or in preformatted code stays."""
+    line or in preformatted code stays. rustdoc's section sign ends a heading or starts it (from docs.rs and
+    doc.rust-lang.org); a section sign that cites a paragraph stays."""
     blocks, _ = parse_page('<body><h1>Monitoring Guide<a class="headerlink" href="#m">¶</a></h1>'
                            '<dl><dt>celery.shell(args) <a class="headerlink" href="#s">\u00b6</a></dt>'
                            '<dd>Starts a shell.<br>See below.</dd></dl><p>Section \u00b6 3 of the act.</p>'
@@ -127,6 +128,14 @@ def test_a_headings_permalink_is_read_but_not_written():
                                            "Section ¶ 3 of the act.", "Line one Line two", 'x = "¶" y = 1 ¶',
                                            "Recipes"]  # `Â¶`: the pilcrow of a page whose text was encoded twice
     assert blocks[4].lines == ("Line one", "Line two")
+    blocks, _ = parse_page('<body><h2 id="variants">Variants<a href="#variants" class="anchor">§</a></h2>'
+                           '<h2 id="a-tour"><a class="doc-anchor" href="#a-tour">§</a>A Tour of Tokio</h2>'
+                           '<p>1.0.0 · <a class="src" href="x.rs.html">Source</a><a href="#m" class="anchor">§</a></p>'
+                           '<p>§ 242 BGB und §3 gelten.</p><p>§</p><p>Siehe §</p></body>', nodes=True)
+    assert [b.text for b in blocks] == ["Variants§", "§A Tour of Tokio", "1.0.0 · Source§", "§ 242 BGB und §3 gelten.",
+                                        "§", "Siehe §"]
+    assert [b.written for b in blocks] == ["Variants", "A Tour of Tokio", "1.0.0 · Source", "§ 242 BGB und §3 gelten.",
+                                           "§", "Siehe"]
 
 
 def test_tag_soup_parses_into_blocks_in_document_order():

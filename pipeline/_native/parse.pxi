@@ -47,19 +47,30 @@ LIST_CANDIDATES = 3
 # are held.
 ATTR_CACHE_SIZE = 50_000
 SKIPPED, JUNCTION = 1, 2  # what stands between a block's last part and its next text (_Owner.separator)
-# A heading's or a definition's permalink (Sphinx's and MkDocs' `<a class="headerlink">¶</a>`) ends its block's text:
-# not written (the features read it, as the classifier was fitted on them).
-PERMALINK = "\u00b6"
-PERMALINK_MOJIBAKE = "\u00c2"  # before the pilcrow on a page whose text was encoded twice (`Â¶`: its UTF-8 read as cp1252)
+# A heading's or a definition's permalink ends its block's text (Sphinx's and MkDocs' `<a class="headerlink">¶</a>`,
+# rustdoc's `Variants<a class="anchor">§</a>`) or, rustdoc's section sign, starts it right before a word
+# (`<a class="doc-anchor">§</a>Examples`): not written (the features read it, as the classifier was fitted on them).
+# A section sign before a number or a space (`§ 242 BGB`, `§3`) is a citation and stays.
+PERMALINKS = ("\u00b6", "\u00a7")
+SECTION_SIGN = "\u00a7"
+PERMALINK_MOJIBAKE = "\u00c2"  # before the sign on a page whose text was encoded twice (`Â¶`: its UTF-8 read as cp1252)
 
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 
 
+cdef inline bint _has_permalink(str text):
+    """Whether a block's text ends with a permalink or starts with rustdoc's (_without_permalink has work)."""
+    return text.endswith(PERMALINKS) or (text.startswith(SECTION_SIGN) and len(text) > 1 and text[1].isalpha())
+
+
 cdef tuple _without_permalink(tuple lines):
-    """A block's written ``lines`` without the PERMALINK that ends the last one (and the space before it); the same
-    lines when it is all that line holds."""
-    cdef str last = <str> lines[len(lines) - 1]
-    if not last.endswith(PERMALINK):
+    """A block's written ``lines`` without the permalink that ends the last one (and the space before it) or starts
+    the first; the same line where it is all that line holds."""
+    cdef str first = <str> lines[0], last
+    if first.startswith(SECTION_SIGN) and len(first) > 1 and first[1].isalpha():
+        lines = (first[1:],) + lines[1:]
+    last = <str> lines[len(lines) - 1]
+    if not last.endswith(PERMALINKS):
         return lines
     last = last[:len(last) - 1]
     if last.endswith(PERMALINK_MOJIBAKE):
@@ -343,7 +354,7 @@ cdef class BlockTarget:
             else:
                 text = _joined_words(owner.parts)
             if text:
-                if not owner.preformatted and text.endswith(PERMALINK):
+                if not owner.preformatted and _has_permalink(text):
                     lines = _without_permalink(lines or (text,))
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs(), link,
