@@ -58,16 +58,21 @@ PERMALINK_MOJIBAKE = "\u00c2"  # before the sign on a page whose text was encode
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 
 
+cdef inline bint _leading_permalink(str text):
+    """Whether ``text`` starts with rustdoc's permalink: a section sign right before a letter."""
+    return text.startswith(SECTION_SIGN) and len(text) > 1 and text[1].isalpha()
+
+
 cdef inline bint _has_permalink(str text):
     """Whether a block's text ends with a permalink or starts with rustdoc's (_without_permalink has work)."""
-    return text.endswith(PERMALINKS) or (text.startswith(SECTION_SIGN) and len(text) > 1 and text[1].isalpha())
+    return text.endswith(PERMALINKS) or _leading_permalink(text)
 
 
 cdef tuple _without_permalink(tuple lines):
     """A block's written ``lines`` without the permalink that ends the last one (and the space before it) or starts
     the first; the same line where it is all that line holds."""
     cdef str first = <str> lines[0], last
-    if first.startswith(SECTION_SIGN) and len(first) > 1 and first[1].isalpha():
+    if _leading_permalink(first):
         lines = (first[1:],) + lines[1:]
     last = <str> lines[len(lines) - 1]
     if not last.endswith(PERMALINKS):
