@@ -51,8 +51,8 @@ SKIPPED, JUNCTION = 1, 2  # what stands between a block's last part and its next
 # rustdoc's `Variants<a class="anchor">§</a>`) or, rustdoc's section sign, starts it right before a word
 # (`<a class="doc-anchor">§</a>Examples`): not written (the features read it, as the classifier was fitted on them).
 # A section sign before a number or a space (`§ 242 BGB`, `§3`) is a citation and stays.
-PERMALINKS = ("\u00b6", "\u00a7")
 SECTION_SIGN = "\u00a7"
+PERMALINKS = ("\u00b6", SECTION_SIGN)
 PERMALINK_MOJIBAKE = "\u00c2"  # before the sign on a page whose text was encoded twice (`Â¶`: its UTF-8 read as cp1252)
 
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
