@@ -134,8 +134,30 @@ def test_a_headings_permalink_is_read_but_not_written():
                            '<p>§ 242 BGB und §3 gelten.</p><p>§</p><p>Siehe §</p></body>', nodes=True)
     assert [b.text for b in blocks] == ["Variants§", "§A Tour of Tokio", "1.0.0 · Source§", "§ 242 BGB und §3 gelten.",
                                         "§", "Siehe §"]
-    assert [b.written for b in blocks] == ["Variants", "A Tour of Tokio", "1.0.0 · Source", "§ 242 BGB und §3 gelten.",
-                                           "§", "Siehe"]
+    assert [b.written for b in blocks] == ["Variants", "A Tour of Tokio", "", "§ 242 BGB und §3 gelten.",
+                                           "§", "Siehe"]  # the source link: test_rustdocs_source_links_are_not_written
+
+
+def test_rustdocs_source_links_are_not_written():
+    """rustdoc's link to an item's source, on its own before the item's heading (after the version the item is stable
+    since, and before a permalink), from doc.rust-lang.org's `Result`: read, not written. The word as a caption, or a
+    link in a sentence, stays."""
+    blocks, _ = parse_page(
+        '<body><section class="method"><span class="rightside"><span class="since">1.0.0 (const: 1.48.0)</span> · '
+        '<a class="src" href="r.rs.html#593">Source</a></span><h4>pub const fn is_ok(&amp;self) -&gt; bool</h4>'
+        '</section><section class="method"><span class="rightside"><span class="since">1.70.0 (const: '
+        '<a href="https://github.com/rust-lang/rust/issues/1">unstable</a>)</span> · <a class="src">Source</a></span>'
+        '<h4>pub fn is_ok_and</h4></section><section class="impl"><a class="src rightside" href="r.rs.html">Source</a>'
+        '<a href="#impl" class="anchor">§</a><h3>impl Clone for Result</h3></section>'
+        '<p>Source</p><p><a href="https://example.org">Source</a>: the annual report.</p>'
+        '<p>Read the <a href="r.rs.html">Source</a></p></body>')
+    assert [b.text for b in blocks] == [
+        "1.0.0 (const: 1.48.0) · Source", "pub const fn is_ok(&self) -> bool", "1.70.0 (const: unstable) · Source",
+        "pub fn is_ok_and", "Source§", "impl Clone for Result", "Source", "Source: the annual report.",
+        "Read the Source"]
+    assert [b.written for b in blocks] == [
+        "", "pub const fn is_ok(&self) -> bool", "", "pub fn is_ok_and", "", "impl Clone for Result", "Source",
+        "Source: the annual report.", "Read the Source"]
 
 
 def test_tag_soup_parses_into_blocks_in_document_order():

@@ -54,6 +54,10 @@ SKIPPED, JUNCTION = 1, 2  # what stands between a block's last part and its next
 SECTION_SIGN = "\u00a7"
 PERMALINKS = ("\u00b6", SECTION_SIGN)
 PERMALINK_MOJIBAKE = "\u00c2"  # before the sign on a page whose text was encoded twice (`Â¶`: its UTF-8 read as cp1252)
+# rustdoc's link to the source of an item, a block of its own before the item's heading, after the version it is stable
+# since: `<span class="since">1.0.0 (const: 1.48.0)</span> · <a class="src">Source</a>`. Read, not written, like a
+# permalink (a page of a type's methods writes it a hundred times).
+SOURCE_LINK = re.compile(r"(?:\d+(?:\.\d+)+(?: \(const: (?:\d+(?:\.\d+)+|unstable)\))? · )?Source")
 
 _TOKEN_SPLIT = re.compile(r"[^a-z]+")
 
@@ -82,6 +86,15 @@ cdef tuple _without_permalink(tuple lines):
         last = last[:len(last) - 1]
     last = last.rstrip()
     return lines[:len(lines) - 1] + (last,) if last else lines
+
+
+cdef inline bint _source_link(tuple lines):
+    """Whether a block's written ``lines`` are one line that is rustdoc's source link (SOURCE_LINK)."""
+    cdef str line
+    if len(lines) != 1:
+        return False
+    line = <str> lines[0]
+    return line.endswith("Source") and SOURCE_LINK.fullmatch(line) is not None
 
 
 def names_comments(tuple tokens):
@@ -359,8 +372,11 @@ cdef class BlockTarget:
             else:
                 text = _joined_words(owner.parts)
             if text:
-                if not owner.preformatted and _has_permalink(text):
-                    lines = _without_permalink(lines or (text,))
+                if not owner.preformatted:
+                    if _has_permalink(text):
+                        lines = _without_permalink(lines or (text,))
+                    if owner.link and _source_link(lines or (text,)):
+                        lines = ("",)
                 link = owner.link if owner.link < len(text) else len(text)
                 self.blocks.append(Block(text, owner.element, owner.tag, owner.ancestors, owner.attrs(), link,
                                          owner.depth, owner.parent, owner.excluded, lines, owner.preformatted,
