@@ -36,6 +36,7 @@ def make_run(tmp_path_factory) -> Path:
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (work / "make-run.log").write_text(result.stdout, encoding="utf-8")
+    (work / "make-run.err").write_text(result.stderr, encoding="utf-8")
     return work
 
 
@@ -93,6 +94,15 @@ def test_the_summary_ends_with_the_report_and_an_explain_command_that_works(make
     pages = [p for p in explained.glob("*.html") if p.name != "index.html"]
     record_id = argv[argv.index("--record-id") + 1]
     assert len(pages) == 1 and html.escape(record_id) in pages[0].read_text(encoding="utf-8")
+
+
+def test_spark_warns_of_nothing_that_is_not_about_the_run(make_run):
+    """Spark's warnings that every run would print and that say nothing about it (session.QUIET_LOGGERS: a
+    checkpointed plan whose columns changed only in nullability, a plan's text truncated in a log line) are not
+    printed; its others are (the log level stays WARN)."""
+    printed = make_run.joinpath("make-run.err").read_text(encoding="utf-8")
+    assert "Setting default log level to \"WARN\"" in printed
+    assert [line for line in printed.splitlines() if " WARN LogicalRDD" in line or " WARN SparkStringUtils" in line] == []
 
 
 def test_the_summary_states_only_what_the_run_supports(make_run):

@@ -75,7 +75,21 @@ def spark_context(settings: Settings):
         raise UsageError(f"Spark did not start with spark.master={settings.spark.master!r}: "
                          f"{redact_text(first.strip())[:300]}") from None
     sc.setLogLevel("WARN")
+    _quiet_loggers(sc)
     return sc
+
+
+# Loggers whose warnings every run would print and none says anything about the run: LogicalRDD's that a checkpointed
+# plan's columns changed, when only their nullability did (the corpus stages checkpoint their keys), and the note that
+# a long plan's text was truncated in a log line. Their errors still show.
+QUIET_LOGGERS = ("org.apache.spark.sql.execution.LogicalRDD", "org.apache.spark.util.SparkStringUtils")
+
+
+def _quiet_loggers(sc) -> None:
+    """Raise :data:`QUIET_LOGGERS` to ERROR in the driver JVM's log4j (where these warnings are logged)."""
+    log4j = sc._jvm.org.apache.logging.log4j
+    for name in QUIET_LOGGERS:
+        log4j.core.config.Configurator.setLevel(name, log4j.Level.ERROR)
 
 
 # Spark keeps a pool of Python workers (a daemon and the workers it forks) per environment it gives them, and
