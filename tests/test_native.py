@@ -160,6 +160,19 @@ def test_rustdocs_source_links_are_not_written():
         "Source: the annual report.", "Read the Source"]
 
 
+def test_mediawikis_edit_links_are_not_read():
+    """MediaWiki's edit link after a section's heading (an.wikipedia.org's, from cc-genuine, and the older
+    `editsection`) is not part of the page's text; other spans of its heading, and a class that only starts the same,
+    are."""
+    blocks, _ = parse_page(
+        '<body><div class="mw-heading mw-heading2"><h2 id="Historia">Historia</h2><span class="mw-editsection">'
+        '<span class="mw-editsection-bracket">[</span><a href="/w/index.php?title=Escopete&amp;action=edit">editar'
+        '</a> | <a>modificar o codigo</a><span class="mw-editsection-bracket">]</span></span></div>'
+        '<h2><span class="editsection">[<a href="?action=edit">edit</a>]</span> <span class="mw-headline">'
+        'History</span></h2><p>Escopete ye citato <span class="mw-editsection-like">en 1578</span>.</p></body>')
+    assert [b.text for b in blocks] == ["Historia", "History", "Escopete ye citato en 1578."]
+
+
 def test_tag_soup_parses_into_blocks_in_document_order():
     """Seeded tag soup (broken markup, every kind of attribute and text): each page parses; its blocks are non-empty
     texts with their white space collapsed, each after its parent element."""

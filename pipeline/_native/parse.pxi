@@ -97,6 +97,14 @@ cdef inline bint _source_link(tuple lines):
     return line.endswith("Source") and SOURCE_LINK.fullmatch(line) is not None
 
 
+cdef inline bint _edit_section(const char *class_value):
+    """Whether an element's class value is that of MediaWiki's edit links after a section's heading (`<span
+    class="mw-editsection">[edit]</span>`, `[Bearbeiten | Quelltext bearbeiten]`; `editsection` in older versions):
+    a subtree never read, like a SKIP tag's. Not the page's text: a link to a form, in the wiki's language."""
+    return (class_value[0] == b'm' and strcmp(class_value, "mw-editsection") == 0
+            or class_value[0] == b'e' and strcmp(class_value, "editsection") == 0)
+
+
 def names_comments(tuple tokens):
     """Whether an element's class/id words (class_id_tokens) name a comment region."""
     return any(t in COMMENT_WORDS or t.startswith(COMMENT_PREFIXES) or any(s in t for s in COMMENT_STEMS)
@@ -401,13 +409,14 @@ cdef class BlockTarget:
         cdef tuple ancestors
         self.junction = False
         self.element += 1
+        self.edit_section = False
         self.in_json_ld = self._read_attributes(flags, atts)
         if self.skip:
             self.skip += 1
             return
-        if flags & TAG_SKIP:
+        if flags & TAG_SKIP or self.edit_section:
             self.skip = 1
-            if not flags & TAG_UNSEEN and self.owners:
+            if not flags & TAG_UNSEEN and not self.edit_section and self.owners:
                 owner = self.owners[-1]
                 if owner.parts and not owner.preformatted:
                     owner.separator = SKIPPED
@@ -467,6 +476,8 @@ cdef class BlockTarget:
                     self.https_links += 1
                 elif value != NULL and strncmp(value, "http:", 5) == 0:
                     self.http_links += 1
+            elif name[0] == b'c' and strcmp(name, "class") == 0 and value != NULL:
+                self.edit_section = _edit_section(value)
             elif name[0] == b'i' and strcmp(name, "itemtype") == 0:
                 self.markup.itemtypes.append(_value(value))
             elif meta and strcmp(name, "name") == 0:
