@@ -625,3 +625,21 @@ def test_a_replys_quote_of_a_post_above_it_is_read_once():
     assert all(written[line] == 1 for b in quotes for line in (b.lines or (b.text,)) if len(line.split()) >= 4)
     assert stage.stats.to_dict()["stage"]["blocks"]["quotes"]["blocks"] >= 5
     assert decisions.left_out["quote"].sum() == stage.stats.to_dict()["stage"]["blocks"]["quotes"]["blocks"]
+
+
+def test_a_kept_source_link_is_not_written_nor_shown():
+    """rustdoc's source links (`1.0.0 (const: 1.48.0) · Source` before each method; parse.pxi's SOURCE_LINK), on
+    doc.rust-lang.org's `Result` page, where the classifier keeps most of them: none is in the text, and the stage's
+    decisions, which `warcplex explain` draws, show none of them as written."""
+    stage = BlocksExtractor.from_settings(load_settings(None, []))
+    html = decode_html(gzip.decompress(bench_file("data-wcxb", "wcxb", "pages", "wcxb-dev-2861.html.gz").read_bytes()))
+    page = stage.read(html)
+    decisions = page.decisions
+    links = [i for i, b in enumerate(decisions.blocks) if b.text.rstrip("§").endswith("Source") and b.written == ""]
+    assert len(links) >= 100 and sum(decisions.keep[i] for i in links) >= 50
+    assert not any(decisions.shown[i] for i in links)
+    assert not [line for line in page.text.split("\n") if line.endswith("Source")]
+    doc = Document(page=Page("<urn:result>", "https://doc.rust-lang.org/std/result/enum.Result.html", "", b"", None),
+                   text=page.text, extractor="blocks")
+    marks = block_marks(decisions, doc)
+    assert all("not written: blank, or a source link" in marks[i].title for i in links if decisions.keep[i])

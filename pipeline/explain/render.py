@@ -110,7 +110,7 @@ def block_marks(decisions: BlockDecisions, doc: Document, comments: str = "separ
         elif not keep and prob >= decisions.threshold:
             notes.append("dropped by the structure rules")
         if keep and not shown:
-            notes.append("blank: not written")
+            notes.append("not written: blank, or a source link")
         state = filtered.get(i)
         if state:
             notes.append("the perplexity filter dropped " + ("its text" if state == "dropped" else "part of its text"))

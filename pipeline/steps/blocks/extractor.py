@@ -123,7 +123,7 @@ MAIN, BOILERPLATE, COMMENT = "main", "boilerplate", "comment"  # the labels of t
 class BlockDecisions(NamedTuple):
     """The stage's decisions on one page, as ``warcplex explain`` draws them (``Document.trace``): every block,
     its main-content probability, the threshold of the page's type, whether the stage kept it (after the
-    structure rules) and showed it (its text is visible), and the lines of the text (:func:`group_lines`) with
+    structure rules) and showed it (its written text is visible), and the lines of the text (:func:`group_lines`) with
     the groups of kept blocks (:func:`line_groups`) they come from, and which blocks are reader comments."""
 
     blocks: list[Block]
@@ -358,7 +358,8 @@ class BlocksExtractor(Extractor):
         keep = read_once(blocks, keep, page.page_type)
         if keep.sum() < kept_before:
             self.count("repeats.pages")
-        shown = np.array([k and visible(b.text) for b, k in zip(blocks, keep)], dtype=bool)  # no blank lines
+        # no blank lines, nor a block whose written text is none (rustdoc's source link: parse.pxi's SOURCE_LINK)
+        shown = np.array([k and visible(b.written) for b, k in zip(blocks, keep)], dtype=bool)
         kept = [b for b, k in zip(blocks, shown) if k]
         kept_probs, groups = probs[shown], line_groups(kept)
         lines = group_lines(kept, groups, self.settings.list_bullets)
