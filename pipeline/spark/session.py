@@ -86,10 +86,16 @@ QUIET_LOGGERS = ("org.apache.spark.sql.execution.LogicalRDD", "org.apache.spark.
 
 
 def _quiet_loggers(sc) -> None:
-    """Raise :data:`QUIET_LOGGERS` to ERROR in the driver JVM's log4j (where these warnings are logged)."""
+    """Raise :data:`QUIET_LOGGERS` to ERROR in the driver JVM's log4j 2 (where these warnings are logged); a cluster
+    whose driver logs otherwise keeps its own levels."""
+    from py4j.protocol import Py4JError
+
     log4j = sc._jvm.org.apache.logging.log4j
-    for name in QUIET_LOGGERS:
-        log4j.core.config.Configurator.setLevel(name, log4j.Level.ERROR)
+    try:
+        for name in QUIET_LOGGERS:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.ERROR)
+    except Py4JError:
+        pass
 
 
 # Spark keeps a pool of Python workers (a daemon and the workers it forks) per environment it gives them, and
