@@ -539,6 +539,7 @@ def test_a_section_the_page_writes_twice_is_read_once_on_the_types_that_copy_sec
     assert list(np.flatnonzero(read_once(blocks, keep, "product"))) == [0, 1, 2, 3, 7]  # a single long block too
     assert read_once(blocks, keep, "documentation").all() and read_once(blocks, keep, None).all()
     assert list(np.flatnonzero(read_once(blocks, keep, "article"))) == [0, 1, 2, 3, 7, 8]
+    assert list(np.flatnonzero(read_once(blocks, keep, "service"))) == [0, 1, 2, 3, 7, 8]  # a carousel's copy
     # the product's name in its heading and again in the buy box (4 words or more): read once on a product page
     named = parse_blocks("<h1>Wheel Thrown White Mug</h1><p>Handmade stoneware.</p><div class='buy'>"
                          "<p>Wheel Thrown White Mug</p><p>In stock</p><p>In stock</p></div>")

@@ -33,10 +33,11 @@ MIN_PRIMARY_WORDS = 20
 # far longer text is then mostly not main content (README, "Extraction cascade and the block classifier").
 SHORT_TO = "trafilatura"
 # The page types on which a section the page writes twice is read once (:func:`~pipeline.steps.blocks.rules.drop_repeats`):
-# there the second copy is a template's copy for another screen size. On documentation (code, the same step in two
-# procedures) and service pages (plans that list the same features) a repeat is the page's text; pages of unknown
-# type (the older benchmarks' markup) have no such copies, and their truths keep what the page repeats.
-REPEATS_DROPPED = frozenset(("article", "collection", "forum", "listing", "product"))
+# there the second copy is a template's copy for another screen size, or a carousel's (a service page's feature cards
+# and customer quotes; its price plans that list the same features lose their second list, docs/research/tried.md). On
+# documentation (code, the same step in two procedures) a repeat is the page's text; pages of unknown type (the older
+# benchmarks' markup) have no such copies, and their truths keep what the page repeats.
+REPEATS_DROPPED = frozenset(("article", "collection", "forum", "listing", "product", "service"))
 # On product pages a single block the page repeats (of at least this many words) is also read once: the product's name
 # in its heading and again in the buy box, the description in a tab and again in an accordion, a promotion's banner,
 # the shipping terms under each variant.
