@@ -22,8 +22,8 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import RuleSettings, ad_labels, drop_repeats, quoted_repeats, revise, signatures
-from pipeline.steps.blocks.extractor import BlocksExtractor, block_lines, read_once
+from pipeline.steps.blocks.rules import RuleSettings, ad_labels, code_after_prose, drop_repeats, quoted_repeats, revise, signatures
+from pipeline.steps.blocks.extractor import CODE_INTRODUCED, BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
 from pipeline.explain.render import block_marks
@@ -553,6 +553,23 @@ def test_a_code_listing_written_a_line_per_element_is_kept_whole():
     probs = np.array([0.9, 0.1, 0.1, 0.1, 0.6])
     assert revise(blocks, probs, 0.5, RuleSettings()).all()  # the closing brace kept: the listing is kept whole
     assert not revise(blocks, np.array([0.9, 0.1, 0.1, 0.1, 0.1]), 0.5, RuleSettings())[1:].any()
+
+
+def test_a_code_listing_right_after_kept_prose_is_kept_on_documentation():
+    blocks = parse_blocks("<html><body><p>Recipes build on the tools.</p><pre>def take(n, it):\n    return "
+                          "list(islice(it, n))</pre><p>Next topic</p><pre>menu()</pre><p>Related code:</p>"
+                          "<footer><p>Copyright</p></footer><pre>x = 1</pre></body></html>")
+    assert [b.preformatted for b in blocks] == [False, True, False, True, False, False, True] and blocks[5].excluded
+    keep = np.array([True, False, False, False, True, False, False])
+    # kept after kept prose, also over a part never kept (the footer); not after a dropped block
+    assert code_after_prose(blocks, keep).tolist() == [True, True, False, False, True, False, True]
+    assert not code_after_prose(blocks, np.zeros(len(blocks), dtype=bool)).any()
+    # Python's itertools page (a WCXB page): the recipes, one long listing at the end that the classifier drops
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    html = decode_html(gzip.decompress((bench_file("data-wcxb", "wcxb") / "pages" / "wcxb-dev-0666.html.gz").read_bytes()))
+    page = stage.decide(stage.classify(html))
+    assert page.page_type in CODE_INTRODUCED and "def running_mean(iterable):" in page.text
 
 
 def test_a_threads_signatures_are_dropped_and_its_posts_kept():

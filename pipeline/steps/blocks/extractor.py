@@ -23,7 +23,7 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import ad_labels, drop_repeats, in_kept_region, quoted_repeats, revise, signatures
+from pipeline.steps.blocks.rules import ad_labels, code_after_prose, drop_repeats, in_kept_region, quoted_repeats, revise, signatures
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -42,6 +42,10 @@ REPEATS_DROPPED = frozenset(("article", "collection", "forum", "listing", "produ
 # in its heading and again in the buy box, the description in a tab and again in an accordion, a promotion's banner,
 # the shipping terms under each variant.
 PRODUCT_REPEAT_MIN_WORDS = 4
+# The page types on which a dropped code listing right after kept prose is kept (:func:`~pipeline.steps.blocks.rules.
+# code_after_prose`): documentation and threads, where a paragraph introduces the code it explains. On articles and
+# services it lost a little on the bench's dev side (docs/models.md).
+CODE_INTRODUCED = frozenset(("documentation", "forum"))
 # resiliparse's main content, a feature of the blocks, as the classifier was fitted on it: without comment sections,
 # bullets, link targets or alt texts.
 FITTED_RESILIPARSE = {"comments": "separate", "list_bullets": False, "links": False, "alt_texts": False}
@@ -355,6 +359,8 @@ class BlocksExtractor(Extractor):
         if labels.any():  # an ad slot's caption between the paragraphs it interrupts
             self.count("ad_labels.blocks", int(labels.sum()))
             keep, left_out["ad_label"] = keep & ~labels, labels
+        if page.page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
+            keep = code_after_prose(blocks, keep)
         kept_before = int(keep.sum())
         keep = read_once(blocks, keep, page.page_type)
         if keep.sum() < kept_before:

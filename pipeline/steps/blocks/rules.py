@@ -19,6 +19,9 @@ in order:
 - code (always on, not fitted): a code listing written a line per element is kept whole when one of its
   lines is (:func:`whole_code`).
 
+On documentation pages and threads a code listing right after kept prose is kept (:func:`code_after_prose`;
+not fitted).
+
 On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
 (:func:`signatures`; not fitted).
 
@@ -36,6 +39,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from pipeline.document import visible
 from pipeline.steps.blocks.features import CELLS, HEADINGS
 from pipeline.steps.blocks.parse import Block
 
@@ -209,6 +213,23 @@ def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
     for lines in units.values():
         if len(lines) > 1 and keep[lines].any():
             out[lines] = True
+    return out
+
+
+def code_after_prose(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+    """``keep`` with every dropped code listing kept whose nearest block before it (over blank blocks and those in
+    a part never kept) is kept prose: in documentation and threads the listing a paragraph introduces is part of
+    what the paragraph says (the classifier, reading code as it reads prose, drops a long listing at the end of a
+    page; Python's itertools recipes)."""
+    out = keep.copy()
+    for i, b in enumerate(blocks):
+        if not b.preformatted or keep[i] or b.excluded:
+            continue
+        j = i - 1
+        while j >= 0 and (blocks[j].excluded or not visible(blocks[j].text)):
+            j -= 1
+        if j >= 0 and keep[j] and not blocks[j].preformatted:
+            out[i] = True
     return out
 
 
