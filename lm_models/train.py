@@ -12,7 +12,6 @@ Run ``corpora.py`` first (the Makefile does both).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-from pipeline.lm.train import arpa_counts, percentile
+from pipeline.lm.train import arpa_counts, percentile, sha256
 from pipeline.lm_text import NORMALIZATION_VERSION
 from pipeline.perplexity_rule import perplexity as scored_perplexity
 from pipeline.perplexity_rule import perplexity_of
@@ -81,14 +80,6 @@ def model_path(lang: str) -> Path:
 def perplexity(model, sentence: str) -> float:
     """The scorer's perplexity of ``sentence`` (pipeline.steps.perplexity)."""
     return scored_perplexity(model, sentence)[0]
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def evaluate(model, lines: list[str]) -> dict:

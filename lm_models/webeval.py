@@ -25,7 +25,6 @@ language (``conf/models.yaml``), for the model card, lm_models/README.md and the
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 from train import percentile, registry_entries  # the cards' percentile rule; conf/models.yaml (lm_models/ is the script directory)
+from pipeline.lm.train import sha256
 from pipeline.lm_text import normalize_for_lm
 from pipeline.perplexity_rule import perplexity_of
 
@@ -175,10 +175,6 @@ def evaluate(model, lang: str, bench: Path = BENCH, threshold: float | None = No
             "boilerplate_lines": (round(sum(v > threshold for v in held_boiler) / len(held_boiler), 4)
                                   if held_boiler else None)}
     return result
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def main() -> None:
