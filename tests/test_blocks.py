@@ -489,6 +489,8 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
                 keep &= ~signatures(blocks)
                 keep &= ~quoted_repeats(blocks, keep)
             keep &= ~ad_labels(blocks, among=keep)
+            if page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
+                keep = code_after_prose(blocks, keep)
             return [b for b, k in zip(blocks, read_once(blocks, keep, page_type)) if k]
 
         kept, globally = written(decision.threshold, decision.rules), written(model.threshold, model.rules)
