@@ -24,7 +24,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-from pipeline.lm.train import arpa_counts, percentile, sha256
+from pipeline.lm.train import arpa_counts, percentile
+from pipeline.model_cache import file_sha256
 from pipeline.lm_text import NORMALIZATION_VERSION
 from pipeline.perplexity_rule import perplexity as scored_perplexity
 from pipeline.perplexity_rule import perplexity_of
@@ -146,7 +147,7 @@ def train(lang: str, prune: list[int] | None = None, keep_arpa: bool = False,
         "language": lang,
         "path": str(out.relative_to(REPO)),
         "bytes": out.stat().st_size,
-        "sha256": sha256(out),
+        "sha256": file_sha256(out),
         "order": order,
         "pruning": {"lmplz_prune": prune,
                     "meaning": "n-grams of order k with count <= prune[k-1] are dropped"},

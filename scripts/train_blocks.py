@@ -82,7 +82,7 @@ def lm_pins() -> dict[str, dict]:
     for lang, entry in sorted(load_registry(PerplexitySettings().registry).items()):
         path = resolve_path(entry.path)
         if path.exists():
-            out[lang] = {"path": path.relative_to(ROOT).as_posix(), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+            out[lang] = {"path": path.relative_to(ROOT).as_posix(), "sha256": model_cache.file_sha256(path)}
     return out
 
 

@@ -40,7 +40,7 @@ from typing import Iterable, Iterator
 import yaml
 
 from pipeline.config import PROJECT_ROOT, resolve_path
-from pipeline.model_cache import kenlm_model
+from pipeline.model_cache import file_sha256, kenlm_model
 from pipeline.reading.reader import default_extractors
 from pipeline.model_registry import load_registry
 from pipeline.lm_text import NORMALIZATION_VERSION, lm_tokens
@@ -260,14 +260,6 @@ def heldout_figures(model_path: Path, heldout: list[str], threshold_percentile: 
             "threshold": round(percentile(scores, threshold_percentile / 100), 1)}
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def model_name(language: str, order: int) -> str:
     """The binary's file name; distinct from the shipped models' (Spark ships files by name)."""
     return f"{language}.selftrained.{order}gram.bin"
@@ -311,7 +303,7 @@ def train_lm(output: str, out: Path, options: TrainOptions, base_registry: str |
     held = heldout_figures(model, heldout, options.threshold_percentile)
     threshold = held["threshold"]
     entry = {"path": model.name, "threshold": threshold, "percentiles": held["percentiles"],
-             "self_trained": {"from": str(Path(output).resolve()), "sha256": sha256(model),
+             "self_trained": {"from": str(Path(output).resolve()), "sha256": file_sha256(model),
                               "method": f"{options.threshold_percentile}th percentile of the perplexity of the "
                                         "model's own held-out sentences (uncalibrated)"}}
     registry = write_registry(out, entry, options.language, base_registry)

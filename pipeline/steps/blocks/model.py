@@ -8,7 +8,6 @@ of the perplexity feature are pinned there (:class:`LanguageModelPin`), never re
 
 from __future__ import annotations
 
-import hashlib
 import json
 import pkgutil
 from dataclasses import dataclass
@@ -48,11 +47,7 @@ def pinned_language_model(pin: LanguageModelPin):
     key = (pin.path, pin.sha256)
     model = _VERIFIED.get(key)
     if model is None:
-        digest = hashlib.sha256()
-        with open(model_cache.locate(pin.path), "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-        if digest.hexdigest() != pin.sha256:
+        if model_cache.file_sha256(model_cache.locate(pin.path)) != pin.sha256:
             raise ValueError(f"{pin.path}: sha256 differs from the file the block model was fitted with; "
                              "restore it or rerun scripts/train_blocks.py")
         # the path the registry's entry resolves to as well (one load per process)
