@@ -22,8 +22,9 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import RuleSettings, ad_labels, code_after_prose, drop_repeats, quoted_repeats, revise, signatures
-from pipeline.steps.blocks.extractor import CODE_INTRODUCED, BlocksExtractor, block_lines, read_once
+from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, code_after_prose, drop_repeats, in_modal, quoted_repeats,
+                                        revise, signatures)
+from pipeline.steps.blocks.extractor import CODE_INTRODUCED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
 from pipeline.explain.render import block_marks
@@ -488,6 +489,8 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
             if page_type == "forum":  # a thread's signatures and its replies' quotes of posts above them
                 keep &= ~signatures(blocks)
                 keep &= ~quoted_repeats(blocks, keep)
+            if page_type not in MODAL_CONTENT:  # a pop-up its classes call a modal
+                keep &= ~in_modal(blocks)
             keep &= ~ad_labels(blocks, among=keep)
             if page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
                 keep = code_after_prose(blocks, keep)
@@ -572,6 +575,26 @@ def test_a_code_listing_right_after_kept_prose_is_kept_on_documentation():
     html = decode_html(gzip.decompress((bench_file("data-wcxb", "wcxb") / "pages" / "wcxb-dev-0666.html.gz").read_bytes()))
     page = stage.decide(stage.classify(html))
     assert page.page_type in CODE_INTRODUCED and "def running_mean(iterable):" in page.text
+
+
+def test_a_pop_up_its_classes_call_a_modal_is_not_kept_but_on_product_pages():
+    blocks = parse_blocks("<html><body><p>The article's text.</p><div class='modal-content'><h5>Join us</h5>"
+                          "<ul><li>Unlimited access</li></ul></div><div class='membermodal'><p>Sign up now</p></div>"
+                          "<p>A modal logic primer.</p></body></html>")
+    assert in_modal(blocks).tolist() == [False, True, True, True, False]  # a word ending in modal, not one starting so
+    # a garden blog (a WCXB page): its membership pop-up (`membermodal`, `joiningsubscribermodal`) is written in the
+    # page without aria-modal and the classifier keeps it
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    html = decode_html(gzip.decompress((bench_file("data-wcxb", "wcxb") / "pages" / "wcxb-dev-0400.html.gz").read_bytes()))
+    page = stage.classify(html)
+    assert page.page_type not in MODAL_CONTENT
+    decided = stage.decide(page)
+    assert "Join the Remodelista Family of Websites" not in decided.text and "seedheads" in decided.text
+    assert decided.decisions.left_out["modal"].sum() >= 3
+    page.page_type = "product"  # a product's details open in a modal: kept there
+    assert "Join the Remodelista Family of Websites" in stage.decide(page).text
+    assert stage.stats.to_dict()["stage"]["blocks"]["modals"]["pages"] == 1
 
 
 def test_a_threads_signatures_are_dropped_and_its_posts_kept():

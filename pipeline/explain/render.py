@@ -86,6 +86,7 @@ COMMENT_NOTES = {"separate": "written to the row's comments, not its text", "dro
 # Why a rule after the classifier left a block out (BlockDecisions.left_out).
 LEFT_OUT_NOTES = {"signature": "dropped: a poster's signature on a thread",
                   "quote": "dropped: a reply's quote of a post above it (written once, there)",
+                  "modal": "dropped: a pop-up its classes call a modal",
                   "ad_label": "never kept: an ad slot's label"}
 
 

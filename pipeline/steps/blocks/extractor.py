@@ -23,7 +23,8 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import ad_labels, code_after_prose, drop_repeats, in_kept_region, quoted_repeats, revise, signatures
+from pipeline.steps.blocks.rules import (ad_labels, code_after_prose, drop_repeats, in_kept_region, in_modal,
+                                        quoted_repeats, revise, signatures)
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -46,6 +47,10 @@ PRODUCT_REPEAT_MIN_WORDS = 4
 # code_after_prose`): documentation and threads, where a paragraph introduces the code it explains. On articles and
 # services it lost a little on the bench's dev side (docs/models.md).
 CODE_INTRODUCED = frozenset(("documentation", "forum"))
+# The page types whose modals hold the page's own text (:func:`~pipeline.steps.blocks.rules.in_modal`): a product's
+# details, materials and size guide open in one (IKEA's product sheet). On the other types a block in an element whose
+# class says modal is a pop-up over the page and is not kept (docs/models.md).
+MODAL_CONTENT = frozenset(("product",))
 # resiliparse's main content, a feature of the blocks, as the classifier was fitted on it: without comment sections,
 # bullets, link targets or alt texts.
 FITTED_RESILIPARSE = {"comments": "separate", "list_bullets": False, "links": False, "alt_texts": False}
@@ -139,8 +144,8 @@ class BlockDecisions(NamedTuple):
     lines: list[tuple[int, str]]
     groups: list[list[int]]
     comments: np.ndarray | None = None  # per block, a reader comment (comments.CommentModel), or None: no comment model
-    # the blocks the rules after the classifier left out, by rule: "signature", "quote", "ad_label" (those that left
-    # out at least one)
+    # the blocks the rules after the classifier left out, by rule: "signature", "quote", "modal", "ad_label" (those that
+    # left out at least one)
     left_out: dict[str, np.ndarray] | None = None
 
     def labels(self) -> list[str]:
@@ -355,6 +360,11 @@ class BlocksExtractor(Extractor):
                 self.count("quotes.pages")
                 self.count("quotes.blocks", int(quoted.sum()))
                 keep, left_out["quote"] = keep & ~quoted, quoted
+        if page.page_type not in MODAL_CONTENT:
+            modal = in_modal(blocks) & keep
+            if modal.any():  # a sign-up or membership pop-up written in the page
+                self.count("modals.pages")
+                keep, left_out["modal"] = keep & ~modal, modal
         labels = ad_labels(blocks, among=keep)
         if labels.any():  # an ad slot's caption between the paragraphs it interrupts
             self.count("ad_labels.blocks", int(labels.sum()))

@@ -22,6 +22,9 @@ in order:
 On documentation pages and threads a code listing right after kept prose is kept (:func:`code_after_prose`;
 not fitted).
 
+A block in a pop-up its classes call a modal is dropped on every page type but products, whose details open in
+modals (:func:`in_modal`; not fitted).
+
 On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
 (:func:`signatures`; not fitted).
 
@@ -152,6 +155,15 @@ def signatures(blocks: list[Block]) -> np.ndarray:
 
 def _is_signature(word: str) -> bool:
     return word.startswith("signature") or word.endswith("signature")
+
+
+def in_modal(blocks: list[Block]) -> np.ndarray:
+    """Per block, whether it lies in a pop-up the page's classes call a modal: an element (the block's or one of its
+    three nearest block-level ancestors') whose class or id has a word ending in ``modal`` (``modal-content``,
+    ``membermodal``, ``newsletter-modal``). A sign-up, membership or newsletter pop-up that does not say
+    ``aria-modal`` (the parse never keeps one that does) is written in the page like its text."""
+    return np.fromiter((any(token.partition(":")[2].endswith("modal") for token in b.attr_tokens) for b in blocks),
+                       dtype=bool, count=len(blocks))
 
 
 # What a page writes over or under an advertisement, in the languages of the bench and of Common Crawl's largest
