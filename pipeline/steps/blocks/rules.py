@@ -22,7 +22,7 @@ in order:
 On documentation pages and threads a code listing right after kept prose is kept (:func:`code_after_prose`;
 not fitted).
 
-A block in a pop-up its classes call a modal is dropped on every page type but products, whose details open in
+A block in a pop-up its classes call a modal or popup is dropped on every page type but products, whose details open in
 modals (:func:`in_modal`; not fitted).
 
 On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
@@ -157,13 +157,17 @@ def _is_signature(word: str) -> bool:
     return word.startswith("signature") or word.endswith("signature")
 
 
+# The words that end a pop-up's class or id word (:func:`in_modal`).
+POP_UP_WORDS = ("modal", "popup")
+
+
 def in_modal(blocks: list[Block]) -> np.ndarray:
-    """Per block, whether it lies in a pop-up the page's classes call a modal: an element (the block's or one of its
-    three nearest block-level ancestors') whose class or id has a word ending in ``modal`` (``modal-content``,
-    ``membermodal``, ``newsletter-modal``). A sign-up, membership or newsletter pop-up that does not say
-    ``aria-modal`` (the parse never keeps one that does) is written in the page like its text."""
-    return np.fromiter((any(token.partition(":")[2].endswith("modal") for token in b.attr_tokens) for b in blocks),
-                       dtype=bool, count=len(blocks))
+    """Per block, whether it lies in a pop-up the page's classes call one: an element (the block's or one of its
+    three nearest block-level ancestors') whose class or id has a word ending in ``modal`` or ``popup``
+    (``modal-content``, ``membermodal``, ``newsletter-popup``). A sign-up, membership or newsletter pop-up that does
+    not say ``aria-modal`` (the parse never keeps one that does) is written in the page like its text."""
+    return np.fromiter((any(token.partition(":")[2].endswith(POP_UP_WORDS) for token in b.attr_tokens)
+                        for b in blocks), dtype=bool, count=len(blocks))
 
 
 # What a page writes over or under an advertisement, in the languages of the bench and of Common Crawl's largest
