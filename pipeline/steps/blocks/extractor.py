@@ -361,7 +361,7 @@ class BlocksExtractor(Extractor):
                 self.count("quotes.blocks", int(quoted.sum()))
                 keep, left_out["quote"] = keep & ~quoted, quoted
         if page.page_type not in MODAL_CONTENT:
-            modal = in_modal(blocks) & keep
+            modal = in_modal(blocks, among=keep)
             if modal.any():  # a sign-up or membership pop-up written in the page
                 self.count("modals.pages")
                 keep, left_out["modal"] = keep & ~modal, modal

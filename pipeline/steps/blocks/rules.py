@@ -161,13 +161,16 @@ def _is_signature(word: str) -> bool:
 POP_UP_WORDS = ("modal", "popup")
 
 
-def in_modal(blocks: list[Block]) -> np.ndarray:
-    """Per block, whether it lies in a pop-up the page's classes call one: an element (the block's or one of its
-    three nearest block-level ancestors') whose class or id has a word ending in ``modal`` or ``popup``
-    (``modal-content``, ``membermodal``, ``newsletter-popup``). A sign-up, membership or newsletter pop-up that does
-    not say ``aria-modal`` (the parse never keeps one that does) is written in the page like its text."""
-    return np.fromiter((any(token.partition(":")[2].endswith(POP_UP_WORDS) for token in b.attr_tokens)
-                        for b in blocks), dtype=bool, count=len(blocks))
+def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
+    """Per block (of those ``among`` marks, if given; the others False), whether it lies in a pop-up the page's
+    classes call one: an element (the block's or one of its three nearest block-level ancestors') whose class or id
+    has a word ending in ``modal`` or ``popup`` (``modal-content``, ``membermodal``, ``newsletter-popup``). A sign-up,
+    membership or newsletter pop-up that does not say ``aria-modal`` (the parse never keeps one that does) is written
+    in the page like its text."""
+    out = np.zeros(len(blocks), dtype=bool)
+    for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
+        out[i] = any(token.partition(":")[2].endswith(POP_UP_WORDS) for token in blocks[i].attr_tokens)
+    return out
 
 
 # What a page writes over or under an advertisement, in the languages of the bench and of Common Crawl's largest
