@@ -241,14 +241,13 @@ def code_after_prose(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
     what the paragraph says (the classifier, reading code as it reads prose, drops a long listing at the end of a
     page; Python's itertools recipes)."""
     out = keep.copy()
+    before = -1  # the nearest block so far that is neither blank nor in a part never kept
     for i, b in enumerate(blocks):
-        if not b.preformatted or keep[i] or b.excluded:
+        if b.excluded or not visible(b.text):
             continue
-        j = i - 1
-        while j >= 0 and (blocks[j].excluded or not visible(blocks[j].text)):
-            j -= 1
-        if j >= 0 and keep[j] and not blocks[j].preformatted:
+        if b.preformatted and not keep[i] and before >= 0 and keep[before] and not blocks[before].preformatted:
             out[i] = True
+        before = i
     return out
 
 
