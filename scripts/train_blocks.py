@@ -97,6 +97,14 @@ def label(tokens: list[str], truth_joined: str, truth_trigrams: set) -> int:
     return 0
 
 
+def main_labels(blocks: list, truth: str, bench: Path) -> list[int]:
+    """Each block's :func:`label` against ``truth`` (the bench scorer's tokens)."""
+    tokens = scorer(bench).tokenize(truth)
+    joined = f" {' '.join(tokens)} "
+    trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
+    return [label(scorer(bench).tokenize(b.text), joined, trigrams) for b in blocks]
+
+
 def raw_page(item: dict) -> dict:
     """The expensive part, cached: blocks, resiliparse text, page language, block perplexities
     (under every pinnable model: ``--lm-languages`` chooses among them without reparsing)."""
@@ -133,10 +141,7 @@ def featurised(page: dict, centres: dict[str, float], bench: Path, without_prima
     out["signals"] = page_signals(blocks, out["X"], page["primary"], page["markup"], html)
     if page["set"] == "snippets":  # no block labels: the set is never fitted on
         return out
-    tokens = scorer(bench).tokenize(page["truth"])
-    joined = f" {' '.join(tokens)} "
-    trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
-    out["y"] = [label(scorer(bench).tokenize(b.text), joined, trigrams) for b in blocks]
+    out["y"] = main_labels(blocks, page["truth"], bench)
     regions = region_blocks(blocks)
     recurring = dict(zip(regions.tolist(), repeats(blocks, regions).tolist()))
     out["comment_y"] = [comment_label(b, y, recurring.get(i, 0)) for i, (b, y) in enumerate(zip(blocks, out["y"]))]

@@ -3,7 +3,7 @@
 
 Every full-text held-out page (``--dev``: the dev side) of the chosen sets is parsed as the block stage parses it
 (:func:`pipeline.steps.blocks.parse.parse_blocks`); the blocks that ``scripts/train_blocks.py`` labels main
-(:func:`train_blocks.label`: the block's tokens in the truth) are kept, written as the stage writes kept blocks
+(:func:`train_blocks.main_labels`: the block's tokens in the truth) are kept, written as the stage writes kept blocks
 (:func:`pipeline.steps.blocks.extractor.block_lines`, without the filter), and scored against the truth. Prints per
 set and page type: WCXB's word F1 (:func:`benchpages.word_prf`) and the bench's ROUGE-5 F1. The gap between these and
 the shipped stage's figures (``page_scores.py``) is what a better classifier could still win; what they miss is lost
@@ -20,7 +20,7 @@ from collections import defaultdict
 from multiprocessing import Pool
 
 from benchpages import BENCH, is_heldout, manifest, page_path, scorer, truth_path, word_prf
-from train_blocks import label  # scripts/: run with PYTHONPATH=scripts
+from train_blocks import main_labels  # scripts/: run with PYTHONPATH=scripts
 
 from pipeline.document import visible
 from pipeline.reading.decode import decode_html
@@ -34,10 +34,8 @@ def perfect_text(job: tuple[str, dict]) -> tuple[str, str, float, float]:
     bench = scorer(BENCH)
     html = decode_html(gzip.decompress(page_path(BENCH, folder, row).read_bytes()))
     truth = truth_path(BENCH, folder, row).read_text(encoding="utf-8", errors="replace")
-    tokens = bench.tokenize(truth)
-    joined = f" {' '.join(tokens)} "
-    trigrams = {tuple(tokens[i:i + 3]) for i in range(len(tokens) - 2)}
-    kept = [b for b in parse_blocks(html) if visible(b.written) and label(bench.tokenize(b.text), joined, trigrams)]
+    blocks = parse_blocks(html)
+    kept = [b for b, main in zip(blocks, main_labels(blocks, truth, BENCH)) if main and visible(b.written)]
     text = block_lines(kept)
     return folder, str(row.get("page_type") or row["dataset"]), word_prf(text, truth)[2], \
         bench.score_pair(text, truth)["rouge5_f"]
