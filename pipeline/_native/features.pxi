@@ -10,7 +10,6 @@ from pipeline._native import columns as _columns
 HASH_DIM = 1 << 12  # the hashed tokens' space
 # A block whose text ends in one of these ends a sentence.
 ENDS_SENTENCE = ".!?:;\"'\u201d)\u3002\uff01\uff1f\u300d\u300f"
-HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 LIST_ITEMS = frozenset("li dt dd".split())
 CELLS = frozenset("td th".split())
 CODE = frozenset("pre code".split())

@@ -23,6 +23,10 @@ UNSEEN = frozenset("script style template head title meta link".split())
 UNJOINED = frozenset(("sup", "sub"))
 # Elements whose text keeps its line breaks and indentation (code, poems, ASCII tables), and so every block inside.
 PREFORMATTED = frozenset(("pre", "listing", "xmp", "plaintext"))
+HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+# A `div` right inside a heading is the heading's text, and its block is the heading's (GitBook's and other Tailwind
+# sites' `<h3><div>anchor</div><div>About this book</div></h3>`).
+HEADING_PARTS = frozenset(("div",))
 # Parts of a page that are not its content whatever their text says: the page's footer, modal dialogs (cookie and
 # sign-up pop-ups, a privacy policy in a modal) and menus. Their blocks are parsed and classified like any other, so
 # the page the classifier sees is the one it was fitted on, and never kept (rules.revise; README, "Parts never kept").
@@ -444,7 +448,8 @@ cdef class BlockTarget:
             self._flush(owner)
             ancestors = owner.ancestors
             class_id, role, modal = self._block_attributes(atts)
-            child = _owner(self.element, tag, (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
+            child = _owner(self.element, owner.tag if tag in HEADING_PARTS and owner.tag in HEADINGS else tag,
+                           (owner.tag,) + (ancestors if len(ancestors) < 4 else ancestors[:3]),
                            (class_id,) + owner.levels[:3], owner.depth + 1, owner.element,
                            owner.excluded or self._excluded(tag, flags, role, modal),
                            owner.preformatted or flags & TAG_PREFORMATTED,

@@ -18,7 +18,7 @@ class Block:
 
     text: str
     element: int  # preorder index of the owning element in the document (pipeline.steps.blocks.parse.dom_path)
-    tag: str
+    tag: str  # the element's name; a heading's for a `div` right inside one (parse.pxi's HEADING_PARTS)
     ancestors: tuple[str, ...]  # tag names of the enclosing block-level elements, nearest first
     attr_tokens: tuple[str, ...]  # class/id tokens of the element and ancestors, prefixed by level
     link_chars: int
