@@ -22,7 +22,7 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, code_after_prose, drop_repeats, in_modal, quoted_repeats,
+from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, aside_links, code_after_prose, drop_repeats, in_modal, quoted_repeats,
                                         revise, signatures)
 from pipeline.steps.blocks.extractor import CODE_INTRODUCED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
@@ -492,6 +492,7 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
                 keep &= ~quoted_repeats(blocks, keep)
             if page_type not in MODAL_CONTENT:  # a pop-up its classes call a modal
                 keep &= ~in_modal(blocks)
+            keep &= ~aside_links(blocks, among=keep)
             keep &= ~ad_labels(blocks, among=keep)
             if page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
                 keep = code_after_prose(blocks, keep)
@@ -593,6 +594,27 @@ def test_a_div_right_inside_a_heading_is_read_as_the_heading():
     page = stage.decide(stage.classify(html))
     assert page.page_type == "documentation"
     assert "About this book\nThis is a book on the functional paradigm" in page.text
+
+
+def test_a_link_in_an_aside_is_not_kept():
+    blocks = parse_blocks("<html><body><article><p>The post's <a href='/x'>text</a>, a paragraph.</p>"
+                          "<aside class='pull'><p>A pull quote with <a href='/y'>a link</a> in it.</p></aside></article>"
+                          "<aside class='widget'><h3>Authors</h3><ul><li><a href='/a'>Adam Gosling</a></li>"
+                          "<li><div><a href='/b'>Geoff Huston</a> </div></li></ul></aside>"
+                          "<ul><li><a href='/c'>A link outside</a></li></ul></body></html>")
+    assert [b.text for b in blocks][-4:] == ["Authors", "Adam Gosling", "Geoff Huston", "A link outside"]
+    # a block of link text in an aside, not a paragraph with a link nor a heading, nor a link list outside one
+    assert aside_links(blocks).tolist() == [False, False, False, True, True, False]
+    assert aside_links(blocks, among=np.array([True] * 4 + [False] * 2)).tolist() == [False] * 3 + [True] + [False] * 2
+    # a network operator's blog (a WCXB page): a sidebar widget lists hundreds of its authors, which the classifier
+    # keeps as a long list
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    html = decode_html(gzip.decompress((bench_file("data-wcxb", "wcxb") / "pages" / "wcxb-dev-0454.html.gz").read_bytes()))
+    decided = stage.read(html)
+    assert "Adam Gosling" not in decided.text and "it is often exposed through the DNS" in decided.text
+    assert decided.decisions.left_out["aside_link"].sum() >= 100
+    assert stage.stats.to_dict()["stage"]["blocks"]["aside_links"]["pages"] == 1
 
 
 def test_a_pop_up_its_classes_call_a_modal_is_not_kept_but_on_product_pages():

@@ -87,6 +87,7 @@ COMMENT_NOTES = {"separate": "written to the row's comments, not its text", "dro
 LEFT_OUT_NOTES = {"signature": "dropped: a poster's signature on a thread",
                   "quote": "dropped: a reply's quote of a post above it (written once, there)",
                   "modal": "dropped: a pop-up its classes call a modal",
+                  "aside_link": "dropped: a link in an aside (a sidebar's list)",
                   "ad_label": "never kept: an ad slot's label"}
 
 

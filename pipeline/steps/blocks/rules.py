@@ -25,6 +25,9 @@ not fitted).
 A block in a pop-up its classes call a modal or popup is dropped on every page type but products, whose details open in
 modals (:func:`in_modal`; not fitted).
 
+A link in an ``aside`` (a sidebar's list of authors, tags or related posts) is dropped (:func:`aside_links`; not
+fitted).
+
 On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
 (:func:`signatures`; not fitted).
 
@@ -170,6 +173,24 @@ def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray
     out = np.zeros(len(blocks), dtype=bool)
     for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
         out[i] = any(token.partition(":")[2].endswith(POP_UP_WORDS) for token in blocks[i].attr_tokens)
+    return out
+
+
+# A block whose link text is at least this share of its text is a link (aside_links).
+LINK_SHARE = 0.9
+
+
+def aside_links(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
+    """Per block (of those ``among`` marks, if given; the others False), whether it is a link in an ``aside`` (the
+    block's element or one of its four nearest block-level ancestors): at least ``LINK_SHARE`` of its text is link
+    text. An aside is what is beside the page's content (HTML's complementary content): a sidebar's widgets, a list
+    of the site's authors, tags or archives, a box of related articles; a paragraph in one (a pull quote, a note)
+    is not a link and stays the classifier's."""
+    out = np.zeros(len(blocks), dtype=bool)
+    for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
+        block = blocks[i]
+        out[i] = (block.link_chars >= LINK_SHARE * len(block.text) and block.link_chars > 0
+                  and (block.tag == "aside" or "aside" in block.ancestors))
     return out
 
 
