@@ -23,8 +23,8 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import (ad_labels, aside_links, code_after_prose, drop_repeats, in_kept_region, in_modal,
-                                        quoted_repeats, revise, signatures)
+from pipeline.steps.blocks.rules import (ad_labels, aside_links, code_after_prose, drop_repeats, in_kept_region,
+                                        in_modal, quoted_repeats, revise, signatures)
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
