@@ -22,7 +22,7 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, aside_links, code_after_prose, drop_repeats, in_modal, quoted_repeats,
+from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, aside_links, code_after_prose, in_breadcrumb, drop_repeats, in_modal, quoted_repeats,
                                         revise, signatures)
 from pipeline.steps.blocks.extractor import CODE_INTRODUCED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
@@ -493,6 +493,7 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
             if page_type not in MODAL_CONTENT:  # a pop-up its classes call a modal
                 keep &= ~in_modal(blocks)
             keep &= ~aside_links(blocks, among=keep)
+            keep &= ~in_breadcrumb(blocks, among=keep)
             keep &= ~ad_labels(blocks, among=keep)
             if page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
                 keep = code_after_prose(blocks, keep)
@@ -615,6 +616,24 @@ def test_a_link_in_an_aside_is_not_kept():
     assert "Adam Gosling" not in decided.text and "it is often exposed through the DNS" in decided.text
     assert decided.decisions.left_out["aside_link"].sum() >= 100
     assert stage.stats.to_dict()["stage"]["blocks"]["aside_links"]["pages"] == 1
+
+
+def test_a_breadcrumb_trail_is_not_kept_but_a_title_in_its_banner_is():
+    blocks = parse_blocks("<html><body><div class='breadcrumb-banner'><h1 class='breadcrumb-title'>Choosing a cleaner"
+                          "</h1><ol class='breadcrumbs'><li><a href='/'>Home</a></li><li>Guides</li></ol></div>"
+                          "<nav class='breadcrumb'><a href='/'>Skipped</a></nav><p class='crumbly'>Ten tips.</p>"
+                          "</body></html>")
+    assert [b.text for b in blocks] == ["Choosing a cleaner", "Home", "Guides", "Ten tips."]
+    assert in_breadcrumb(blocks).tolist() == [False, True, True, False]
+    # MDN's page on WebSocket (a WCXB page): the trail above the title, "Web > Web APIs > WebSocket"
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    html = decode_html(gzip.decompress((bench_file("data-wcxb", "wcxb") / "pages" / "wcxb-dev-2993.html.gz").read_bytes()))
+    decided = stage.read(html)
+    assert decided.text.startswith("WebSocket\nBaseline Widely available")
+    assert [decided.blocks[i].text for i in np.flatnonzero(decided.decisions.left_out["breadcrumb"])] == [
+        "Web", "Web APIs", "WebSocket"]
+    assert stage.stats.to_dict()["stage"]["blocks"]["breadcrumbs"]["pages"] == 1
 
 
 def test_a_pop_up_its_classes_call_a_modal_is_not_kept_but_on_product_pages():

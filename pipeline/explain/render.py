@@ -88,6 +88,7 @@ LEFT_OUT_NOTES = {"signature": "dropped: a poster's signature on a thread",
                   "quote": "dropped: a reply's quote of a post above it (written once, there)",
                   "modal": "dropped: a pop-up its classes call a modal",
                   "aside_link": "dropped: a link in an aside (a sidebar's list)",
+                  "breadcrumb": "dropped: a breadcrumb trail",
                   "ad_label": "never kept: an ad slot's label"}
 
 

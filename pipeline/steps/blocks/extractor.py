@@ -23,8 +23,8 @@ from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_nam
 from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
-from pipeline.steps.blocks.rules import (ad_labels, aside_links, code_after_prose, drop_repeats, in_kept_region,
-                                        in_modal, quoted_repeats, revise, signatures)
+from pipeline.steps.blocks.rules import (ad_labels, aside_links, code_after_prose, drop_repeats, in_breadcrumb,
+                                        in_kept_region, in_modal, quoted_repeats, revise, signatures)
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -145,7 +145,7 @@ class BlockDecisions(NamedTuple):
     groups: list[list[int]]
     comments: np.ndarray | None = None  # per block, a reader comment (comments.CommentModel), or None: no comment model
     # the blocks the rules after the classifier left out, by rule: "signature", "quote", "modal", "aside_link",
-    # "ad_label" (those that left out at least one)
+    # "breadcrumb", "ad_label" (those that left out at least one)
     left_out: dict[str, np.ndarray] | None = None
 
     def labels(self) -> list[str]:
@@ -369,6 +369,10 @@ class BlocksExtractor(Extractor):
         if beside.any():  # a sidebar's list of authors, tags or related posts
             self.count("aside_links.pages")
             keep, left_out["aside_link"] = keep & ~beside, beside
+        trail = in_breadcrumb(blocks, among=keep)
+        if trail.any():  # Home > Guides > ...
+            self.count("breadcrumbs.pages")
+            keep, left_out["breadcrumb"] = keep & ~trail, trail
         labels = ad_labels(blocks, among=keep)
         if labels.any():  # an ad slot's caption between the paragraphs it interrupts
             self.count("ad_labels.blocks", int(labels.sum()))

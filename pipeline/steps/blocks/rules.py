@@ -26,7 +26,7 @@ A block in a pop-up its classes call a modal or popup is dropped on every page t
 modals (:func:`in_modal`; not fitted).
 
 A link in an ``aside`` (a sidebar's list of authors, tags or related posts) is dropped (:func:`aside_links`; not
-fitted).
+fitted), and so is a breadcrumb trail (:func:`in_breadcrumb`; not fitted).
 
 On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
 (:func:`signatures`; not fitted).
@@ -173,6 +173,24 @@ def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray
     out = np.zeros(len(blocks), dtype=bool)
     for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
         out[i] = any(token.partition(":")[2].endswith(POP_UP_WORDS) for token in blocks[i].attr_tokens)
+    return out
+
+
+# What starts a breadcrumb trail's class or id word (:func:`in_breadcrumb`): `breadcrumb`, `breadcrumbs`,
+# `breadcrumb-item`, `breadcrumblist`.
+BREADCRUMB = "breadcrumb"
+
+
+def in_breadcrumb(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
+    """Per block (of those ``among`` marks, if given; the others False), whether it lies in a breadcrumb trail: an
+    element (the block's or one of its three nearest block-level ancestors') whose class or id has a word starting
+    with ``breadcrumb`` (``Home > Guides > Sleep``), but not a heading: a page's title written in the trail's banner
+    (`<h1 class="breadcrumb-title">`) is its title. A trail that is a ``nav`` is never read (the parse skips it); one
+    written as a list or a row of links is, and the classifier keeps some."""
+    out = np.zeros(len(blocks), dtype=bool)
+    for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
+        out[i] = blocks[i].tag not in HEADINGS and any(token.partition(":")[2].startswith(BREADCRUMB)
+                                                       for token in blocks[i].attr_tokens)
     return out
 
 
