@@ -41,6 +41,7 @@ and stored in ``blocks_model.json`` (``rules``); a share above 1 turns its rule 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -147,13 +148,26 @@ def drop_repeats(blocks: list[Block], keep: np.ndarray, min_words: int | None = 
     return out
 
 
+def _per_block(blocks: list[Block], among: np.ndarray | None, test: Callable[[Block], bool]) -> np.ndarray:
+    """``test`` of each block that ``among`` marks (of every block when None); False for the others."""
+    out = np.zeros(len(blocks), dtype=bool)
+    for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
+        out[i] = test(blocks[i])
+    return out
+
+
+def _class_words(block: Block) -> Iterator[str]:
+    """The class and id words of the block's element and its three nearest block-level ancestors (its
+    ``attr_tokens`` without their level)."""
+    return (token.partition(":")[2] for token in block.attr_tokens)
+
+
 def signatures(blocks: list[Block]) -> np.ndarray:
     """Per block, whether it lies in a forum post's signature: an element (the block's or one of its three nearest
     block-level ancestors') whose class or id has the word ``signature`` (phpBB's ``signature``, XenForo's
     ``message-signature``, vBulletin's ``signaturecontainer``). A signature is the poster's, repeated under each of
     their posts; the thread's text is the posts."""
-    return np.fromiter((any(_is_signature(token.partition(":")[2]) for token in b.attr_tokens) for b in blocks),
-                       dtype=bool, count=len(blocks))
+    return _per_block(blocks, None, lambda block: any(map(_is_signature, _class_words(block))))
 
 
 def _is_signature(word: str) -> bool:
@@ -170,10 +184,7 @@ def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray
     has a word ending in ``modal`` or ``popup`` (``modal-content``, ``membermodal``, ``newsletter-popup``). A sign-up,
     membership or newsletter pop-up that does not say ``aria-modal`` (the parse never keeps one that does) is written
     in the page like its text."""
-    out = np.zeros(len(blocks), dtype=bool)
-    for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
-        out[i] = any(token.partition(":")[2].endswith(POP_UP_WORDS) for token in blocks[i].attr_tokens)
-    return out
+    return _per_block(blocks, among, lambda block: any(word.endswith(POP_UP_WORDS) for word in _class_words(block)))
 
 
 # What starts a breadcrumb trail's class or id word (:func:`in_breadcrumb`): `breadcrumb`, `breadcrumbs`,
@@ -187,11 +198,8 @@ def in_breadcrumb(blocks: list[Block], among: np.ndarray | None = None) -> np.nd
     with ``breadcrumb`` (``Home > Guides > Sleep``), but not a heading: a page's title written in the trail's banner
     (`<h1 class="breadcrumb-title">`) is its title. A trail that is a ``nav`` is never read (the parse skips it); one
     written as a list or a row of links is, and the classifier keeps some."""
-    out = np.zeros(len(blocks), dtype=bool)
-    for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
-        out[i] = blocks[i].tag not in HEADINGS and any(token.partition(":")[2].startswith(BREADCRUMB)
-                                                       for token in blocks[i].attr_tokens)
-    return out
+    return _per_block(blocks, among, lambda block: block.tag not in HEADINGS
+                      and any(word.startswith(BREADCRUMB) for word in _class_words(block)))
 
 
 # A block whose link text is at least this share of its text is a link (aside_links).
@@ -204,12 +212,8 @@ def aside_links(blocks: list[Block], among: np.ndarray | None = None) -> np.ndar
     text. An aside is what is beside the page's content (HTML's complementary content): a sidebar's widgets, a list
     of the site's authors, tags or archives, a box of related articles; a paragraph in one (a pull quote, a note)
     is not a link and stays the classifier's."""
-    out = np.zeros(len(blocks), dtype=bool)
-    for i in range(len(blocks)) if among is None else np.flatnonzero(among).tolist():
-        block = blocks[i]
-        out[i] = (block.link_chars >= LINK_SHARE * len(block.text) and block.link_chars > 0
-                  and (block.tag == "aside" or "aside" in block.ancestors))
-    return out
+    return _per_block(blocks, among, lambda block: (block.tag == "aside" or "aside" in block.ancestors)
+                      and block.link_chars >= max(LINK_SHARE * len(block.text), 1))
 
 
 # What a page writes over or under an advertisement, in the languages of the bench and of Common Crawl's largest
@@ -224,11 +228,8 @@ def ad_labels(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarra
     """Per block (of those ``among`` marks, if given; the others False), whether its whole text is an advertisement's
     label (AD_LABELS: `ADVERTISEMENT`, `- Anzeige -`). A heading or a table cell of that word is a section or a
     column of the page (`14 | Werbung | S. 208`)."""
-    out = np.zeros(len(blocks), dtype=bool)
-    out[[i for i in (range(len(blocks)) if among is None else np.flatnonzero(among).tolist())
-         if len(blocks[i].text) <= 24 and blocks[i].tag not in HEADINGS and blocks[i].tag not in CELLS
-         and _LABEL_EDGES.sub("", blocks[i].text).lower() in AD_LABELS]] = True
-    return out
+    return _per_block(blocks, among, lambda block: len(block.text) <= 24 and block.tag not in HEADINGS
+                      and block.tag not in CELLS and _LABEL_EDGES.sub("", block.text).lower() in AD_LABELS)
 
 
 # A line of at least this many words is matched when a quote repeats the page's text (quoted_repeats).
@@ -255,7 +256,7 @@ def quoted_repeats(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
 
 def _in_quote(block: Block) -> bool:
     return (block.tag == "blockquote" or "blockquote" in block.ancestors
-            or any("quote" in token.partition(":")[2] for token in block.attr_tokens))
+            or any("quote" in word for word in _class_words(block)))
 
 
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
