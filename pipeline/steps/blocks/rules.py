@@ -41,7 +41,7 @@ and stored in ``blocks_model.json`` (``rules``); a share above 1 turns its rule 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -156,10 +156,12 @@ def _per_block(blocks: list[Block], among: np.ndarray | None, test: Callable[[Bl
     return out
 
 
-def _class_words(block: Block) -> Iterator[str]:
-    """The class and id words of the block's element and its three nearest block-level ancestors (its
-    ``attr_tokens`` without their level)."""
-    return (token.partition(":")[2] for token in block.attr_tokens)
+def _class_words(block: Block) -> str:
+    """The class and id words of the block's element and its three nearest block-level ancestors as one string,
+    each word written ``:word `` (its ``attr_tokens``, ``2:menu``, each followed by a space): a word starting with
+    ``w`` is ``":w" in``, one ending with it ``"w " in``, one holding it ``"w" in`` the string (a word is letters
+    only: ``class_id_tokens``)."""
+    return " ".join(block.attr_tokens) + " "
 
 
 def signatures(blocks: list[Block]) -> np.ndarray:
@@ -167,15 +169,16 @@ def signatures(blocks: list[Block]) -> np.ndarray:
     block-level ancestors') whose class or id has the word ``signature`` (phpBB's ``signature``, XenForo's
     ``message-signature``, vBulletin's ``signaturecontainer``). A signature is the poster's, repeated under each of
     their posts; the thread's text is the posts."""
-    return _per_block(blocks, None, lambda block: any(map(_is_signature, _class_words(block))))
+    return _per_block(blocks, None, _in_signature)
 
 
-def _is_signature(word: str) -> bool:
-    return word.startswith("signature") or word.endswith("signature")
+def _in_signature(block: Block) -> bool:
+    words = _class_words(block)
+    return ":signature" in words or "signature " in words
 
 
-# The words that end a pop-up's class or id word (:func:`in_modal`).
-POP_UP_WORDS = ("modal", "popup")
+# What ends a pop-up's class or id word (:func:`in_modal`), as _class_words writes it.
+POP_UP_ENDS = ("modal ", "popup ")
 
 
 def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
@@ -184,12 +187,17 @@ def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray
     has a word ending in ``modal`` or ``popup`` (``modal-content``, ``membermodal``, ``newsletter-popup``). A sign-up,
     membership or newsletter pop-up that does not say ``aria-modal`` (the parse never keeps one that does) is written
     in the page like its text."""
-    return _per_block(blocks, among, lambda block: any(word.endswith(POP_UP_WORDS) for word in _class_words(block)))
+    return _per_block(blocks, among, _in_pop_up)
+
+
+def _in_pop_up(block: Block) -> bool:
+    words = _class_words(block)
+    return any(end in words for end in POP_UP_ENDS)
 
 
 # What starts a breadcrumb trail's class or id word (:func:`in_breadcrumb`): `breadcrumb`, `breadcrumbs`,
-# `breadcrumb-item`, `breadcrumblist`.
-BREADCRUMB = "breadcrumb"
+# `breadcrumb-item`, `breadcrumblist`; as _class_words writes it.
+BREADCRUMB = ":breadcrumb"
 
 
 def in_breadcrumb(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
@@ -199,7 +207,7 @@ def in_breadcrumb(blocks: list[Block], among: np.ndarray | None = None) -> np.nd
     (`<h1 class="breadcrumb-title">`) is its title. A trail that is a ``nav`` is never read (the parse skips it); one
     written as a list or a row of links is, and the classifier keeps some."""
     return _per_block(blocks, among, lambda block: block.tag not in HEADINGS
-                      and any(word.startswith(BREADCRUMB) for word in _class_words(block)))
+                      and BREADCRUMB in _class_words(block))
 
 
 # A block whose link text is at least this share of its text is a link (aside_links).
@@ -256,7 +264,7 @@ def quoted_repeats(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
 
 def _in_quote(block: Block) -> bool:
     return (block.tag == "blockquote" or "blockquote" in block.ancestors
-            or any("quote" in word for word in _class_words(block)))
+            or "quote" in _class_words(block))
 
 
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
