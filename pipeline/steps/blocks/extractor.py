@@ -386,9 +386,9 @@ class BlocksExtractor(Extractor):
         # no blank lines, nor a block whose written text is none (rustdoc's source link: parse.pxi's SOURCE_LINK)
         shown = np.array([k and visible(b.written) for b, k in zip(blocks, keep)], dtype=bool)
         kept = [b for b, k in zip(blocks, shown) if k]
-        kept_probs, groups = probs[shown], line_groups(kept)
+        kept_probs, groups = probs[shown].tolist(), line_groups(kept)  # a group is mostly one block: Python's max
         lines = group_lines(kept, groups, self.settings.list_bullets)
-        group_probs = [float(kept_probs[group].max()) for group in groups]
+        group_probs = [max(kept_probs[i] for i in group) for group in groups]
         page.line_probs = [group_probs[g] for g, _ in lines]
         page.line_preformatted = [kept[groups[g][0]].preformatted for g, _ in lines]
         page.decisions = BlockDecisions(blocks, probs, decision.threshold, keep, shown, lines, groups, comments,

@@ -315,7 +315,7 @@ def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: Rule
             if b.tag in CELLS:
                 rows.setdefault(b.parent, []).append(i)
         for cells in rows.values():
-            if len(cells) > 1 and keep[cells].mean() >= rules.row_share:
+            if len(cells) > 1 and np.count_nonzero(keep[cells]) >= rules.row_share * len(cells):
                 keep[cells] = True
     if rules.region_share <= 1.0:
         for group in regions(blocks):
