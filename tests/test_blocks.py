@@ -639,9 +639,10 @@ def test_a_breadcrumb_trail_is_not_kept_but_a_title_in_its_banner_is():
 def test_a_pop_up_its_classes_call_a_modal_is_not_kept_but_on_product_pages():
     blocks = parse_blocks("<html><body><p>The article's text.</p><div class='modal-content'><h5>Join us</h5>"
                           "<ul><li>Unlimited access</li></ul></div><div class='membermodal'><p>Sign up now</p></div>"
-                          "<p>A modal logic primer.</p><div id='newsletter-popup'><p>Get 10% off</p></div></body></html>")
-    # a word ending in modal or popup, not one starting so
-    assert in_modal(blocks).tolist() == [False, True, True, True, False, True]
+                          "<p>A modal logic primer.</p><div id='newsletter-popup'><p>Get 10% off</p></div>"
+                          "<div class='pwaInstallPopover'><p>Add to Home Screen</p></div></body></html>")
+    # a word ending in modal, popup or popover, not one starting so
+    assert in_modal(blocks).tolist() == [False, True, True, True, False, True, True]
     # a garden blog (a WCXB page): its membership pop-up (`membermodal`, `joiningsubscribermodal`) is written in the
     # page without aria-modal and the classifier keeps it
     settings = load_settings(None, [])

@@ -22,8 +22,8 @@ in order:
 On documentation pages and threads a code listing right after kept prose is kept (:func:`code_after_prose`;
 not fitted).
 
-A block in a pop-up its classes call a modal or popup is dropped on every page type but products, whose details open in
-modals (:func:`in_modal`; not fitted).
+A block in a pop-up its classes call a modal, popup or popover is dropped on every page type but products, whose
+details open in modals (:func:`in_modal`; not fitted).
 
 A link in an ``aside`` (a sidebar's list of authors, tags or related posts) is dropped (:func:`aside_links`; not
 fitted), and so is a breadcrumb trail (:func:`in_breadcrumb`; not fitted).
@@ -178,15 +178,15 @@ def _in_signature(block: Block) -> bool:
 
 
 # What ends a pop-up's class or id word (:func:`in_modal`), as _class_words writes it.
-POP_UP_ENDS = ("modal ", "popup ")
+POP_UP_ENDS = ("modal ", "popup ", "popover ")
 
 
 def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
     """Per block (of those ``among`` marks, if given; the others False), whether it lies in a pop-up the page's
     classes call one: an element (the block's or one of its three nearest block-level ancestors') whose class or id
-    has a word ending in ``modal`` or ``popup`` (``modal-content``, ``membermodal``, ``newsletter-popup``). A sign-up,
-    membership or newsletter pop-up that does not say ``aria-modal`` (the parse never keeps one that does) is written
-    in the page like its text."""
+    has a word ending in ``modal``, ``popup`` or ``popover`` (``modal-content``, ``membermodal``, ``newsletter-popup``,
+    ``ipsPwaInstallPopover``). A sign-up, membership or newsletter pop-up, or a forum's "install this app" panel, that
+    does not say ``aria-modal`` (the parse never keeps one that does) is written in the page like its text."""
     return _per_block(blocks, among, _in_pop_up)
 
 
