@@ -22,9 +22,9 @@ from pipeline.steps.blocks.features import LID_CHARS, dense_names, featurize, pa
 from pipeline.steps.blocks.model import MODEL_PATH
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
-from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, aside_links, code_after_prose, in_breadcrumb, drop_repeats, in_modal, quoted_repeats,
+from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, aside_links, code_after_prose, in_breadcrumb, in_facets, drop_repeats, in_modal, quoted_repeats,
                                         revise, signatures)
-from pipeline.steps.blocks.extractor import CODE_INTRODUCED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
+from pipeline.steps.blocks.extractor import CODE_INTRODUCED, FACETED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
 from pipeline.explain.render import block_marks
@@ -494,6 +494,8 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
                 keep &= ~in_modal(blocks)
             keep &= ~aside_links(blocks, among=keep)
             keep &= ~in_breadcrumb(blocks, among=keep)
+            if page_type in FACETED:  # a catalogue's filter panel
+                keep &= ~in_facets(blocks, among=keep)
             keep &= ~ad_labels(blocks, among=keep)
             if page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
                 keep = code_after_prose(blocks, keep)
@@ -634,6 +636,32 @@ def test_a_breadcrumb_trail_is_not_kept_but_a_title_in_its_banner_is():
     assert [decided.blocks[i].text for i in np.flatnonzero(decided.decisions.left_out["breadcrumb"])] == [
         "Web", "Web APIs", "WebSocket"]
     assert stage.stats.to_dict()["stage"]["blocks"]["breadcrumbs"]["pages"] == 1
+
+
+def test_a_catalogues_filter_panel_is_not_kept_on_collection_and_listing_pages():
+    blocks = parse_blocks("<html><body><div class='collection-filters'><h1>Coffee</h1><h3>Roast</h3>"
+                          "<ul class='filter-list'><li>Light Roast (10)</li><li>Dark Roast (8)</li></ul></div>"
+                          "<div class='facets'><p>Price</p></div><div class='refinements'><p>Brand</p></div>"
+                          "<div class='grid'><p>Chocolate Hazelnut Coffee</p></div><p class='prefiltered'>Roasted here.</p>"
+                          "</body></html>")
+    assert [b.text for b in blocks] == ["Coffee", "Roast", "Light Roast (10)", "Dark Roast (8)", "Price", "Brand",
+                                        "Chocolate Hazelnut Coffee", "Roasted here."]
+    # a word starting with filter, facet or refine, not one holding it; the page's title stays
+    assert in_facets(blocks).tolist() == [False, True, True, True, True, True, False, False]
+    # a headphone shop's collection (a WCXB page): its filter panel (product type, price, cup style, ...) is kept by
+    # the classifier, not by the truth
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    html = decode_html(gzip.decompress((bench_file("data-wcxb", "wcxb") / "pages" / "wcxb-dev-2897.html.gz").read_bytes()))
+    page = stage.classify(html)
+    assert page.page_type == "collection"
+    decided = stage.decide(page)
+    dropped = [decided.blocks[i].text for i in np.flatnonzero(decided.decisions.left_out["facet"])]
+    assert {"Product type", "Cup Style", "Open-Back (7) Open-Back (7 products)"} <= set(dropped)
+    assert "Cup Style" not in decided.text and "Sennheiser HD 560S" in decided.text
+    assert stage.stats.to_dict()["stage"]["blocks"]["facets"]["pages"] == 1
+    page.page_type = "service"  # on other types the classifier's decision stands
+    assert "Cup Style" in stage.decide(page).text
 
 
 def test_a_pop_up_its_classes_call_a_modal_is_not_kept_but_on_product_pages():

@@ -89,6 +89,7 @@ LEFT_OUT_NOTES = {"signature": "dropped: a poster's signature on a thread",
                   "modal": "dropped: a pop-up its classes call a modal",
                   "aside_link": "dropped: a link in an aside (a sidebar's list)",
                   "breadcrumb": "dropped: a breadcrumb trail",
+                  "facet": "dropped: a catalogue's filter panel",
                   "ad_label": "never kept: an ad slot's label"}
 
 

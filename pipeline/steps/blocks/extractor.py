@@ -24,7 +24,7 @@ from pipeline.steps.blocks.model import block_model, pinned_language_model
 from pipeline.steps.blocks.page_type import page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
 from pipeline.steps.blocks.rules import (ad_labels, aside_links, code_after_prose, drop_repeats, in_breadcrumb,
-                                        in_kept_region, in_modal, quoted_repeats, revise, signatures)
+                                        in_facets, in_kept_region, in_modal, quoted_repeats, revise, signatures)
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -51,6 +51,10 @@ CODE_INTRODUCED = frozenset(("documentation", "forum"))
 # details, materials and size guide open in one (IKEA's product sheet). On the other types a block in an element whose
 # class says modal is a pop-up over the page and is not kept (docs/models.md).
 MODAL_CONTENT = frozenset(("product",))
+# The page types whose filter panels are dropped (:func:`~pipeline.steps.blocks.rules.in_facets`): a catalogue's grid
+# of products or entries. On other types such a class word may hold the page's own text (an agency's FAQ under tabs
+# that filter it, a service's use cases), and dropping it lost there (docs/models.md).
+FACETED = frozenset(("collection", "listing"))
 # resiliparse's main content, a feature of the blocks, as the classifier was fitted on it: without comment sections,
 # bullets, link targets or alt texts.
 FITTED_RESILIPARSE = {"comments": "separate", "list_bullets": False, "links": False, "alt_texts": False}
@@ -145,7 +149,7 @@ class BlockDecisions(NamedTuple):
     groups: list[list[int]]
     comments: np.ndarray | None = None  # per block, a reader comment (comments.CommentModel), or None: no comment model
     # the blocks the rules after the classifier left out, by rule: "signature", "quote", "modal", "aside_link",
-    # "breadcrumb", "ad_label" (those that left out at least one)
+    # "breadcrumb", "facet", "ad_label" (those that left out at least one)
     left_out: dict[str, np.ndarray] | None = None
 
     def labels(self) -> list[str]:
@@ -373,6 +377,11 @@ class BlocksExtractor(Extractor):
         if trail.any():  # Home > Guides > ...
             self.count("breadcrumbs.pages")
             keep, left_out["breadcrumb"] = keep & ~trail, trail
+        if page.page_type in FACETED:
+            facets = in_facets(blocks, among=keep)
+            if facets.any():  # Price: $50 to $75 (25) ..., Brand, Size
+                self.count("facets.pages")
+                keep, left_out["facet"] = keep & ~facets, facets
         labels = ad_labels(blocks, among=keep)
         if labels.any():  # an ad slot's caption between the paragraphs it interrupts
             self.count("ad_labels.blocks", int(labels.sum()))

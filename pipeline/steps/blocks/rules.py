@@ -26,7 +26,8 @@ A block in a pop-up its classes call a modal, popup or popover is dropped on eve
 details open in modals (:func:`in_modal`; not fitted).
 
 A link in an ``aside`` (a sidebar's list of authors, tags or related posts) is dropped (:func:`aside_links`; not
-fitted), and so is a breadcrumb trail (:func:`in_breadcrumb`; not fitted).
+fitted), and so is a breadcrumb trail (:func:`in_breadcrumb`; not fitted). On a catalogue (collection and listing
+pages) its filter panel is dropped (:func:`in_facets`; not fitted).
 
 On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
 (:func:`signatures`; not fitted).
@@ -208,6 +209,27 @@ def in_breadcrumb(blocks: list[Block], among: np.ndarray | None = None) -> np.nd
     written as a list or a row of links is, and the classifier keeps some."""
     return _per_block(blocks, among, lambda block: block.tag not in HEADINGS
                       and BREADCRUMB in _class_words(block))
+
+
+# What starts a catalogue's filter panel's class or id word (:func:`in_facets`), as _class_words writes it: `filter`,
+# `filters`, `filter-box`, `filteritems`, `facet`, `facets`, `refinements`.
+FACET_STARTS = (":filter", ":facet", ":refine")
+
+
+def in_facets(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray:
+    """Per block (of those ``among`` marks, if given; the others False), whether it lies in a catalogue's filter
+    panel: an element (the block's or one of its three nearest block-level ancestors') whose class or id has a word
+    starting with ``filter``, ``facet`` or ``refine`` (the price ranges, brands, sizes and "2 x DisplayPort 2.1"
+    options beside a shop's grid), but not the page's title (``h1``). Asked of collection and listing pages only: on
+    the other types such a word names too many other things."""
+    return _per_block(blocks, among, _in_facets)
+
+
+def _in_facets(block: Block) -> bool:
+    if block.tag == "h1":
+        return False
+    words = _class_words(block)
+    return any(start in words for start in FACET_STARTS)
 
 
 # A block whose link text is at least this share of its text is a link (aside_links).
