@@ -13,7 +13,7 @@ from benchpages import is_heldout
 from conftest import bench_file
 
 from pipeline.config import load_settings
-from pipeline.document import visible, visible_lines
+from pipeline.document import visible_lines
 from pipeline.steps.blocks.model import block_model
 from pipeline.reading.decode import decode_html
 from pipeline.document import Page
@@ -24,7 +24,7 @@ from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
 from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, aside_links, code_after_prose, in_breadcrumb, in_facets, drop_repeats, in_modal, quoted_repeats,
                                         revise, signatures)
-from pipeline.steps.blocks.extractor import CODE_INTRODUCED, FACETED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
+from pipeline.steps.blocks.extractor import CODE_INTRODUCED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
 from pipeline.explain.render import block_marks
@@ -470,41 +470,26 @@ def test_a_page_is_kept_by_its_types_decision_and_the_row_names_its_type():
     settings = load_settings(None, ["perplexity.enabled=false", "pipeline.steps=[decode, cascade, langid, sentences]"])
     loop = StepLoop(settings)
     stage = loop.step("blocks")
+    again = BlocksExtractor(settings.extract, settings.langid)
     seen = Counter()
     pages = [page for page_type in PAGE_TYPES for page in heldout_pages(6, "data-wcxb", page_type=page_type)]
     for page_id, html, _ in pages:
         cleaned = loop.process(Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8"))
         page = stage.classify(cleaned.html)  # the page as the stage read it (a streamed page's parts put in place)
-        blocks, probs = page.blocks, page.probs
+        blocks = page.blocks
         page_type = cleaned.blocks.page_type if cleaned.blocks is not None else None
         assert page_type == page.page_type
         assert page_type in (*PAGE_TYPES, UNKNOWN) if blocks else page_type is None
         seen[page_type] += 1
         if page_type not in typed or cleaned.extractor != "blocks":
             continue
-        decision = model.decision(page_type)
-        comments = comments_of(page)  # reader comments go to the row's comments (extract.comments)
-
-        def written(threshold, rules):  # the stage's decision after its classifier (BlocksExtractor.decide)
-            keep = revise(blocks, probs, threshold, rules) & ~comments
-            if page_type == "forum":  # a thread's signatures and its replies' quotes of posts above them
-                keep &= ~signatures(blocks)
-                keep &= ~quoted_repeats(blocks, keep)
-            if page_type not in MODAL_CONTENT:  # a pop-up its classes call a modal
-                keep &= ~in_modal(blocks)
-            keep &= ~aside_links(blocks, among=keep)
-            keep &= ~in_breadcrumb(blocks, among=keep)
-            if page_type in FACETED:  # a catalogue's filter panel
-                keep &= ~in_facets(blocks, among=keep)
-            keep &= ~ad_labels(blocks, among=keep)
-            if page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
-                keep = code_after_prose(blocks, keep)
-            return [b for b, k in zip(blocks, read_once(blocks, keep, page_type)) if k]
-
-        kept, globally = written(decision.threshold, decision.rules), written(model.threshold, model.rules)
-        assert cleaned.text == visible_lines(block_lines([b for b in kept if visible(b.text)]))
-        assert len(kept) >= len(globally)
-        seen["decided by type"] += len(kept) > len(globally)
+        # the stage's decision after its classifier (BlocksExtractor.decide) by the type's threshold and rules, and
+        # by the global ones (a stage of its own: its counters are not the loop's)
+        kept = int(again.decide(page, model.decision(page_type)).decisions.shown.sum())
+        assert cleaned.text == visible_lines(page.text)
+        globally = int(again.decide(page, TypedDecision(model.threshold, model.rules)).decisions.shown.sum())
+        assert kept >= globally
+        seen["decided by type"] += kept > globally
     assert seen["decided by type"] >= 1 and len([t for t in seen if t in PAGE_TYPES]) >= 3
     counted = stage.stats.to_dict()["stage"]["blocks"]["page_type"]
     assert sum(counted.values()) == len(pages) - seen[None]

@@ -21,7 +21,7 @@ from pipeline.document import Document, visible, visible_lines
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
 from pipeline.steps.blocks.model import block_model, pinned_language_model
-from pipeline.steps.blocks.page_type import page_signals
+from pipeline.steps.blocks.page_type import TypedDecision, page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
 from pipeline.steps.blocks.rules import (ad_labels, aside_links, code_after_prose, drop_repeats, in_breadcrumb,
                                         in_facets, in_kept_region, in_modal, quoted_repeats, revise, signatures)
@@ -329,14 +329,15 @@ class BlocksExtractor(Extractor):
         _each(scores, range(len(htmls)), results)
         return results
 
-    def decide(self, page: BlockPage) -> BlockPage:
-        """``page`` decided: the kept blocks by its type's threshold and the structure rules, the comments kept,
-        left out or written apart (``extract.comments``), the text and its lines' evidence."""
+    def decide(self, page: BlockPage, decision: TypedDecision | None = None) -> BlockPage:
+        """``page`` decided: the kept blocks by its type's threshold and the structure rules (``decision``: others
+        in their place), the comments kept, left out or written apart (``extract.comments``), the text and its
+        lines' evidence."""
         blocks, probs = page.blocks, page.probs
-        model = block_model(self.settings.blocks_model)
         if page.page_type is not None:
             self.count(f"page_type.{page.page_type}")
-        decision = model.decision(page.page_type)
+        if decision is None:
+            decision = block_model(self.settings.blocks_model).decision(page.page_type)
         keep = revise(blocks, probs, decision.threshold, decision.rules)
         if page.post_blocks is not None and page.post_blocks.any():  # a thread's posts are its main text
             self.count("threads.pages")
