@@ -165,17 +165,19 @@ def _class_words(block: Block) -> str:
     return " ".join(block.attr_tokens) + " "
 
 
+def _named(block: Block, parts: tuple[str, ...]) -> bool:
+    """Whether the block's class and id words (:func:`_class_words`) hold one of ``parts`` (a word's start
+    ``":w"``, end ``"w "`` or part ``"w"``)."""
+    words = _class_words(block)
+    return any(part in words for part in parts)
+
+
 def signatures(blocks: list[Block]) -> np.ndarray:
     """Per block, whether it lies in a forum post's signature: an element (the block's or one of its three nearest
     block-level ancestors') whose class or id has the word ``signature`` (phpBB's ``signature``, XenForo's
     ``message-signature``, vBulletin's ``signaturecontainer``). A signature is the poster's, repeated under each of
     their posts; the thread's text is the posts."""
-    return _per_block(blocks, None, _in_signature)
-
-
-def _in_signature(block: Block) -> bool:
-    words = _class_words(block)
-    return ":signature" in words or "signature " in words
+    return _per_block(blocks, None, lambda block: _named(block, (":signature", "signature ")))
 
 
 # What ends a pop-up's class or id word (:func:`in_modal`), as _class_words writes it.
@@ -188,12 +190,7 @@ def in_modal(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarray
     has a word ending in ``modal``, ``popup`` or ``popover`` (``modal-content``, ``membermodal``, ``newsletter-popup``,
     ``ipsPwaInstallPopover``). A sign-up, membership or newsletter pop-up, or a forum's "install this app" panel, that
     does not say ``aria-modal`` (the parse never keeps one that does) is written in the page like its text."""
-    return _per_block(blocks, among, _in_pop_up)
-
-
-def _in_pop_up(block: Block) -> bool:
-    words = _class_words(block)
-    return any(end in words for end in POP_UP_ENDS)
+    return _per_block(blocks, among, lambda block: _named(block, POP_UP_ENDS))
 
 
 # What starts a breadcrumb trail's class or id word (:func:`in_breadcrumb`): `breadcrumb`, `breadcrumbs`,
@@ -207,8 +204,7 @@ def in_breadcrumb(blocks: list[Block], among: np.ndarray | None = None) -> np.nd
     with ``breadcrumb`` (``Home > Guides > Sleep``), but not a heading: a page's title written in the trail's banner
     (`<h1 class="breadcrumb-title">`) is its title. A trail that is a ``nav`` is never read (the parse skips it); one
     written as a list or a row of links is, and the classifier keeps some."""
-    return _per_block(blocks, among, lambda block: block.tag not in HEADINGS
-                      and BREADCRUMB in _class_words(block))
+    return _per_block(blocks, among, lambda block: block.tag not in HEADINGS and _named(block, (BREADCRUMB,)))
 
 
 # What starts a catalogue's filter panel's class or id word (:func:`in_facets`), as _class_words writes it: `filter`,
@@ -222,14 +218,7 @@ def in_facets(blocks: list[Block], among: np.ndarray | None = None) -> np.ndarra
     starting with ``filter``, ``facet`` or ``refine`` (the price ranges, brands, sizes and "2 x DisplayPort 2.1"
     options beside a shop's grid), but not the page's title (``h1``). Asked of collection and listing pages only: on
     the other types such a word names too many other things."""
-    return _per_block(blocks, among, _in_facets)
-
-
-def _in_facets(block: Block) -> bool:
-    if block.tag == "h1":
-        return False
-    words = _class_words(block)
-    return any(start in words for start in FACET_STARTS)
+    return _per_block(blocks, among, lambda block: block.tag != "h1" and _named(block, FACET_STARTS))
 
 
 # A block whose link text is at least this share of its text is a link (aside_links).
@@ -286,7 +275,7 @@ def quoted_repeats(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
 
 def _in_quote(block: Block) -> bool:
     return (block.tag == "blockquote" or "blockquote" in block.ancestors
-            or "quote" in _class_words(block))
+            or _named(block, ("quote",)))
 
 
 def whole_code(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
