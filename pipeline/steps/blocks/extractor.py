@@ -355,38 +355,33 @@ class BlocksExtractor(Extractor):
                 if self.settings.comments == "separate":
                     written = [b for b, c in zip(blocks, comments) if c and visible(b.text)]
                     page.comments = visible_lines(block_lines(written, bullets=self.settings.list_bullets)) or None
+
+        def leave_out(keep: np.ndarray, reason: str, mask: np.ndarray, pages: str | None = None,
+                      counted_blocks: str | None = None) -> np.ndarray:
+            """``keep`` without the blocks ``mask`` marks, recorded in ``left_out[reason]`` and counted (the page in
+            ``pages``, the blocks in ``counted_blocks``) when it marks any."""
+            if not mask.any():
+                return keep
+            if pages:
+                self.count(pages)
+            if counted_blocks:
+                self.count(counted_blocks, int(mask.sum()))
+            left_out[reason] = mask
+            return keep & ~mask
+
         if page.page_type == "forum" or (page.post_blocks is not None and page.post_blocks.any()):
-            signed = signatures(blocks) & keep
-            if signed.any():  # a thread: its posters' signatures are not its text
-                self.count("signatures.pages")
-                keep, left_out["signature"] = keep & ~signed, signed
-            quoted = quoted_repeats(blocks, keep)
-            if quoted.any():  # ... nor a reply's quote of a post above it
-                self.count("quotes.pages")
-                self.count("quotes.blocks", int(quoted.sum()))
-                keep, left_out["quote"] = keep & ~quoted, quoted
-        if page.page_type not in MODAL_CONTENT:
-            modal = in_modal(blocks, among=keep)
-            if modal.any():  # a sign-up or membership pop-up written in the page
-                self.count("modals.pages")
-                keep, left_out["modal"] = keep & ~modal, modal
-        beside = aside_links(blocks, among=keep)
-        if beside.any():  # a sidebar's list of authors, tags or related posts
-            self.count("aside_links.pages")
-            keep, left_out["aside_link"] = keep & ~beside, beside
-        trail = in_breadcrumb(blocks, among=keep)
-        if trail.any():  # Home > Guides > ...
-            self.count("breadcrumbs.pages")
-            keep, left_out["breadcrumb"] = keep & ~trail, trail
-        if page.page_type in FACETED:
-            facets = in_facets(blocks, among=keep)
-            if facets.any():  # Price: $50 to $75 (25) ..., Brand, Size
-                self.count("facets.pages")
-                keep, left_out["facet"] = keep & ~facets, facets
-        labels = ad_labels(blocks, among=keep)
-        if labels.any():  # an ad slot's caption between the paragraphs it interrupts
-            self.count("ad_labels.blocks", int(labels.sum()))
-            keep, left_out["ad_label"] = keep & ~labels, labels
+            # a thread: its posters' signatures are not its text, nor a reply's quote of a post above it
+            keep = leave_out(keep, "signature", signatures(blocks) & keep, "signatures.pages")
+            keep = leave_out(keep, "quote", quoted_repeats(blocks, keep), "quotes.pages", "quotes.blocks")
+        if page.page_type not in MODAL_CONTENT:  # a sign-up or membership pop-up written in the page
+            keep = leave_out(keep, "modal", in_modal(blocks, among=keep), "modals.pages")
+        # a sidebar's list of authors, tags or related posts; Home > Guides > ...
+        keep = leave_out(keep, "aside_link", aside_links(blocks, among=keep), "aside_links.pages")
+        keep = leave_out(keep, "breadcrumb", in_breadcrumb(blocks, among=keep), "breadcrumbs.pages")
+        if page.page_type in FACETED:  # Price: $50 to $75 (25) ..., Brand, Size
+            keep = leave_out(keep, "facet", in_facets(blocks, among=keep), "facets.pages")
+        # an ad slot's caption between the paragraphs it interrupts
+        keep = leave_out(keep, "ad_label", ad_labels(blocks, among=keep), counted_blocks="ad_labels.blocks")
         if page.page_type in CODE_INTRODUCED:  # a listing the prose before it introduces
             keep = code_after_prose(blocks, keep)
         kept_before = int(keep.sum())
