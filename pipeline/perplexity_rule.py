@@ -84,14 +84,6 @@ def pooled(units: list[Unit]) -> Unit:
                  scored[0].paragraph)
 
 
-def lines_of(units: list[Unit]) -> list[list[int]]:
-    """The indexes of ``units`` grouped by line (paragraph), in order."""
-    groups: dict[int, list[int]] = {}
-    for i, unit in enumerate(units):
-        groups.setdefault(unit.paragraph, []).append(i)
-    return list(groups.values())
-
-
 RULES = ("fixed", "window", "length", "context")
 
 

@@ -103,6 +103,14 @@ def windows(units: list[Unit], window: int) -> list[Unit]:
     return out
 
 
+def lines_of(units: list[Unit]) -> list[list[int]]:
+    """The indexes of ``units`` grouped by line (paragraph), in order of first appearance."""
+    groups: dict[int, list[int]] = {}
+    for i, unit in enumerate(units):
+        groups.setdefault(unit.paragraph, []).append(i)
+    return list(groups.values())
+
+
 def test_a_judgement_pools_each_group_and_its_window_as_pooled_does(scored_pages):
     """``Judgement`` (compiled pooling): its groups are the lines (or the units), each judged unit is :func:`pooled`
     of its group, and each score is :func:`pooled` of its window of neighbours, float for float, under every unit and
@@ -121,7 +129,7 @@ def test_a_judgement_pools_each_group_and_its_window_as_pooled_does(scored_pages
         for unit_kind in ("line", "sentence"):
             for rule, window in (("fixed", 40), ("window", 1), ("window", 40), ("context", 400)):
                 judged = perplexity_module.Judgement(units, unit_kind, rule, window)
-                groups = perplexity_module.lines_of(units) if unit_kind == "line" else [[i] for i in range(len(units))]
+                groups = lines_of(units) if unit_kind == "line" else [[i] for i in range(len(units))]
                 assert judged.groups == groups
                 assert judged.judged == [perplexity_module.pooled([units[i] for i in group]) for group in groups]
                 assert judged.scores == (judged.judged if rule == "fixed" else windows(judged.judged, window))

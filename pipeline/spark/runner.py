@@ -20,7 +20,7 @@ from pipeline.spark.cpu import worker_start_up
 from pipeline.stats import Stats, timed
 from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
-from pipeline.perplexity_rule import REASON_PREFIX, Unit, lines_of, log10_bin, pooled
+from pipeline.perplexity_rule import REASON_PREFIX, Judgement, Unit, log10_bin
 from pipeline.reading.reader import pages_read, read_pages
 from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
@@ -68,10 +68,9 @@ def _count_units(stats: Stats, lang: str, cleaned: Document, settings: Perplexit
         return
     units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
              for s in cleaned.sentences]
-    groups = lines_of(units) if settings.unit == "line" else [[i] for i in range(len(units))]
+    judged = Judgement(units, settings.unit)  # the units (lines) pooled, without windows
     events: Counter[str] = Counter()
-    for group in groups:
-        own = pooled([units[i] for i in group])
+    for group, own in zip(judged.groups, judged.judged):
         if own.perplexity is None:
             continue
         reason = cleaned.sentences[group[0]].reason
