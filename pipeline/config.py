@@ -121,9 +121,10 @@ class ExtractSettings(_Section):
     """Pages the loop gathers before the cascade's first stage prepares them together (the block stage classifies them
     phase by phase) and the steps after the cascade take them one step at a time, each model warm in the CPU's caches
     across the window; the same results as page by page. 1: page by page."""
-    timeout_s: float = Field(default=10.0, gt=0)
+    timeout_s: float = Field(default=10.0, ge=0.5)
     """Per-record guard: seconds a stage may spend on one page before it is interrupted and the next stage runs (a page
-    no stage finishes is counted as `outcome.error.timeout`)."""
+    no stage finishes is counted as `outcome.error.timeout`). At least 0.5: the cleaning thread's own waits for pages
+    and for the writer restart the limit every 0.1 s."""
     memory_limit_mb: int = Field(default=2048, ge=64)
     """Per-record guard: MiB a worker may grow above its size at the split's start while a stage runs on one page before
     it is interrupted (`outcome.error.memory` when no stage finishes)."""

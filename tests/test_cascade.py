@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,38 @@ def test_time_guard_counts_a_page_no_stage_finishes_as_error_timeout():
     c = cleaner("perplexity.enabled=false", "extract.cascade=[readability]", "extract.timeout_s=0.5")
     (slow,) = list(c.run([page(pathological_html())]))
     assert slow.outcome == "error.timeout" and slow.fallback_reason == "readability_timeout"
+
+
+def test_the_callers_work_on_each_document_is_not_under_the_time_guard():
+    """The guards watch the cleaning thread only: a caller slower than the time limit and its grace period (a
+    slow S3 write) gets every document, where it used to be interrupted itself and lose the task."""
+    c = cleaner("perplexity.enabled=false", "extract.cascade=[resiliparse, conservative]", "extract.timeout_s=0.5")
+    outcomes = []
+    for doc in c.run([page(ARTICLE, f"<urn:uuid:{i}>") for i in range(2)]):
+        time.sleep(1.2)
+        outcomes.append((doc.page.record_id, doc.outcome))
+    assert outcomes == [("<urn:uuid:0>", "kept"), ("<urn:uuid:1>", "kept")]
+
+
+def test_a_guard_interrupt_between_the_stages_ends_its_window_as_errors_not_the_run(monkeypatch):
+    """An interrupt that lands outside every stage's handler (between them) cannot be given to one page: each page
+    of its window is counted as an error, and the next window runs."""
+    from resiliparse.process_guard import ExecutionTimeout
+
+    c = cleaner("perplexity.enabled=false", "extract.cascade=[resiliparse, conservative]", "extract.prepare_window=2")
+    real, calls = c.process_window, []
+
+    def interrupted_once(pages):
+        calls.append(len(pages))
+        if len(calls) == 1:
+            raise ExecutionTimeout()
+        return real(pages)
+
+    monkeypatch.setattr(c, "process_window", interrupted_once)
+    docs = list(c.run([page(ARTICLE, f"<urn:uuid:{i}>") for i in range(3)]))
+    assert [(d.page.record_id, d.outcome) for d in docs] == [
+        ("<urn:uuid:0>", "error.timeout"), ("<urn:uuid:1>", "error.timeout"), ("<urn:uuid:2>", "kept")]
+    assert calls == [2, 1]
 
 
 def test_block_output_much_shorter_than_resiliparse_falls_back_with_its_evidence(tmp_path):

@@ -49,6 +49,7 @@ def test_spark_properties_are_taken_literally():
     (["nosuchsection.key=1"], "nosuchsection: unknown key"),
     (["perplexity.threshold_mode=median"], "perplexity.threshold_mode"),
     (["input.splits_per_shard=-1"], "input.splits_per_shard"),
+    (["extract.timeout_s=0.001"], "extract.timeout_s"),  # under the loop's own 0.1 s waits: refused, not a crash
     (["extract.main_content=[1, 2]"], "extract.main_content"),
     (["perplexity.enabled"], "expected key=value"),
     (["perplexity..enabled=true"], "empty key component"),

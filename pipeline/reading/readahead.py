@@ -1,9 +1,10 @@
-"""Read pages in a background thread, so reading never runs under the per-page guards.
+"""Produce items in a thread of their own, so that the per-page guards watch only the work they are for.
 
-The extraction guards (``extract.timeout_s``) interrupt the thread that cleans pages. A
-remote read that backs off for longer than that (S3 ``SlowDown``, a 5xx, a reconnect) must
-not be interrupted: :func:`read_ahead` runs the page iterator in its own thread and hands
-pages over through a small queue, calling ``idle`` while the cleaning thread waits.
+The extraction guards (``extract.timeout_s``) interrupt the thread that cleans pages. A remote read that
+backs off for longer than that (S3 ``SlowDown``, a 5xx, a reconnect) must not be interrupted, nor the
+caller's work on a cleaned page (writing it, a slow S3 write, counting). :func:`read_ahead` runs an
+iterator in its own thread and hands its items over through a small queue: the reader's pages to the
+cleaning thread, and the cleaning thread's documents to the caller (pipeline.steps.loop).
 """
 
 from __future__ import annotations
@@ -17,30 +18,34 @@ _DONE = object()
 _POLL_S = 0.1
 
 
-def read_ahead(items: Iterable[T], idle: Callable[[], None] = lambda: None, depth: int = 8) -> Iterator[T]:
-    """Yield ``items`` as produced by a reader thread; its exceptions are raised here, in order."""
-    handoff: queue.Queue = queue.Queue(maxsize=depth)
+def read_ahead(items: Iterable[T], idle: Callable[[], None] = lambda: None, depth: int = 8,
+               waiting: Callable[[], None] = lambda: None) -> Iterator[T]:
+    """Yield ``items`` as produced by a thread of their own; its exceptions are raised here, in order.
+
+    The thread works up to ``depth`` items ahead of what was asked for (0: it makes each item only when asked, so
+    the two threads take turns instead of running side by side). ``idle`` is called here while no item is ready,
+    ``waiting`` in that thread while it may not make the next one (each every 0.1 s)."""
+    handoff: queue.Queue = queue.Queue()
+    credits = threading.Semaphore(depth)  # items the thread may make before it is asked for more
     stop = threading.Event()
 
-    def put(entry) -> bool:
+    def may_go_on() -> bool:
         while not stop.is_set():
-            try:
-                handoff.put(entry, timeout=_POLL_S)
+            waiting()
+            if credits.acquire(timeout=_POLL_S):
                 return True
-            except queue.Full:
-                continue
         return False
 
     def reader() -> None:
         iterator = iter(items)
         try:
-            for item in iterator:
-                if not put((item, None)):
+            while may_go_on():
+                item = next(iterator, _DONE)
+                handoff.put((item, None))
+                if item is _DONE:
                     break
-            else:
-                put((_DONE, None))
         except BaseException as exc:  # handed to the consumer, which raises it
-            put((_DONE, exc))
+            handoff.put((_DONE, exc))
         finally:
             close = getattr(iterator, "close", None)
             if close is not None:
@@ -50,11 +55,13 @@ def read_ahead(items: Iterable[T], idle: Callable[[], None] = lambda: None, dept
     thread.start()
     try:
         while True:
-            try:
-                item, error = handoff.get(timeout=_POLL_S)
-            except queue.Empty:
-                idle()
-                continue
+            credits.release()
+            while True:
+                try:
+                    item, error = handoff.get(timeout=_POLL_S)
+                    break
+                except queue.Empty:
+                    idle()
             if item is _DONE:
                 if error is not None:
                     raise error

@@ -131,7 +131,17 @@ class StepLoop:
 
     def run(self, pages: Iterable[Page]) -> Iterator[Document]:
         """Every page through the steps, ``extract.prepare_window`` pages at a time, under
-        ``extract.timeout_s`` and ``extract.memory_limit_mb``."""
+        ``extract.timeout_s`` and ``extract.memory_limit_mb``.
+
+        The pages are cleaned in a thread of their own, the one the guards watch: what the caller does with
+        each document (writing it, a slow S3 write, counting it) is never interrupted, and a guard that
+        fires outside every stage ends the pages of its window as errors instead of the task."""
+        for docs in read_ahead(self._windows(pages), depth=0, waiting=guards.restart):
+            yield from docs
+
+    def _windows(self, pages: Iterable[Page]) -> Iterator[list[Document]]:
+        """:meth:`run`'s work in the cleaning thread: the documents of each window, one window when asked for (the
+        threads take turns, as the loop and its caller did in one thread)."""
         size = self.settings.extract.prepare_window
         with guards.record_guards(self.settings.extract):
             # Pages are read in another thread, so a remote read backing off (S3 SlowDown)
@@ -140,13 +150,21 @@ class StepLoop:
             for page in read_ahead(pages, idle=guards.restart):
                 window.append(page)
                 if len(window) >= size:
-                    yield from self._settled(window)
+                    yield self._settled(window)
                     window = []
             if window:
-                yield from self._settled(window)
+                yield self._settled(window)
 
     def _settled(self, pages: list[Page]) -> list[Document]:
-        """:meth:`process_window`, then :func:`settle_heap`."""
-        docs = self.process_window(pages)
-        settle_heap()
+        """:meth:`process_window`, then :func:`settle_heap`. A guard interrupt that escapes the stages' own
+        handlers (it landed between them) ends each page of the window as ``error.timeout``/``error.memory``."""
+        try:
+            docs = self.process_window(pages)
+        except guards.GUARD_INTERRUPTS as exc:
+            docs = [guards.interrupted(self.document(page), exc) for page in pages]
+        try:
+            guards.restart()
+            settle_heap()
+        except guards.GUARD_INTERRUPTS:
+            guards.restart()  # the collection took longer than the time limit: it is done, the next window goes on
         return docs
