@@ -137,7 +137,9 @@ class StepLoop:
         each document (writing it, a slow S3 write, counting it) is never interrupted, and a guard that
         fires outside every stage ends the pages of its window as errors instead of the task."""
         for docs in read_ahead(self._windows(pages), depth=0, waiting=guards.restart):
-            yield from docs
+            docs.reverse()
+            while docs:  # each document let go once the caller is done with it, before the next window is made
+                yield docs.pop()
 
     def _windows(self, pages: Iterable[Page]) -> Iterator[list[Document]]:
         """:meth:`run`'s work in the cleaning thread: the documents of each window, one window when asked for (the
