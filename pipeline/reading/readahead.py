@@ -3,8 +3,8 @@
 The extraction guards (``extract.timeout_s``) interrupt the thread that cleans pages. A remote read that
 backs off for longer than that (S3 ``SlowDown``, a 5xx, a reconnect) must not be interrupted, nor the
 caller's work on a cleaned page (writing it, a slow S3 write, counting). :func:`read_ahead` runs an
-iterator in its own thread and hands its items over through a small queue: the reader's pages to the
-cleaning thread, and the cleaning thread's documents to the caller (pipeline.steps.loop).
+iterator in its own thread and hands its items over, a few ahead or each when asked for: the reader's pages
+to the cleaning thread, and the cleaning thread's documents to the caller (pipeline.steps.loop).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ _POLL_S = 0.1
 
 
 def read_ahead(items: Iterable[T], idle: Callable[[], None] = lambda: None, depth: int = 8,
-               waiting: Callable[[], None] = lambda: None) -> Iterator[T]:
+               waiting: Callable[[], None] = lambda: None, name: str = "warcplex-reader") -> Iterator[T]:
     """Yield ``items`` as produced by a thread of their own; its exceptions are raised here, in order.
 
     The thread works up to ``depth`` items ahead of what was asked for (0: it makes each item only when asked, so
     the two threads take turns instead of running side by side). ``idle`` is called here while no item is ready,
-    ``waiting`` in that thread while it may not make the next one (each every 0.1 s)."""
+    ``waiting`` in that thread while it may not make the next one (each every 0.1 s). ``name`` is the thread's."""
     handoff: queue.Queue = queue.Queue()
     credits = threading.Semaphore(depth)  # items the thread may make before it is asked for more
     stop = threading.Event()
@@ -51,7 +51,7 @@ def read_ahead(items: Iterable[T], idle: Callable[[], None] = lambda: None, dept
             if close is not None:
                 close()
 
-    thread = threading.Thread(target=reader, name="warcplex-reader", daemon=True)
+    thread = threading.Thread(target=reader, name=name, daemon=True)
     thread.start()
     try:
         while True:

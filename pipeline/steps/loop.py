@@ -136,7 +136,7 @@ class StepLoop:
         The pages are cleaned in a thread of their own, the one the guards watch: what the caller does with
         each document (writing it, a slow S3 write, counting it) is never interrupted, and a guard that
         fires outside every stage ends the pages of its window as errors instead of the task."""
-        for docs in read_ahead(self._windows(pages), depth=0, waiting=guards.restart):
+        for docs in read_ahead(self._windows(pages), depth=0, waiting=guards.restart, name="warcplex-cleaner"):
             docs.reverse()
             while docs:  # each document let go once the caller is done with it, before the next window is made
                 yield docs.pop()
