@@ -424,13 +424,16 @@ def test_browser_a_script_the_cleaning_missed_still_cannot_run(tmp_path, browser
 
 
 @pytest.mark.spark
-def test_run_explain_sample_links_from_the_report(tmp_path):
+def test_run_explain_sample_links_from_the_report(tmp_path, monkeypatch):
     """`warcplex run --explain-sample 1` (real Spark): the report links a page of each outcome group, each the same
-    as the run kept it; `warcplex explain --from-output` then runs with the recorded configuration and inputs."""
+    as the run kept it; `warcplex explain --from-output` then runs with the recorded configuration and inputs, from
+    another directory than the run's (the inputs were given relative to it, and are recorded absolute)."""
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(SAMPLE_WARC), str(real_warc(*CC_GENUINE)),
+    inputs = [SAMPLE_WARC, real_warc(*CC_GENUINE)]
+    command = [sys.executable, "-m", "pipeline.cli", "run", "--input",
+               *(os.path.relpath(path, PROJECT_ROOT) for path in inputs),
                "--output", str(out), "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--explain-sample", "1",
                "--dropped", str(tmp_path / "dropped"),
                "--set", "spark.master=local[1]", "--set", "corpus.enabled=false"]
@@ -446,6 +449,8 @@ def test_run_explain_sample_links_from_the_report(tmp_path):
     assert "kept whole" in report and "most of the text dropped by the filter" in report
     manifest = json.loads((out / "_SUCCESS").read_text())
     assert any(entry["path"].startswith("explain/") for entry in manifest["files"])
+    assert stats["run"]["inputs"] == [str(path) for path in inputs]
+    monkeypatch.chdir(tmp_path)
     assert explain("--from-output", out, "--sample", "4", "--output", tmp_path / "ex") == 0
     index = (tmp_path / "ex" / "index.html").read_text()
     assert index.count("<span class='same'>same</span>") == 4

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 from pipeline.config import Settings, load_settings
 from pipeline.reading.reader import ShardReadError, pages_read, plan_splits
 from pipeline.reading.shards import Shard, Split
-from pipeline.reading.sources import resolve_shards
+from pipeline.reading.sources import is_remote, resolve_shards
 from pipeline.reading.warc import is_wat
 from pipeline.redact import redact
 from pipeline.model_registry import load_registry, unscored_languages, unscored_message
@@ -180,7 +180,9 @@ class WarcJob:
         finally:
             sc.stop()
         wall = time.time() - started
-        stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, args.input)
+        # local inputs recorded absolute: `warcplex explain --from-output` finds them from any directory
+        inputs = [uri if is_remote(uri) else os.path.abspath(uri) for uri in args.input]
+        stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, inputs)
         this_run = [Stats.from_dict(r).counts for r in results if not r.get("splits", {}).get("resumed")]
         stats["job_cpu"] = cpu.section(sum(c["cpu_start_up.python_workers"] + c["cpu_start_up.model_loads"]
                                            for c in this_run), sum(c["cpu.total"] for c in this_run))
