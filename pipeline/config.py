@@ -44,7 +44,17 @@ class SparkSettings(_Section):
     app_name: str = "warcplex"
     """The Spark application's name (in the Spark UI and the cluster manager's list)."""
     conf: dict[str, str] = Field(default_factory=dict)
-    """Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures."""
+    """Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures (a preset's unquoted numbers and
+    booleans are read as the strings Spark reads)."""
+
+    @field_validator("conf", mode="before")
+    @classmethod
+    def _properties_as_spark_reads_them(cls, value: Any) -> Any:
+        """A preset's unquoted numbers and booleans (``spark.executor.cores: 4``) as the strings Spark reads."""
+        if not isinstance(value, dict):
+            return value
+        return {key: (str(item).lower() if isinstance(item, bool) else str(item) if isinstance(item, (int, float))
+                      else item) for key, item in value.items()}
 
     @field_validator("master")
     @classmethod

@@ -44,6 +44,14 @@ def test_spark_properties_are_taken_literally():
     assert settings.spark.conf == {"spark.executor.memory": "8g", "spark.task.maxFailures": "4"}
 
 
+def test_a_presets_unquoted_spark_numbers_and_booleans_are_read_as_spark_reads_them(tmp_path):
+    preset = tmp_path / "p.yaml"
+    preset.write_text("spark:\n  conf:\n    spark.executor.cores: 4\n    spark.python.worker.reuse: true\n"
+                      "    spark.memory.fraction: 0.6\n", encoding="utf-8")
+    assert load_settings(preset).spark.conf == {"spark.executor.cores": "4", "spark.python.worker.reuse": "true",
+                                                "spark.memory.fraction": "0.6"}
+
+
 @pytest.mark.parametrize("override, message", [
     (["perplexity.bogus=1"], "perplexity.bogus: unknown key"),
     (["nosuchsection.key=1"], "nosuchsection: unknown key"),
