@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -126,6 +129,24 @@ def test_user_errors_are_one_line(argv, message, capsys, monkeypatch):
     assert cli_main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("warcplex: error:") and message in err and "\n" not in err
+
+
+def test_a_spark_property_spark_refuses_when_a_task_reads_it_is_one_line_and_exit_2(tmp_path):
+    """Spark reads some properties only in a task (``spark.python.worker.reuse``): its refusal ends the run with one
+    line of ours last and exit 2, not a Java trace and exit 1; the same output then runs with the value mended."""
+    sample = real_warc(*REAL_WARCS[1])
+    command = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(sample), "--output", str(tmp_path / "o"),
+               "--set", "spark.master=local[1]", "--set", "corpus.enabled=false", "--set", "index.enabled=false"]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    refused = subprocess.run([*command, "--set", "spark.conf.spark.python.worker.reuse=maybe"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=600, env=env)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last == ("warcplex: error: Spark refused a property (spark.conf): The value 'maybe' in the config "
+                    "\"spark.python.worker.reuse\" is invalid. It should be a/an 'boolean' value."), last
+    mended = subprocess.run([*command, "--set", "spark.conf.spark.python.worker.reuse=true"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=600, env=env)
+    assert mended.returncode == 0, mended.stderr[-2000:]
 
 
 def test_missing_java_is_one_line(capsys, monkeypatch, tmp_path):

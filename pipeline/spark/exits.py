@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import warnings
 from typing import Any, Protocol
@@ -61,6 +62,17 @@ class RunnableJob(Protocol):
     def summary(self, stats: dict[str, Any]) -> str: ...
 
 
+# Spark's error class for a property whose value it cannot read (``spark.python.worker.reuse: maybe``), which it
+# finds only when a task reads the property: `[INVALID_CONF_VALUE.TYPE_MISMATCH] The value 'maybe' in the config ...`.
+REFUSED_PROPERTY = re.compile(r"\[INVALID_CONF_VALUE[.\w]*\] ([^\n]*?)(?: SQLSTATE: \w+)?$", re.MULTILINE)
+
+
+def refused_property(exc: BaseException) -> str | None:
+    """Spark's own sentence when ``exc`` is its refusal of a property's value, else None."""
+    found = REFUSED_PROPERTY.search(str(exc))
+    return found.group(1).strip() if found else None
+
+
 def run_cli(job: RunnableJob, args: argparse.Namespace) -> int:
     """Run a job, turning user errors into one-line messages and exit status 2."""
     setup_logging()
@@ -68,6 +80,12 @@ def run_cli(job: RunnableJob, args: argparse.Namespace) -> int:
         stats = job.run(args)
     except (UsageError, *USER_ERRORS) as exc:
         print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # py4j's and Spark's own types
+        refused = refused_property(exc)
+        if refused is None:
+            raise
+        print(f"warcplex: error: Spark refused a property (spark.conf): {redact_text(refused)}", file=sys.stderr)
         return EXIT_USAGE
     print(job.summary(stats))
     nothing = no_pages_message(stats)
