@@ -138,6 +138,19 @@ def test_bad_nightly_invocations_fail_in_one_line(tmp_path, args, message):
     assert message in result.stderr
 
 
+def test_a_spark_property_spark_refuses_ends_the_build_at_once_in_one_line(tmp_path, manifest):
+    """A property value Spark refuses only when a task reads it is the user's mistake: exit 2 after the first
+    attempt, one line of ours last, where every attempt failed alike and the build ended with exit 1."""
+    command = nightly_command(manifest, tmp_path / "out", "--attempts", "3",
+                              "--set", "spark.conf.spark.python.worker.reuse=maybe")
+    result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYSPARK_PYTHON": sys.executable})
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        "warcplex: error: Spark refused a property (spark.conf): The value 'maybe' in the config")
+    assert "nightly attempt" not in result.stderr
+
+
 def test_nightly_script_refuses_to_overlap(tmp_path):
     if shutil.which("flock") is None:
         pytest.skip("flock (util-linux) is needed by scripts/nightly.sh")

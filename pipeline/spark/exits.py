@@ -67,10 +67,15 @@ class RunnableJob(Protocol):
 REFUSED_PROPERTY = re.compile(r"\[INVALID_CONF_VALUE[.\w]*\] ([^\n]*?)(?: SQLSTATE: \w+)?$", re.MULTILINE)
 
 
-def refused_property(exc: BaseException) -> str | None:
-    """Spark's own sentence when ``exc`` is its refusal of a property's value, else None."""
-    found = REFUSED_PROPERTY.search(str(exc))
-    return found.group(1).strip() if found else None
+def user_error(exc: BaseException) -> str | None:
+    """The one line a user's mistake ends a job with (exit status 2): a usage, config, input or output-directory
+    error, or a property's value Spark refuses; None when ``exc`` is not the user's."""
+    if isinstance(exc, (UsageError, *USER_ERRORS)):
+        return f"warcplex: error: {redact_text(str(exc))}"
+    refused = REFUSED_PROPERTY.search(str(exc))  # py4j's and Spark's own types
+    if refused is None:
+        return None
+    return f"warcplex: error: Spark refused a property (spark.conf): {redact_text(refused.group(1).strip())}"
 
 
 def run_cli(job: RunnableJob, args: argparse.Namespace) -> int:
@@ -78,14 +83,11 @@ def run_cli(job: RunnableJob, args: argparse.Namespace) -> int:
     setup_logging()
     try:
         stats = job.run(args)
-    except (UsageError, *USER_ERRORS) as exc:
-        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as exc:  # py4j's and Spark's own types
-        refused = refused_property(exc)
-        if refused is None:
+    except Exception as exc:
+        line = user_error(exc)
+        if line is None:
             raise
-        print(f"warcplex: error: Spark refused a property (spark.conf): {redact_text(refused)}", file=sys.stderr)
+        print(line, file=sys.stderr)
         return EXIT_USAGE
     print(job.summary(stats))
     nothing = no_pages_message(stats)

@@ -29,7 +29,7 @@ from pipeline.reading.shards import Shard
 from pipeline.reading.sources import resolve_shards
 from pipeline.redact import redact_text
 from pipeline.spark.exits import (EXIT_FAILED, EXIT_FAILED_SHARDS, EXIT_OK, EXIT_USAGE, USER_ERRORS, exit_status,
-                                  setup_logging)
+                                  setup_logging, user_error)
 from pipeline.spark.job import CleanWarcJob
 from pipeline.user_errors import UsageError
 from pipeline.writing.output import OutputTarget
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = Clea
         done = set() if args.overwrite else OutputTarget(args.output, settings.s3).finished_split_ids()
         finished, pending = plan(shards, done, settings, args.max_shards)
     except (UsageError, *USER_ERRORS) as exc:
-        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
+        print(user_error(exc), file=sys.stderr)
         return EXIT_USAGE
     remaining = len(shards) - len(finished) - len(pending)
     print(f"warcplex nightly: {len(shards)} shards in {manifest}; {len(finished)} done, "
@@ -119,10 +119,12 @@ def run(args: argparse.Namespace, job_factory: Callable[[], CleanWarcJob] = Clea
     for attempt in range(1, args.attempts + 1):
         try:
             stats = job.run(job_args, shards=[*finished, *pending])
-        except (UsageError, *USER_ERRORS) as exc:
-            print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
-            return EXIT_USAGE
-        except Exception as exc:  # a Spark job failure: rerun; finished splits are skipped
+        except Exception as exc:
+            line = user_error(exc)
+            if line is not None:  # another attempt would meet the same mistake
+                print(line, file=sys.stderr)
+                return EXIT_USAGE
+            # a Spark job failure: rerun; finished splits are skipped
             log.error("nightly attempt %d of %d failed: %s", attempt, args.attempts,
                       str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             job_args.overwrite = False  # the next attempt keeps what this one finished
