@@ -168,5 +168,5 @@ class StepLoop:
             guards.restart()
             settle_heap()
         except guards.GUARD_INTERRUPTS:
-            guards.restart()  # the collection took longer than the time limit: it is done, the next window goes on
+            guards.restart()  # the collection ran past the time limit (its freeze waits for the next one); go on
         return docs
