@@ -16,6 +16,8 @@ from typing import Any
 MASK = "***"
 SECRET_NAME = re.compile(r"secret|passw|token|key|credential|signature", re.IGNORECASE)
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s:'\"]+(?::[^/@\s'\"]*)?@")
+# the same credentials once a library has cut the scheme off ("got a URI: 'user:password@bucket/key'")
+_BARE_USERINFO = re.compile(r"(?:^|(?<=[\s'\"(=]))[^/@\s:'\"(=]+:[^/@\s'\"]+@(?=[\w.-]+[/:'\"\s]|[\w.-]+$)")
 _SECRET_PARAM = re.compile(r"([?&;][^=&\s#'\"]*(?:secret|passw|token|key|credential|signature)[^=&\s#'\"]*=)"
                            r"[^&\s#'\"]*", re.IGNORECASE)
 _SECRET_ASSIGNMENT = re.compile(r"((?:^|[\s,;{(])[\w.\-]*(?:secret|passw|token|key|credential)[\w.\-]*\s*[=:]\s*)"
@@ -25,6 +27,7 @@ _SECRET_ASSIGNMENT = re.compile(r"((?:^|[\s,;{(])[\w.\-]*(?:secret|passw|token|k
 def redact_text(text: str) -> str:
     """``text`` with URL credentials, secret query parameters and ``secret.key=value`` pairs masked."""
     text = _URL_USERINFO.sub(MASK + "@", text)
+    text = _BARE_USERINFO.sub(MASK + "@", text)
     text = _SECRET_PARAM.sub(lambda m: m.group(1) + MASK, text)
     return _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + MASK, text)
 

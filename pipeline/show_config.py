@@ -14,7 +14,8 @@ import sys
 import yaml
 
 from pipeline.config import ConfigError, load_settings
-from pipeline.redact import redact, redact_text
+from pipeline.redact import redact
+from pipeline.user_errors import print_error
 
 
 def add_parser(commands) -> None:
@@ -30,8 +31,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(args.config, args.set)
     except ConfigError as exc:
-        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
-        return 2
+        return print_error(str(exc))
     tree = redact(settings.model_dump(mode="json"))
     sys.stdout.write(yaml.safe_dump(tree, sort_keys=False, allow_unicode=True, width=120))
     return 0

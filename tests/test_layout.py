@@ -17,7 +17,8 @@ PACKAGE = ROOT / "pipeline"
 # The floors, from the ground up: a package or module of pipeline/ may import its own modules and those of the floors
 # below its own, never a floor above nor another of its floor.
 FLOORS = [
-    ("config", "redact", "spark_files", "user_errors"),  # settings, secret redaction, Spark's shipped files, the user's errors
+    ("redact",),  # secret redaction: what every printed or written value goes through
+    ("config", "spark_files", "user_errors"),  # settings, Spark's shipped files, the user's errors (their one line)
     ("_native", "model_cache", "parts", "show_config", "stats"),  # compiled code, model files loaded once, parts by name,
     # `warcplex config` (the effective settings), counters
     ("document", "model_registry", "lm_text"),  # the page and document types, the per-language model registry, the LM's
@@ -130,3 +131,10 @@ def test_no_python_file_edits_sys_path():
                  for p in (ROOT / folder).rglob("*.py") if "sys.path." + "insert" in p.read_text(encoding="utf-8")
                  or "sys.path." + "append" in p.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+def test_the_line_of_a_users_mistake_is_written_in_one_place():
+    """Every command tells a user's mistake through `user_errors` (secrets masked, exit status 2), none in its own words."""
+    writers = sorted(module for module, path in MODULES.items()
+                     if "warcplex: error:" in path.read_text(encoding="utf-8") and module != "pipeline.user_errors")
+    assert writers == []

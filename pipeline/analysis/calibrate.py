@@ -26,7 +26,6 @@ import json
 import math
 import multiprocessing
 import re
-import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cached_property
@@ -44,6 +43,7 @@ from pipeline.steps.extractors import build_extractor
 from pipeline.steps.langid import LanguageIdentifier
 from pipeline.perplexity_rule import Judgement, judgement, kept_mask, perplexity
 from pipeline.steps.sentences import split
+from pipeline.user_errors import print_error
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 99)
 ROUGE_N = 5
@@ -437,18 +437,15 @@ def add_parser(commands) -> None:
 def run(args: argparse.Namespace) -> int:
     data = Path(args.data)
     if not (data / "manifest.jsonl").exists():
-        print(f"warcplex: error: {data}/manifest.jsonl not found "
-              f"(the layout: docs/thresholds.md, \"Calibrating on your own pages\")", file=sys.stderr)
-        return 2
+        return print_error(f"{data}/manifest.jsonl not found "
+                           f"(the layout: docs/thresholds.md, \"Calibrating on your own pages\")")
     if not 0 <= args.max_main_loss < 1:
-        print(f"warcplex: error: --max-main-loss {args.max_main_loss:g}: expected a share in [0, 1)", file=sys.stderr)
-        return 2
+        return print_error(f"--max-main-loss {args.max_main_loss:g}: expected a share in [0, 1)")
     overrides = list(args.overrides) + ([f"perplexity.registry={args.registry}"] if args.registry else [])
     try:
         settings = load_settings(args.config, overrides)
     except ConfigError as exc:
-        print(f"warcplex: error: {exc}", file=sys.stderr)
-        return 2
+        return print_error(str(exc))
     extractor = args.extractor or settings.extract.cascade[0]
     ids = set(Path(args.ids).read_text().split()) if args.ids else None
     pages = score_pages(load_pages(data, ids), settings, extractor, args.processes)

@@ -12,7 +12,6 @@ import html
 import io
 import json
 import math
-import sys
 from typing import Any
 
 from pipeline.analysis.carbon import SNAPSHOT_MIN_PAGES, SNAPSHOT_MIN_SPLITS
@@ -23,6 +22,7 @@ from pipeline.explain.select import group_title
 from pipeline.model_registry import RegistryError, load_registry
 from pipeline.writing.output import OutputTarget
 from pipeline.stats import Stats
+from pipeline.user_errors import print_error
 
 MAX_LANGUAGES = 6
 
@@ -561,7 +561,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         path = write_report(args.output_dir, S3Settings())
     except ValueError as exc:
-        print(f"warcplex: error: {exc}", file=sys.stderr)
-        return 2
+        return print_error(str(exc))
     print(f"written: {path}")
     return 0

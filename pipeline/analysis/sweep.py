@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from pipeline.config import PerplexitySettings, S3Settings
@@ -21,6 +20,7 @@ from pipeline.analysis.index_stats import ScoredPage, index_size, load_scored_pa
 from pipeline.perplexity_rule import judgement, kept_mask
 from pipeline.writing.output import OutputTarget
 from pipeline.spark.runner import dump_json
+from pipeline.user_errors import print_error
 
 
 def _row(label: str, pages: list[ScoredPage], masks: list[list[bool]] | None,
@@ -110,8 +110,7 @@ def run(args: argparse.Namespace) -> int:
         if not pages:
             raise ValueError(f"no scored pages under {sentences}")
     except ValueError as exc:
-        print(f"warcplex: error: {exc}", file=sys.stderr)
-        return 2
+        return print_error(str(exc))
     rule = PerplexitySettings.model_validate(config["perplexity"])
     rows = sweep(pages, thresholds, rule)
     result = {"pages": len(pages), "sentences": sentences, "languages": languages, "engine": "tantivy",

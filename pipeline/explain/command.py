@@ -22,11 +22,12 @@ from pipeline.explain.trace import TracingLoop
 from pipeline.reading.sources import InputError, resolve_shards
 from pipeline.reading.reader import ShardReadError, read_pages
 from pipeline.reading.shards import Split
-from pipeline.redact import redact, redact_text
+from pipeline.redact import redact
 from pipeline.stats import Stats
 from pipeline.writing.outdir import STAMP, config_fingerprint, fingerprinted_settings, settings_difference
 from pipeline.writing.output import DATASET_DIR, OutputTarget
 from pipeline.writing.index_sample import open_dataset, sample_key
+from pipeline.user_errors import print_error
 
 # Settings the stamp keeps by identity only (a file's name and size, the registry's hash): taken from stats.json's
 # recorded configuration, else the defaults, and then checked by the fingerprint.
@@ -218,8 +219,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         index, entries, missing = explain(args)
     except (ExplainError, ConfigError, InputError, ShardReadError) as exc:
-        print(f"warcplex: error: {redact_text(str(exc))}", file=sys.stderr)
-        return 2
+        return print_error(str(exc))
     differs = sum(1 for e in entries if e["same"] is False)
     print(f"warcplex explain: {len(entries)} page(s) explained: {index}")
     if missing:

@@ -29,7 +29,6 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -46,6 +45,7 @@ from pipeline.model_registry import load_registry
 from pipeline.lm_text import NORMALIZATION_VERSION, lm_tokens
 from pipeline.perplexity_rule import perplexity
 from pipeline.steps.sentences import split
+from pipeline.user_errors import print_error
 
 PERCENTILES = (10, 25, 50, 60, 70, 75, 80, 90, 95, 98, 99)
 MIN_SENTENCE_TOKENS, MAX_SENTENCE_TOKENS = 3, 200
@@ -402,20 +402,16 @@ def run(args: argparse.Namespace) -> int:
                            memory=args.memory)
     out = Path(args.out) if args.out else Path(args.source.rstrip("/") + ".lm") / args.language
     if args.source.startswith("s3://") or not 2 <= args.order <= 6 or not 1 <= args.threshold_percentile <= 99:
-        print("warcplex: error: train-lm needs a local --from OUTPUT, --order 2..6 and --threshold-percentile 1..99",
-              file=sys.stderr)
-        return 2
+        return print_error("train-lm needs a local --from OUTPUT, --order 2..6 and --threshold-percentile 1..99")
     try:
         exclude = frozenset(Path(args.exclude_ids).read_text(encoding="utf-8").split()) if args.exclude_ids \
             else frozenset()
     except OSError as exc:
-        print(f"warcplex: error: --exclude-ids {args.exclude_ids}: {exc.strerror}", file=sys.stderr)
-        return 2
+        return print_error(f"--exclude-ids {args.exclude_ids}: {exc.strerror}")
     try:
         card = train_lm(args.source, out, options, args.registry or None, exclude)
     except TrainError as exc:
-        print(f"warcplex: error: {exc}", file=sys.stderr)
-        return 2
+        return print_error(str(exc))
     k = card["corpus"]
     print(f"train-lm[{card['language']}]: {k['pages_selected']} of {k['pages']} pages, "
           f"{k['lines_repeated_dropped']} of {k['lines']} lines dropped as repeated, "

@@ -12,13 +12,13 @@ from typing import Any, Protocol
 from pipeline.config import ConfigError
 from pipeline.reading.reader import pages_read
 from pipeline.reading.sources import InputError
-from pipeline.redact import install_log_redaction, redact_text
+from pipeline.redact import install_log_redaction
 from pipeline.stats import Stats
-from pipeline.user_errors import UsageError
+from pipeline.user_errors import EXIT_USAGE, UsageError, error_line, print_error
 from pipeline.writing.outdir import OutputError
 
 # Exit statuses of `warcplex run` and `warcplex nightly` (README, "Exit statuses").
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_FAILED_SHARDS = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_FAILED_SHARDS = 0, 1, 3  # and EXIT_USAGE, 2, the user's mistake (user_errors)
 USER_ERRORS = (ConfigError, InputError, OutputError)
 
 WAT_MESSAGE = ("is WAT (JSON metadata records, no page text): warcplex reads WARC files (HTML responses) "
@@ -71,11 +71,11 @@ def user_error(exc: BaseException) -> str | None:
     """The one line a user's mistake ends a job with (exit status 2): a usage, config, input or output-directory
     error, or a property's value Spark refuses; None when ``exc`` is not the user's."""
     if isinstance(exc, (UsageError, *USER_ERRORS)):
-        return f"warcplex: error: {redact_text(str(exc))}"
+        return error_line(str(exc))
     refused = REFUSED_PROPERTY.search(str(exc))  # py4j's and Spark's own types
     if refused is None:
         return None
-    return f"warcplex: error: Spark refused a property (spark.conf): {redact_text(refused.group(1).strip())}"
+    return error_line(f"Spark refused a property (spark.conf): {refused.group(1).strip()}")
 
 
 def run_cli(job: RunnableJob, args: argparse.Namespace) -> int:
@@ -94,7 +94,6 @@ def run_cli(job: RunnableJob, args: argparse.Namespace) -> int:
     if nothing:
         metadata_only = set(stats.get("skip", {}).get("not_response", {})) <= {"metadata", "warcinfo"}
         if metadata_only and stats.get("skip", {}).get("not_response", {}).get("metadata"):
-            print(f"warcplex: error: the input {WAT_MESSAGE}", file=sys.stderr)
-            return EXIT_USAGE
+            return print_error(f"the input {WAT_MESSAGE}")
         print(f"warcplex: {nothing}", file=sys.stderr)
     return exit_status(stats)
