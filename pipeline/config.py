@@ -103,6 +103,15 @@ class S3Settings(_Section):
     """The longest backoff in seconds."""
 
 
+def check_s3_address(uri: str) -> None:
+    """Refuse an ``s3://`` address with credentials written into it (``s3://KEY:SECRET@bucket/...``): S3 credentials
+    come only from the AWS chain, and neither boto3 nor pyarrow reads them from an address."""
+    if uri.startswith("s3://") and "@" in uri[len("s3://"):].partition("/")[0]:
+        raise ConfigError("s3://***@" + uri[len("s3://"):].partition("@")[2] + ": an s3:// "
+                          "address takes no credentials; give them through the AWS chain (AWS_ACCESS_KEY_ID and "
+                          "AWS_SECRET_ACCESS_KEY, a profile or an instance role)")
+
+
 class ExtractSettings(_Section):
     """Main-text extraction: the cascade of extractors, its fallback rule and the per-record guards."""
 

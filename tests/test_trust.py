@@ -145,6 +145,23 @@ def test_redaction_masks_secret_keys_and_url_credentials():
     assert redact({"raw": {"tokens": 5}}, secret_keys=False) == {"raw": {"tokens": 5}}
 
 
+@pytest.mark.parametrize("args", [
+    ["report", f"s3://AKIA:{SECRET}@bucket/out"],  # pyarrow's message cuts the scheme off
+    ["sweep", "--output", f"s3://AKIA:{SECRET}@bucket/out", "--thresholds", "1000"],
+    ["calibrate", "--data", f"/nowhere?token={SECRET}"],
+    ["train-lm", "--from", "/nowhere", "--language", "en", "--exclude-ids", f"/nowhere?token={SECRET}"],
+    ["config", "--config", f"/nowhere?token={SECRET}"],
+    ["explain", "--from-output", f"s3://AKIA:{SECRET}@bucket/out", "--sample", "2", "--output", "/nowhere"],
+    ["run", "--input", f"s3://AKIA:{SECRET}@bucket/crawl/a.warc.gz", "--output", "/nowhere/out"],
+    ["run", "--input", str(real_warc(*SMALL)), "--output", f"s3://AKIA:{SECRET}@bucket/out"],
+], ids=["report", "sweep", "calibrate", "train-lm", "config", "explain", "run-input", "run-output"])
+def test_every_command_tells_a_users_mistake_in_one_line_without_its_secret(args):
+    result = warcplex(*args, timeout=120)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("warcplex: error:"), result.stderr
+    assert SECRET not in result.stderr + result.stdout, result.stderr
+
+
 # --- output directory rules: one line, exit 2, before Spark starts -------------------------------
 
 

@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable
 
-from pipeline.config import S3Settings
+from pipeline.config import S3Settings, check_s3_address
 from pipeline.reading.shards import Shard, shard_key
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,7 @@ def is_manifest(uri: str) -> bool:
 
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
+    check_s3_address(uri)
     bucket, _, key = uri[len("s3://"):].partition("/")
     if not bucket or not key:
         raise InputError(f"{uri}: expected s3://bucket/key")
@@ -91,6 +92,7 @@ def list_s3_shards(spec: str, s3: S3Settings) -> list[Shard]:
     """The shards an S3 prefix or glob names, sorted by key (their shard keys are the object keys, as for an
     object named alone). Every page of the listing is read (1,000 keys a page)."""
     from botocore.exceptions import BotoCoreError, ClientError
+    check_s3_address(spec)
     bucket, _, pattern = spec[len("s3://"):].partition("/")
     if not bucket:
         raise InputError(f"{spec}: expected s3://bucket/prefix/")
@@ -158,6 +160,7 @@ def resolve_shards(specs: list[str], s3: S3Settings, base_url: str | None = None
     """Expand specs into shards with their keys (see :mod:`pipeline.reading.shards`), de-duplicated by location and key."""
     shards: list[Shard] = []
     for spec in specs:
+        check_s3_address(spec)
         if is_manifest(spec):
             if not is_remote(spec) and not os.path.isfile(spec):
                 raise InputError(f"{spec}: manifest not found")

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
-from pipeline.config import S3Settings
+from pipeline.config import S3Settings, check_s3_address
 
 ROW_GROUP_ROWS = 2000
 SUCCESS = "_SUCCESS"  # written last: the manifest of a complete output
@@ -33,6 +33,7 @@ SUCCESS = "_SUCCESS"  # written last: the manifest of a complete output
 def filesystem_for(uri: str, s3: S3Settings) -> tuple[pafs.FileSystem, str]:
     """The pyarrow filesystem and root path for a local directory or an ``s3://bucket/prefix``."""
     if uri.startswith("s3://"):
+        check_s3_address(uri)
         bucket_and_prefix = uri[len("s3://"):].rstrip("/")
         kwargs: dict[str, Any] = {"region": s3.region or "us-east-1",
                                   "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=s3.max_attempts)}
