@@ -36,6 +36,14 @@ SPARK_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,
                           r"|(spark|mesos|k8s)://\S+|yarn)$")
 
 
+# Spark's memory properties and the sizes it reads for them (JavaUtils.byteStringAs; the driver's is the JVM's -Xmx).
+SPARK_SIZE_PROPERTIES = frozenset({"spark.driver.memory", "spark.executor.memory", "spark.driver.memoryOverhead",
+                                   "spark.executor.memoryOverhead", "spark.executor.pyspark.memory",
+                                   "spark.driver.maxResultSize"})
+SPARK_SIZE = re.compile(r"^\d+([kmgtp]b?|b)?$", re.IGNORECASE)
+JVM_HEAP_SIZE = re.compile(r"^0*[1-9]\d*[kmgt]?$", re.IGNORECASE)  # spark.driver.memory, passed to the JVM as -Xmx
+
+
 class SparkSettings(_Section):
     """Spark: the master and any Spark property (under spark-submit, its own flags decide the master)."""
 
@@ -45,7 +53,7 @@ class SparkSettings(_Section):
     """The Spark application's name (in the Spark UI and the cluster manager's list)."""
     conf: dict[str, str] = Field(default_factory=dict)
     """Extra Spark properties, e.g. spark.executor.memory or spark.task.maxFailures (a preset's unquoted numbers and
-    booleans are read as the strings Spark reads)."""
+    booleans are read as the strings Spark reads; a memory property's size is checked before Spark starts)."""
 
     @field_validator("conf", mode="before")
     @classmethod
@@ -55,6 +63,18 @@ class SparkSettings(_Section):
             return value
         return {key: (str(item).lower() if isinstance(item, bool) else str(item) if isinstance(item, (int, float))
                       else item) for key, item in value.items()}
+
+    @field_validator("conf")
+    @classmethod
+    def _sizes_spark_reads(cls, value: dict[str, str]) -> dict[str, str]:
+        """A memory property's value is a size as Spark reads it (``4g``, ``512m``), where a wrong one stopped the
+        JVM before it started or failed every task."""
+        for key, item in value.items():
+            size = JVM_HEAP_SIZE if key == "spark.driver.memory" else SPARK_SIZE
+            if key in SPARK_SIZE_PROPERTIES and not size.match(item.strip()):
+                raise ValueError(f"{key}: {item!r} is not a size Spark reads (a whole number with k, m, g or t, "
+                                 "e.g. 4g or 512m)")
+        return value
 
     @field_validator("master")
     @classmethod

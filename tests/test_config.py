@@ -42,6 +42,9 @@ def test_preset_overrides_defaults_and_set_overrides_the_preset(tmp_path):
 def test_spark_properties_are_taken_literally():
     settings = load_settings(None, ["spark.conf.spark.executor.memory=8g", "spark.conf.spark.task.maxFailures=4"])
     assert settings.spark.conf == {"spark.executor.memory": "8g", "spark.task.maxFailures": "4"}
+    sizes = ["spark.conf.spark.driver.memory=1536M", "spark.conf.spark.executor.memory=4gb",
+             "spark.conf.spark.executor.pyspark.memory=2048", "spark.conf.spark.driver.maxResultSize=0"]
+    assert len(load_settings(None, sizes).spark.conf) == 4
 
 
 def test_a_presets_unquoted_spark_numbers_and_booleans_are_read_as_spark_reads_them(tmp_path):
@@ -63,6 +66,11 @@ def test_a_presets_unquoted_spark_numbers_and_booleans_are_read_as_spark_reads_t
     (["perplexity..enabled=true"], "empty key component"),
     (["perplexity.threshold=[unclosed"], "not valid YAML"),
     (["perplexity.enabled=true", "perplexity.enabled.deeper=1"], "not a section"),
+    # sizes Spark's launcher or the JVM refuses, which stopped the run as "Spark did not start" or failed every task
+    (["spark.conf.spark.driver.memory=lots"], "spark.driver.memory: 'lots' is not a size Spark reads"),
+    (["spark.conf.spark.driver.memory=4gb"], "spark.driver.memory"),  # the JVM's -Xmx takes no "b"
+    (["spark.conf.spark.executor.memory=1.5g"], "spark.executor.memory"),
+    (["spark.conf.spark.executor.memoryOverhead=much"], "spark.executor.memoryOverhead"),
 ])
 def test_bad_overrides_are_one_line_errors_naming_the_key(override, message):
     with pytest.raises(ConfigError) as err:
