@@ -92,7 +92,6 @@ def list_s3_shards(spec: str, s3: S3Settings) -> list[Shard]:
     """The shards an S3 prefix or glob names, sorted by key (their shard keys are the object keys, as for an
     object named alone). Every page of the listing is read (1,000 keys a page)."""
     from botocore.exceptions import BotoCoreError, ClientError
-    check_s3_address(spec)
     bucket, _, pattern = spec[len("s3://"):].partition("/")
     if not bucket:
         raise InputError(f"{spec}: expected s3://bucket/prefix/")
