@@ -27,7 +27,7 @@ def test_unscored_languages_are_visible_in_stats_summary_and_report(tmp_path):
     settings = load_settings(None, ["index.enabled=false", f"perplexity.registry={registry_file}"])
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
     job = CleanWarcJob()
-    stats = job.merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])
+    stats = job.merge_stats(str(tmp_path / "out"), 1, Stats.from_dict(result), settings, 1.0, [str(path)])
 
     counts = Stats.from_dict(result).counts
     coverage = stats["coverage"]
@@ -69,7 +69,7 @@ def test_the_all_text_preset_filters_all_text_and_reports_what_it_removed_per_la
     settings = load_settings(ROOT / "conf" / "all-text.yaml", ["index.enabled=false"])
     assert settings.extract.cascade == ["conservative"]
     result = run_split(Split(str(path), 0, 1), settings, str(tmp_path / "out"))
-    stats = CleanWarcJob().merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])
+    stats = CleanWarcJob().merge_stats(str(tmp_path / "out"), 1, Stats.from_dict(result), settings, 1.0, [str(path)])
     counts = Stats.from_dict(result).counts
     assert counts["extractor.conservative"] == counts["outcome.kept"] > 0
     english = stats["lang"]["en"]
@@ -112,7 +112,7 @@ def test_dropped_reasons_name_the_part_of_the_rule_and_the_threshold_that_applie
     # every dropped unit is counted once under what dropped it, and in the units' histogram
     dropped_units = sum(v for k, v in counts.items() if k.startswith("rule.") and ".dropped." in k)
     assert dropped_units == sum(v for k, v in counts.items() if k.startswith("units.") and ".dropped" in k) > 0
-    stats = CleanWarcJob().merge_stats(str(tmp_path / "out"), ["s0"], [result], settings, 1.0, [str(path)])
+    stats = CleanWarcJob().merge_stats(str(tmp_path / "out"), 1, Stats.from_dict(result), settings, 1.0, [str(path)])
     page = render(stats)
     assert "kept above threshold" in page and "dropped: length" in page
     assert page.count("<img ") >= 2

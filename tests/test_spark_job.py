@@ -119,6 +119,37 @@ def test_rerun_skips_finished_splits_and_keeps_files(spark_run, tmp_path):
     assert {p: p.read_bytes() for p in out.rglob("*.parquet")} == before
 
 
+# counters that measure time and memory, not what was read and written
+MEASURED = ("cpu.", "cpu_start_up.", "model_loads.", "rss.", "split_cpu.", "stage.", "wall.")
+
+
+def test_many_splits_are_merged_on_the_executors_to_the_same_stats(spark_run, tmp_path, monkeypatch):
+    """Above job.TREE_MERGE_FROM splits the executors merge the splits' stats in a tree (the driver holds about the
+    square root of their number); the run's stats are those of the driver's own merge."""
+    from pipeline.spark import job
+
+    _, stats, inputs = spark_run
+    monkeypatch.setattr(job, "TREE_MERGE_FROM", 1)
+    assert job.tree_depth(len(inputs)) == 2
+    out = tmp_path / "out"
+    status = cli_main(["run", "--input", *map(str, inputs), "--output", str(out),
+                       "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[2]"])
+    assert status == 0
+    tree = json.loads((out / "stats.json").read_text())
+
+    def read_and_written(s: dict) -> dict:
+        counts = Stats.from_dict({k: v for k, v in s.items() if k not in ("run", "job_cpu", "index", "carbon",
+                                                                          "corpus", "coverage")}).counts
+        return {k: v for k, v in counts.items() if not k.startswith(MEASURED)}
+
+    markers = Stats()  # each split's own stats, in its completion marker
+    for marker in sorted((out / "_markers").glob("*.json")):
+        markers.merge(Stats.from_dict(json.loads(marker.read_text())))
+    assert read_and_written(tree) == read_and_written(markers.to_dict()) == read_and_written(stats)
+    assert tree["run"]["splits"] == len(inputs) and tree["coverage"] == stats["coverage"]
+    assert tree["job_cpu"]["pages"] == tree["records"]["html"] == markers.counts["records.html"] > 0
+
+
 @pytest.mark.parametrize("argv, message", [
     (["run", "--input", "/nonexistent/x.warc.gz", "--output", "o"], "no such file"),
     (["run", "--input", "README.md", "--output", "o", "--set", "perplexity.nope=1"], "unknown key"),

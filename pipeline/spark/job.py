@@ -2,9 +2,9 @@
 
 A job parses its arguments, resolves inputs into splits, ships the model files to the
 executors, runs :meth:`WarcJob.process_split` once per split in a Spark task, and merges
-the per-split stats from the completion markers. A subclass overrides ``process_split``
-(and, if it needs more flags, ``add_arguments``). Run-level work around the job (the
-analysis: CO2, index statistics, the report) comes in as
+the per-split stats (:class:`SplitTotals`; with many splits, on the executors first). A
+subclass overrides ``process_split`` (and, if it needs more flags, ``add_arguments``).
+Run-level work around the job (the analysis: CO2, index statistics, the report) comes in as
 :class:`~pipeline.spark.extension.JobExtension` objects, composed by the ``warcplex run`` command, so the
 runtime never imports it. How a run ends is :mod:`pipeline.spark.exits`, its summary
 :mod:`pipeline.spark.summary`.
@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+from collections import Counter
 from typing import Any, Sequence
 
 from pipeline.config import Settings, load_settings
@@ -171,7 +172,8 @@ class WarcJob:
                 return result
 
             with Progress(sc, len(splits), pages):
-                results = sc.parallelize(splits, max(1, len(splits))).map(task).collect()
+                totals = sc.parallelize(splits, max(1, len(splits))).map(task).treeAggregate(
+                    SplitTotals(), SplitTotals.add, SplitTotals.merge, depth=tree_depth(len(splits)))
             if self.has_spark_extensions():
                 cpu.read_pages_done(sc, sc.defaultParallelism)
             for extension in self.extensions:
@@ -182,12 +184,9 @@ class WarcJob:
         wall = time.time() - started
         # local inputs recorded absolute: `warcplex explain --from-output` finds them from any directory
         inputs = [uri if is_remote(uri) else os.path.abspath(uri) for uri in args.input]
-        stats = self.merge_stats(output, [s.split_id for s in splits], results, settings, wall, inputs)
-        this_run = [Stats.from_dict(r).counts for r in results if not r.get("splits", {}).get("resumed")]
-        stats["job_cpu"] = cpu.section(sum(c["cpu_start_up.python_workers"] + c["cpu_start_up.model_loads"]
-                                           for c in this_run), sum(c["cpu.total"] for c in this_run))
-        stats["job_cpu"]["pages"] = sum(pages_read(r.get("records", {})) for r in results
-                                        if not r.get("splits", {}).get("resumed"))
+        stats = self.merge_stats(output, len(splits), totals.stats, settings, wall, inputs)
+        stats["job_cpu"] = cpu.section(totals.this_run["start_up"], totals.this_run["cpu"])
+        stats["job_cpu"]["pages"] = totals.this_run["pages"]
         stats["run"]["pages_per_cpu_second"] = pages_per_cpu_second(stats["job_cpu"])
         for extension in self.extensions:
             extension.add_stats(stats, settings)
@@ -199,17 +198,14 @@ class WarcJob:
         stats["run"]["files"].append("_SUCCESS")
         return stats
 
-    def merge_stats(self, output: str, split_ids: list[str], results: list[dict], settings: Settings,
+    def merge_stats(self, output: str, splits: int, merged: Stats, settings: Settings,
                     wall: float, inputs: list[str]) -> dict[str, Any]:
-        merged = Stats()
-        for result in results:
-            merged.merge(Stats.from_dict(result))
         tree = merged.to_dict()
         pages = pages_read(tree.get("records", {}))
         tree["run"] = {
             "inputs": inputs,
             "output": output,
-            "splits": len(split_ids),
+            "splits": splits,
             "splits_resumed": tree.get("splits", {}).get("resumed", 0),
             "splits_failed": tree.get("splits", {}).get("failed", 0),
             "wall_seconds": round(wall, 3),
@@ -229,6 +225,42 @@ class WarcJob:
         parser = self.build_parser()
         args = parser.parse_args(argv)
         return run_cli(self, args)
+
+
+# Up to this many splits, the driver merges their results itself; above it, the executors merge them in a tree
+# first, so that the driver holds about the square root of their number (90,000 splits: 300 partial merges).
+TREE_MERGE_FROM = 1000
+
+
+def tree_depth(splits: int) -> int:
+    """treeAggregate's depth for this many splits: 1 (one result per split to the driver) or 2."""
+    return 1 if splits <= TREE_MERGE_FROM else 2
+
+
+class SplitTotals:
+    """What the driver keeps of the splits' results: their stats merged, and this run's share (a split an earlier run
+    finished, resumed from its marker, spent none of this run's CPU and read none of its pages)."""
+
+    __slots__ = ("stats", "this_run")
+
+    def __init__(self) -> None:
+        self.stats = Stats()
+        self.this_run: Counter[str] = Counter()
+
+    def add(self, result: dict[str, Any]) -> "SplitTotals":
+        split = Stats.from_dict(result)
+        self.stats.merge(split)
+        if not result.get("splits", {}).get("resumed"):
+            counts = split.counts
+            start_up = counts["cpu_start_up.python_workers"] + counts["cpu_start_up.model_loads"]
+            self.this_run.update({"start_up": start_up, "cpu": counts["cpu.total"],
+                                  "pages": pages_read(result.get("records", {}))})
+        return self
+
+    def merge(self, other: "SplitTotals") -> "SplitTotals":
+        self.stats.merge(other.stats)
+        self.this_run.update(other.this_run)
+        return self
 
 
 def with_split_sample(settings: Settings, splits: int) -> Settings:
