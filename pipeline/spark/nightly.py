@@ -28,10 +28,10 @@ from pipeline.reading.reader import plan_splits
 from pipeline.reading.shards import Shard
 from pipeline.reading.sources import resolve_shards
 from pipeline.redact import redact_text
-from pipeline.spark.exits import (EXIT_FAILED, EXIT_FAILED_SHARDS, EXIT_OK, EXIT_USAGE, USER_ERRORS, exit_status,
-                                  setup_logging, user_error)
+from pipeline.spark.exits import (EXIT_FAILED, EXIT_FAILED_SHARDS, EXIT_OK, USER_ERRORS, exit_status, setup_logging,
+                                  user_error)
 from pipeline.spark.job import CleanWarcJob
-from pipeline.user_errors import UsageError
+from pipeline.user_errors import EXIT_USAGE, UsageError
 from pipeline.writing.output import OutputTarget
 
 log = logging.getLogger("warcplex.nightly")
