@@ -198,14 +198,14 @@ class WarcJob:
         stats["run"]["files"].append("_SUCCESS")
         return stats
 
-    def merge_stats(self, output: str, splits: int, merged: Stats, settings: Settings,
+    def merge_stats(self, output: str, split_count: int, merged: Stats, settings: Settings,
                     wall: float, inputs: list[str]) -> dict[str, Any]:
         tree = merged.to_dict()
         pages = pages_read(tree.get("records", {}))
         tree["run"] = {
             "inputs": inputs,
             "output": output,
-            "splits": splits,
+            "splits": split_count,
             "splits_resumed": tree.get("splits", {}).get("resumed", 0),
             "splits_failed": tree.get("splits", {}).get("failed", 0),
             "wall_seconds": round(wall, 3),
