@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pyarrow as pa
@@ -64,6 +65,51 @@ def test_markers_and_small_files(tmp_path):
     target.write_bytes("sub/summary.txt", b"hello")
     assert target.read_bytes("sub/summary.txt") == b"hello" and target.exists("sub/summary.txt")
     assert not any(f.endswith(".tmp") for f in files_under(tmp_path))
+
+
+class CountingListings:
+    """An OutputTarget's filesystem that records how many entries each listing returned."""
+
+    def __init__(self, fs) -> None:
+        self.fs, self.sizes = fs, []
+
+    def get_file_info(self, selector):
+        found = self.fs.get_file_info(selector)
+        if isinstance(found, list):
+            self.sizes.append(len(found))
+        return found
+
+    def __getattr__(self, name):
+        return getattr(self.fs, name)
+
+
+def test_success_manifest_names_every_file_listing_one_folder_at_a_time(tmp_path):
+    """_SUCCESS lists every committed file with its size, but the driver never holds more than one folder's listing:
+    at a snapshot's size the output has a file per split and language (millions), a folder one per split."""
+    target = OutputTarget(str(tmp_path), S3Settings())
+    for split in range(6):
+        writer = SplitWriter(target, f"s-{split:03d}of006", SCHEMA, "none")
+        for n, lang in enumerate(["de", "en", "fr", "ja"]):
+            writer.add(lang, {"id": f"r{split}.{n}", "n": n})
+        writer.commit()
+        target.write_marker(f"s-{split:03d}of006", {"records": {"read": 4}})
+    target.write_bytes("stats.json", b"{}")
+    (tmp_path / "_tmp" / "left").mkdir(parents=True)
+    (tmp_path / "_tmp" / "left" / "half.parquet").write_bytes(b"partial")
+    target.fs = listings = CountingListings(target.fs)
+    summary = target.publish_success()
+    manifest = json.loads((tmp_path / "_SUCCESS").read_text())
+    on_disk = [f for f in files_under(tmp_path) if not f.startswith("_tmp/") and f != "_SUCCESS"]
+    assert len(on_disk) == 6 * 4 + 6 + 1
+    assert sorted(entry["path"] for entry in manifest["files"]) == on_disk
+    assert all(entry["size"] == (tmp_path / entry["path"]).stat().st_size for entry in manifest["files"])
+    assert manifest["file_count"] == summary["file_count"] == len(on_disk)
+    assert manifest["total_bytes"] == summary["total_bytes"] == sum((tmp_path / f).stat().st_size for f in on_disk)
+    assert max(listings.sizes) <= 6  # a language's folder (6 splits) or _markers/, never the 31 files at once
+    assert target.list_files("data/language=en") == [
+        (f"data/language=en/part-s-{split:03d}of006.parquet", (tmp_path / "data" / "language=en" /
+                                                                 f"part-s-{split:03d}of006.parquet").stat().st_size)
+        for split in range(6)]
 
 
 @pytest.fixture

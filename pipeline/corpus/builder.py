@@ -111,8 +111,7 @@ class CorpusBuilder:
             return None
 
     def _data_files(self) -> list[tuple[str, int]]:
-        return [(path, size) for path, size in self.target.list_files()
-                if path.startswith(f"{DATASET_DIR}/") and path.endswith(".parquet")]
+        return [(path, size) for path, size in self.target.list_files(DATASET_DIR) if path.endswith(".parquet")]
 
     def basis(self) -> str:
         """Hash of every setting the stages read: builds with the same basis can add to each other."""
@@ -259,7 +258,7 @@ class CorpusBuilder:
 
     def _earlier_keys(self) -> DataFrame:
         """The exact_dedup keys every earlier build kept (``_corpus/keys/``), read by the tasks."""
-        files = [(path, size) for path, size in self.target.list_files() if path.startswith(f"{KEYS_DIR}/")]
+        files = self.target.list_files(KEYS_DIR)
         return read_folder(self.spark, self.target.uri, self.settings.s3, files, KEYS_SCHEMA)
 
     def _rewrite(self, demoted: DataFrame, work: str) -> list[dict[str, Any]]:
@@ -439,8 +438,8 @@ class CorpusBuilder:
         if self.sample_ids is None or not stage_docs or self.target.exists(f"{folder}/_DONE"):
             return
         stage_folders = [stage for stage, _ in stage_docs]
-        earlier = [(path, size) for path, size in self.target.list_files()
-                   if path.startswith(f"{CORPUS_SAMPLE_DIR}/") and path.endswith(".parquet")]
+        earlier = [(path, size) for path, size in self.target.list_files(CORPUS_SAMPLE_DIR)
+                   if path.endswith(".parquet")]
         if all(isinstance(docs, list) for _, (docs, _) in stage_docs) and not (adding and earlier):
             # Only ids (a few thousand at most): written here, as one task would write them.
             rows = sorted((stage.rsplit("/", 1)[-1], i) for stage, (docs, _) in stage_docs for i in docs)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -28,6 +30,7 @@ from pipeline.config import S3Settings, check_s3_address
 
 ROW_GROUP_ROWS = 2000
 SUCCESS = "_SUCCESS"  # written last: the manifest of a complete output
+MANIFEST_WRITE_LINES = 10_000  # the manifest's entries written to its stream at a time
 
 
 def filesystem_for(uri: str, s3: S3Settings) -> tuple[pafs.FileSystem, str]:
@@ -58,15 +61,21 @@ class OutputTarget:
     def exists(self, relative: str) -> bool:
         return self.fs.get_file_info(self.path(relative)).type != pafs.FileType.NotFound
 
-    def write_bytes(self, relative: str, data: bytes) -> None:
-        """Write a file atomically: to ``_tmp/`` first, then moved into place."""
+    @contextmanager
+    def atomic_stream(self, relative: str) -> Iterator[Any]:
+        """An output stream for a file written atomically: to ``_tmp/`` first, moved into place when it closes."""
         tmp = self.path(f"_tmp/{relative.replace('/', '__')}.tmp")
         self.fs.create_dir(tmp.rsplit("/", 1)[0], recursive=True)
         with self.fs.open_output_stream(tmp) as out:
-            out.write(data)
+            yield out
         final = self.path(relative)
         self.fs.create_dir(final.rsplit("/", 1)[0], recursive=True)
         self.fs.move(tmp, final)
+
+    def write_bytes(self, relative: str, data: bytes) -> None:
+        """Write a file atomically (:meth:`atomic_stream`)."""
+        with self.atomic_stream(relative) as out:
+            out.write(data)
 
     def read_bytes(self, relative: str) -> bytes | None:
         try:
@@ -101,16 +110,27 @@ class OutputTarget:
         return {info.base_name[: -len(".json")] for info in self.fs.get_file_info(selector)
                 if info.is_file and info.base_name.endswith(".json")}
 
-    def list_files(self) -> list[tuple[str, int]]:
-        """Every committed file as (relative path, size), sorted; ``_tmp/`` and ``_SUCCESS`` excluded."""
-        selector = pafs.FileSelector(self.root, recursive=True, allow_not_found=True)
+    def walk_files(self, under: str = "") -> Iterator[tuple[str, int]]:
+        """Every committed file under the folder ``under`` (the whole output by default) as (relative path, size),
+        ``_tmp/`` and ``_SUCCESS`` excluded: listed one folder at a time, in name order, so that memory holds the
+        largest folder's listing (a language's files: one a split), not the output's (one a split and language)."""
         prefix = self.root.rstrip("/") + "/"
-        files = []
-        for info in self.fs.get_file_info(selector):
+        selector = pafs.FileSelector(self.path(under.rstrip("/")) if under else self.root, allow_not_found=True)
+        folders = []
+        for info in sorted(self.fs.get_file_info(selector), key=lambda info: info.path):
             relative = info.path[len(prefix):] if info.path.startswith(prefix) else info.path
-            if info.is_file and not relative.startswith("_tmp/") and relative != SUCCESS:
-                files.append((relative, info.size))
-        return sorted(files)
+            if relative == "_tmp" or relative == SUCCESS:
+                continue
+            if info.is_file:
+                yield relative, info.size
+            elif info.type == pafs.FileType.Directory:
+                folders.append(relative)
+        for folder in folders:
+            yield from self.walk_files(folder)
+
+    def list_files(self, under: str = "") -> list[tuple[str, int]]:
+        """:meth:`walk_files` as a list, sorted by path."""
+        return sorted(self.walk_files(under))
 
     def retract_success(self) -> None:
         """Remove a previous run's ``_SUCCESS``: the output is incomplete until this run publishes."""
@@ -118,13 +138,23 @@ class OutputTarget:
             self.fs.delete_file(self.path(SUCCESS))
 
     def publish_success(self) -> dict:
-        """The final commit: write ``_SUCCESS``, a manifest of every file with its size."""
-        files = self.list_files()
-        manifest = {"files": [{"path": path, "size": size} for path, size in files],
-                    "file_count": len(files), "total_bytes": sum(size for _, size in files)}
-        self.write_bytes(SUCCESS, json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8"))
-        return manifest
-
+        """The final commit: write ``_SUCCESS``, a manifest of every file with its size (``{"files": [{"path",
+        "size"}, ...], "file_count", "total_bytes"}``), streamed as :meth:`walk_files` lists the output; returns its
+        ``file_count`` and ``total_bytes``."""
+        count = total = 0
+        with self.atomic_stream(SUCCESS) as out:
+            out.write(b'{"files": [')
+            lines: list[str] = []
+            for path, size in self.walk_files():
+                lines.append(("\n " if not count else ",\n ") + json.dumps({"path": path, "size": size},
+                                                                            sort_keys=True))
+                count, total = count + 1, total + size
+                if len(lines) == MANIFEST_WRITE_LINES:
+                    out.write("".join(lines).encode("utf-8"))
+                    lines.clear()
+            out.write("".join(lines).encode("utf-8"))
+            out.write(f'\n], "file_count": {count}, "total_bytes": {total}}}\n'.encode("utf-8"))
+        return {"file_count": count, "total_bytes": total}
 
 DATASET_DIR = "data"
 # The corpus stages' entries (pipeline/corpus/): the final dataset, what they dropped, their marker.
