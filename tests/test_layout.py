@@ -138,3 +138,12 @@ def test_the_line_of_a_users_mistake_is_written_in_one_place():
     writers = sorted(module for module, path in MODULES.items()
                      if "warcplex: error:" in path.read_text(encoding="utf-8") and module != "pipeline.user_errors")
     assert writers == []
+
+
+def test_no_two_modules_share_a_name():
+    """A module's name says what it holds, so two modules of pipeline/ (Python or compiled) never share one."""
+    names: dict[str, list[str]] = {}
+    for path in [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyx")]:
+        if path.stem != "__init__":
+            names.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}

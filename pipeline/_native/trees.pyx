@@ -1,6 +1,7 @@
 # cython: language_level=3
-"""The block classifier's arithmetic: the tree ensembles of :class:`pipeline.steps.blocks.trees.TreeEnsemble` (complete
-binary trees, walked one level per step, the leaf values summed as numpy sums) and the sparse part of
+"""The block classifier's arithmetic: the tree ensembles of
+:class:`pipeline.steps.blocks.tree_ensemble.TreeEnsemble` (complete binary trees, walked one level per step, the
+leaf values summed as numpy sums) and the sparse part of
 :meth:`pipeline.steps.blocks.model.BlockModel.linear`. tests/test_block_fixtures.py pins the probabilities."""
 
 cimport cython

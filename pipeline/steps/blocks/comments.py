@@ -22,7 +22,7 @@ import numpy as np
 from pipeline.steps.blocks.features import dense_names
 from pipeline.steps.blocks.page_type import signal_names
 from pipeline.steps.blocks.parse import Block
-from pipeline.steps.blocks.trees import TreeEnsemble
+from pipeline.steps.blocks.tree_ensemble import TreeEnsemble
 
 # Page types whose comment regions hold main content, never comments: a forum's posts and a Q&A page's answers
 # (as the WCXB truth keeps them), the code comments and discussions of documentation, the reviews and notes that

@@ -21,7 +21,7 @@ from pipeline.steps.blocks.comments import CommentModel
 from pipeline.steps.blocks.features import HASH_DIM, context_features, dense_names
 from pipeline.steps.blocks.page_type import PageTypeModel, TypedDecision
 from pipeline.steps.blocks.rules import RuleSettings
-from pipeline.steps.blocks.trees import TreeEnsemble
+from pipeline.steps.blocks.tree_ensemble import TreeEnsemble
 
 _trees = _native.compiled("trees")  # the compiled tree ensembles (pipeline/_native/trees.pyx)
 

@@ -27,7 +27,7 @@ import numpy as np
 from pipeline.steps.blocks.features import IN_PRIMARY, dense_names, word_count
 from pipeline.steps.blocks.parse import COUNTED_TAGS, Block, Markup
 from pipeline.steps.blocks.rules import RuleSettings
-from pipeline.steps.blocks.trees import TreeEnsemble
+from pipeline.steps.blocks.tree_ensemble import TreeEnsemble
 
 PAGE_TYPES = ("article", "collection", "documentation", "forum", "listing", "product", "service")
 UNKNOWN = "unknown"  # markup unlike the pages the type model was fitted on: the global decision holds
