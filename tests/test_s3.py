@@ -321,6 +321,9 @@ def read_output(client, prefix: str) -> tuple[dict, list[str], dict]:
               for o in client.list_objects_v2(Bucket=BUCKET_OUT, Prefix=f"{prefix}/")["Contents"]}
     for entry in manifest["files"]:
         assert listed[entry["path"]] == entry["size"]
+    # and it names every object (listed folder by folder: S3's prefixes and pyarrow's folder markers are not files)
+    assert {entry["path"] for entry in manifest["files"]} == {
+        key for key in listed if key and not key.startswith("_tmp/") and key != "_SUCCESS" and not key.endswith("/")}
     ids = []
     for entry in manifest["files"]:
         if entry["path"].endswith(".parquet") and entry["path"].startswith("data/"):
