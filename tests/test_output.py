@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SAMPLE_WARC
 from pipeline.config import S3Settings, load_settings
-from pipeline.writing.output import OutputTarget, SplitWriter
+from pipeline.writing.output import OutputTarget, SplitWriter, json_chunks
 from pipeline.spark.runner import run_split
 from pipeline.reading.shards import Split
 
@@ -110,6 +110,20 @@ def test_success_manifest_names_every_file_listing_one_folder_at_a_time(tmp_path
         (f"data/language=en/part-s-{split:03d}of006.parquet", (tmp_path / "data" / "language=en" /
                                                                  f"part-s-{split:03d}of006.parquet").stat().st_size)
         for split in range(6)]
+
+
+def test_json_in_pieces_is_json_dumps_exactly(tmp_path):
+    """A list of millions (the corpus stages' files) is hashed and written in pieces; the bytes stay json.dumps's, so
+    a build's fingerprint does not change."""
+    files = [(f"data/language={lang}/part-s{n}.parquet", n * 7) for lang in ("de", "é", "zh") for n in range(7)]
+    for value in ({"files": files, "basis": "ab12", "index_sample": None}, {"generation": 3, "files": files},
+                  {"b": {"z": [1, {"y": 2, "x": [None, 1.5]}], "a": []}, "a": "\u2028 \"q\""}, [], {}, files[:1]):
+        for batch in (1, 2, 5, 10_000):
+            assert "".join(json_chunks(value, batch)) == json.dumps(value, sort_keys=True)
+    target = OutputTarget(str(tmp_path), S3Settings())
+    target.write_json("_corpus/inputs.json", {"generation": 3, "files": files})
+    assert json.loads((tmp_path / "_corpus" / "inputs.json").read_text()) == {
+        "generation": 3, "files": [list(f) for f in files]}
 
 
 @pytest.fixture

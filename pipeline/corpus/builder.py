@@ -49,7 +49,8 @@ from pipeline.corpus.folders import count_folder, partition_value, read_folder, 
 from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, RecordIds, StageOutput, by_ids
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
-from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
+from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget,
+                                     json_chunks)
 from pipeline.writing.rows import PAGE_SCHEMA
 
 log = logging.getLogger("pipeline.corpus")
@@ -124,7 +125,10 @@ class CorpusBuilder:
         basis = {"files": files, "basis": self.basis(),
                  "index_sample": hashlib.sha256("\n".join(self.sample_ids).encode()).hexdigest()
                  if self.sample_ids is not None else None}
-        return hashlib.sha256(json.dumps(basis, sort_keys=True).encode("utf-8")).hexdigest()[:20]
+        digest = hashlib.sha256()
+        for chunk in json_chunks(basis):  # the list of every data/ file is never one string
+            digest.update(chunk.encode("utf-8"))
+        return digest.hexdigest()[:20]
 
     def not_incremental(self) -> list[str]:
         """Why this build cannot keep what a later build needs to add to it (empty: it can)."""
@@ -157,7 +161,7 @@ class CorpusBuilder:
         if why:
             return None, "; ".join(why)
         base = {"generation": listed["generation"], "files": listed["files"], "stats": earlier}
-        self.target.write_bytes(f"{work}/base.json", json.dumps(base, sort_keys=True).encode("utf-8"))
+        self.target.write_json(f"{work}/base.json", base)
         return base, None
 
     def run(self) -> dict[str, Any]:
@@ -515,8 +519,7 @@ class CorpusBuilder:
             if row["action"] == "delete" and self.target.exists(row["path"]):
                 fs.delete_file(self.target.path(row["path"]))
         if keys_folder is not None:
-            self.target.write_bytes(INPUTS, json.dumps({"generation": stats["generation"], "files": files})
-                                    .encode("utf-8"))
+            self.target.write_json(INPUTS, {"generation": stats["generation"], "files": files})
         elif self.target.exists(INPUTS):
             fs.delete_file(self.target.path(INPUTS))
         self.target.write_bytes(MARKER, json.dumps(stats, sort_keys=True).encode("utf-8"))

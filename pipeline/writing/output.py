@@ -48,6 +48,25 @@ def filesystem_for(uri: str, s3: S3Settings) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), root
 
 
+def json_chunks(value: Any, batch: int = MANIFEST_WRITE_LINES) -> Iterator[str]:
+    """``json.dumps(value, sort_keys=True)`` in pieces, a list ``batch`` items at a time, so that a list of millions
+    (an output's files) is never one string; joined, the pieces are that text exactly."""
+    if isinstance(value, dict):
+        yield "{"
+        for n, key in enumerate(sorted(value)):
+            yield (", " if n else "") + json.dumps(key) + ": "
+            yield from json_chunks(value[key], batch)
+        yield "}"
+    elif isinstance(value, (list, tuple)):
+        yield "["
+        for start in range(0, len(value), batch):
+            yield (", " if start else "") + ", ".join(json.dumps(item, sort_keys=True)
+                                                      for item in value[start:start + batch])
+        yield "]"
+    else:
+        yield json.dumps(value, sort_keys=True)
+
+
 class OutputTarget:
     """An output directory: file writes with tmp-then-rename, markers and small JSON/text files."""
 
@@ -76,6 +95,12 @@ class OutputTarget:
         """Write a file atomically (:meth:`atomic_stream`)."""
         with self.atomic_stream(relative) as out:
             out.write(data)
+
+    def write_json(self, relative: str, value: Any) -> None:
+        """Write ``value`` as JSON with sorted keys, atomically, in pieces (:func:`json_chunks`)."""
+        with self.atomic_stream(relative) as out:
+            for chunk in json_chunks(value):
+                out.write(chunk.encode("utf-8"))
 
     def read_bytes(self, relative: str) -> bytes | None:
         try:
