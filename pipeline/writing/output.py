@@ -30,7 +30,7 @@ from pipeline.config import S3Settings, check_s3_address
 
 ROW_GROUP_ROWS = 2000
 SUCCESS = "_SUCCESS"  # written last: the manifest of a complete output
-MANIFEST_WRITE_LINES = 10_000  # the manifest's entries written to its stream at a time
+JSON_BATCH = 10_000  # list items (manifest entries, listed files) written or hashed at a time
 
 
 def filesystem_for(uri: str, s3: S3Settings) -> tuple[pafs.FileSystem, str]:
@@ -48,7 +48,7 @@ def filesystem_for(uri: str, s3: S3Settings) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), root
 
 
-def json_chunks(value: Any, batch: int = MANIFEST_WRITE_LINES) -> Iterator[str]:
+def json_chunks(value: Any, batch: int = JSON_BATCH) -> Iterator[str]:
     """``json.dumps(value, sort_keys=True)`` in pieces, a list ``batch`` items at a time, so that a list of millions
     (an output's files) is never one string; joined, the pieces are that text exactly."""
     if isinstance(value, dict):
@@ -174,7 +174,7 @@ class OutputTarget:
                 lines.append(("\n " if not count else ",\n ") + json.dumps({"path": path, "size": size},
                                                                             sort_keys=True))
                 count, total = count + 1, total + size
-                if len(lines) == MANIFEST_WRITE_LINES:
+                if len(lines) == JSON_BATCH:
                     out.write("".join(lines).encode("utf-8"))
                     lines.clear()
             out.write("".join(lines).encode("utf-8"))
