@@ -61,11 +61,11 @@ from pipeline.model_registry import load_registry
 from pipeline.steps.blocks.features import (CELLS, ENDS_SENTENCE, HASH_DIM, HEADINGS, LIST_ITEMS, block_perplexities,
                                             context_features, featurize, page_language, word_count)
 from pipeline.steps.blocks.comments import (CommentModel, comment_features, feature_names, holds_posts,
-                                            in_form, region_blocks, repeats)
+                                            region_blocks, repeats)
 from pipeline.steps.blocks.model import MODEL_PATH, BlockModel
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, PageTypeModel, page_signals, signal_names
 from pipeline.steps.blocks.parse import names_comments, parse_page
-from pipeline.steps.blocks.rules import RuleSettings, revise
+from pipeline.steps.blocks.rules import RuleSettings, in_form, revise
 from pipeline.steps.blocks.extractor import block_lines, shorter_than_primary
 from pipeline.steps.extractors import ResiliparseExtractor
 
@@ -163,7 +163,7 @@ def comment_label(block, main: int, repeated: int) -> int:
     """A reader comment: a block of a comment region (:attr:`Block.comment_region`, outside the parts never kept)
     whose text the truth leaves out (not ``main``), of at least ``COMMENT_MIN_WORDS`` words, mostly not link text,
     whose text ``repeated`` times among the other region blocks is less than ``COMMENT_MAX_REPEATS``, not a heading,
-    not in a form (:func:`~pipeline.steps.blocks.comments.in_form`), written as prose (it ends a sentence, or is
+    not in a form (:func:`~pipeline.steps.blocks.rules.in_form`), written as prose (it ends a sentence, or is
     long), and not one of the region's prompts (a short text naming comments, :func:`parse.names_comments` of its
     words): a region's buttons, counts, headings, "Reply" lines and its comment form's notes are boilerplate. A
     forum's posts and answers, and reviews the truth keeps, are main content."""

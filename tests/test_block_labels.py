@@ -203,6 +203,40 @@ def test_a_listing_whose_question_and_answer_markup_declares_a_thread_keeps_its_
     assert "This was a gift to me after seeing it at my daughter's house and having the best Latte ever" in doc.text
 
 
+MLOG = "magichtml_forum_9864ca4dc1b29963"  # mlog.club: a topic of two lines and eight replies, no thread markup
+REPLIES = {MLOG: ("我是年前彻底放假了，华为外包释放，一点补偿都没有", "我们放一天上一天再放一天"),
+           "magichtml_forum_f8a495be9c3382fb": ("人太多，容易崩，我优化下", "我还以为是我网络的问题")}  # developers.pub Q&A
+
+
+def test_a_thread_the_page_shows_keeps_its_replies_as_main_text_and_an_article_its_comments_apart():
+    """Two Chinese threads of the multilingual set whose markup declares none (mlog.club: a ``BlogPosting``) and
+    whose type is unknown: a comment region of replies, each under a line saying when it was posted
+    (``2021-01-01 10:34:38``, ``客栈小K | 扫地 | 6天前``), after a first post of a few words. The replies are the
+    page's text (the truth keeps them), not its buttons (``点赞``, ``|``). The same page with an article's body
+    before the replies is an article with reader comments: the replies are not its text."""
+    from pipeline.writing.rows import page_row
+
+    for page_id, replies in REPLIES.items():
+        doc = cleaned(page_id, bench_html("data-ml", page_id))
+        lines = doc.text.splitlines()
+        assert doc.blocks.page_type == "unknown" and page_row(doc, "shard")["comments"] is None, page_id
+        assert all(any(reply in line for line in lines) for reply in replies), (page_id, doc.text)
+        assert not {"点赞", "评论", "|"} & set(lines), page_id
+    body = "".join(f"<p>{sentence}</p>" for sentence in (
+        "Every winter the office closes for the new year, and most of the team travels home to see their families.",
+        "This year the break starts on the thirty-first and lasts three days, one more than the calendar gives.",
+        "We asked everyone how they would spend it, and the answers ranged from sleeping late to climbing hills.",
+        "Some will work on side projects, some will read the books they bought in spring and never opened.",
+        "A few of us will stay in town, walk along the river in the cold, and eat dumplings at midnight.",
+        "The shops near the station stay open late on the last evening, and the square fills with music.",
+        "When we come back we will plan the first quarter together, starting with the release in February."))
+    html = bench_html("data-ml", MLOG).replace('<div class="topic-content-detail line-numbers">',
+                                              f'<div class="topic-content-detail line-numbers">{body}', 1)
+    article = cleaned(MLOG, html)
+    assert "travels home to see their families" in article.text
+    assert not any(reply in article.text for reply in REPLIES[MLOG])
+
+
 def test_extract_comments_drops_them_or_keeps_them_in_the_text():
     html = bench_html("data", "dragnet-149")
     sentence = COMMENTED["dragnet-149"]

@@ -22,6 +22,7 @@ import numpy as np
 from pipeline.steps.blocks.features import dense_names
 from pipeline.steps.blocks.page_type import signal_names
 from pipeline.steps.blocks.parse import Block
+from pipeline.steps.blocks.rules import in_form
 from pipeline.steps.blocks.tree_ensemble import TreeEnsemble
 
 # Page types whose comment regions hold main content, never comments: a forum's posts and a Q&A page's answers
@@ -66,11 +67,6 @@ def feature_names() -> list[str]:
 def region_blocks(blocks: list[Block]) -> np.ndarray:
     """The indices of the blocks in comment regions that may be comments (not in a part never kept)."""
     return np.fromiter((i for i, b in enumerate(blocks) if b.comment_region and not b.excluded), dtype=np.intp)
-
-
-def in_form(block: Block) -> bool:
-    """The block is a form or inside one (among its four nearest block-level ancestors)."""
-    return block.tag == "form" or "form" in block.ancestors
 
 
 def repeats(blocks: list[Block], chosen: np.ndarray) -> np.ndarray:

@@ -21,10 +21,11 @@ from pipeline.document import Document, visible, visible_lines
 from pipeline.steps.blocks.features import (CELLS, block_perplexities, dense_names, featurize, page_language,
                                             word_count)
 from pipeline.steps.blocks.model import block_model, pinned_language_model
-from pipeline.steps.blocks.page_type import TypedDecision, page_signals
+from pipeline.steps.blocks.page_type import UNKNOWN, TypedDecision, page_signals
 from pipeline.steps.blocks.parse import Block, Markup, parse_page
 from pipeline.steps.blocks.rules import (ad_labels, aside_links, code_after_prose, drop_repeats, in_breadcrumb,
-                                        in_facets, in_kept_region, in_modal, quoted_repeats, revise, signatures)
+                                         in_facets, in_kept_region, in_modal, quoted_repeats, revise, signatures,
+                                         thread_posts)
 from pipeline.steps import guards
 from pipeline.steps.extractors import Extractor, ResiliparseExtractor
 
@@ -339,12 +340,17 @@ class BlocksExtractor(Extractor):
         if decision is None:
             decision = block_model(self.settings.blocks_model).decision(page.page_type)
         keep = revise(blocks, probs, decision.threshold, decision.rules)
+        comments = page.comment_blocks
         if page.post_blocks is not None and page.post_blocks.any():  # a thread's posts are its main text
             self.count("threads.pages")
             keep = keep | page.post_blocks
+        elif (page.page_type in (None, UNKNOWN) and (posts := thread_posts(blocks, keep)).any()
+              and (comments is None or not (comments & posts).any())):
+            self.count("threads.shown")  # a thread by what the page shows: its posts, not reader comments
+            keep = keep | posts
+            comments = None
         page.comments = None
         left_out: dict[str, np.ndarray] = {}
-        comments = page.comment_blocks
         if comments is not None and comments.any():
             self.count("comments.pages")
             self.count("comments.blocks", int(comments.sum()))

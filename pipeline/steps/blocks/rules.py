@@ -32,6 +32,10 @@ pages) its filter panel is dropped (:func:`in_facets`; not fitted).
 On a thread (a forum page, or a page whose posts the comment detector found) the posters' signatures are dropped
 (:func:`signatures`; not fitted).
 
+On a page of unknown type, a thread that only the page's layout shows (no thread markup, no comment the detector
+found) keeps its replies: a comment region of posts each under a line saying when it was posted, after a first post
+of a few words (:func:`thread_posts`; not fitted).
+
 Blocks in a part of the page that is never kept (the page's footer, dialogs, menus: ``Block.excluded``,
 :func:`pipeline.steps.blocks.parse.excluded_part`) stay dropped whatever the rules say.
 
@@ -42,13 +46,14 @@ and stored in ``blocks_model.json`` (``rules``); a share above 1 turns its rule 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from pipeline.document import visible
-from pipeline.steps.blocks.features import CELLS, HEADINGS
+from pipeline.steps.blocks.features import CELLS, HEADINGS, word_count
 from pipeline.steps.blocks.parse import Block
 
 _WORD = re.compile(r"\w+")
@@ -350,3 +355,60 @@ def revise(blocks: list[Block], probs: np.ndarray, threshold: float, rules: Rule
     keep = whole_code(blocks, keep)
     keep[excluded] = False
     return keep
+
+
+# When a post was written, as a forum, a Q&A site or a comment system writes it beside the poster's name: a date
+# (2021-01-01, 01.08.20, 2020年12月31日, Jan 5, 2021, 5 Jan 2021), a time of day (10:34) or an age (3 days ago, 1 月前,
+# vor 2 Tagen, il y a 3 jours, hace 2 días, 2 часа назад).
+_WHEN = re.compile(
+    r"\d{4}\s*[-/.年]\s*\d{1,2}\s*[-/.月]\s*\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|\d{1,2}:\d{2}"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b|\b\d{1,2}\.?\s+(?:jan|feb|mar|apr"
+    r"|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+    r"|\d+\s*(?:秒|分钟|分鐘|小时|小時|天|周|週|个月|個月|月|年)前|\d+\s*(?:秒|分|時間|日|週間|か月|ヶ月|年)前"
+    r"|\b\d+\s+(?:sec|min|hour|hr|day|week|month|year)s?\s+ago\b|\bvor\s+\d+\s+\w+|\bil y a\s+\d+|\bhace\s+\d+"
+    r"|\d+\s+\w+\s+назад|\b(?:yesterday|today|gestern|heute)\b|昨天|今天|前天",
+    re.IGNORECASE)
+# A post's line of who and when is short: at most this many words (word_count).
+WHEN_MAX_WORDS = 12
+# Comment regions are a thread's when at least this many of their blocks say who posted when ...
+MIN_POSTS = 3
+# ... and the page's kept text (its first post: a question, a topic's few lines) has at most this many words: under
+# an article its comments are reader comments.
+FIRST_POST_MAX_WORDS = 120
+
+
+def in_form(block: Block) -> bool:
+    """The block is a form or inside one (among its four nearest block-level ancestors)."""
+    return block.tag == "form" or "form" in block.ancestors
+
+
+def _says_when(block: Block) -> bool:
+    return word_count(block.text) <= WHEN_MAX_WORDS and _WHEN.search(block.text) is not None
+
+
+def thread_posts(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
+    """Per block, whether it is the text of a post of a thread that the page shows as one, whatever its markup says:
+    its comment regions (``Block.comment_region``) hold at least ``MIN_POSTS`` short lines saying when a post was
+    written (and mostly by whom: ``gazeldx #1 1 月前``, ``客栈小K | 扫地 | 6天前``), and the page's kept text, its
+    first post, is short (at most ``FIRST_POST_MAX_WORDS`` words: a question and its few lines, not an article). A
+    post's text is each block of the regions from the first such line to as many blocks past the last as lie between
+    two of them (a post's line may come before or after its text), less the lines themselves, links (a poster's
+    name), forms and the texts the regions repeat (``Reply``, ``点赞``, ``|``). None elsewhere: reader comments under
+    an article stay the comment detector's."""
+    out = np.zeros(len(blocks), dtype=bool)
+    region = [i for i, b in enumerate(blocks) if b.comment_region and not b.excluded]
+    if len(region) < MIN_POSTS:
+        return out
+    when = [i for i in region if _says_when(blocks[i])]
+    if len(when) < MIN_POSTS:
+        return out
+    if sum(word_count(b.text) for b, k in zip(blocks, keep) if k) > FIRST_POST_MAX_WORDS:
+        return out
+    counts = Counter(blocks[i].text for i in region)
+    last = when[-1] + int(np.median(np.diff(when)))  # the last post: as many blocks after its line as the others
+    for i in region:
+        b = blocks[i]
+        if (when[0] < i <= last and counts[b.text] == 1 and not _says_when(b) and word_count(b.text) >= 1
+                and b.link_chars < LINK_SHARE * len(b.text) and not in_form(b)):
+            out[i] = True
+    return out
