@@ -404,11 +404,11 @@ def thread_posts(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
         return out
     if sum(word_count(b.text) for b, k in zip(blocks, keep) if k) > FIRST_POST_MAX_WORDS:
         return out
-    counts = Counter(blocks[i].text for i in region)
+    counts, lines = Counter(blocks[i].text for i in region), set(when)
     last = when[-1] + int(np.median(np.diff(when)))  # the last post: as many blocks after its line as the others
     for i in region:
         b = blocks[i]
-        if (when[0] < i <= last and counts[b.text] == 1 and not _says_when(b) and word_count(b.text) >= 1
+        if (when[0] < i <= last and i not in lines and counts[b.text] == 1 and word_count(b.text) >= 1
                 and b.link_chars < LINK_SHARE * len(b.text) and not in_form(b)):
             out[i] = True
     return out
