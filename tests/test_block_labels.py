@@ -237,6 +237,26 @@ def test_a_thread_the_page_shows_keeps_its_replies_as_main_text_and_an_article_i
     assert not any(reply in article.text for reply in REPLIES[MLOG])
 
 
+DOUBAN = "magichtml_forum_b5bb37137a346f6d"  # movie.douban.com: a page of twenty short reviews, each under its line
+
+
+def test_a_list_of_reviews_the_page_shows_keeps_its_short_ones_too():
+    """A review list with no thread markup (douban's short reviews of a series): each review is a line of text under
+    a line of who and when (``6765 有用 小倪儿呼啦呼啦 看过 2024-04-07 13:19:20 贵州``), and the classifier alone kept
+    the longer reviews and dropped the short ones. The kept text lies in three or more of the posts and none before
+    them, so the page is the thread: every review is its text (the truth keeps them), the who-and-when lines are
+    not, and nothing goes to comments."""
+    from pipeline.writing.rows import page_row
+
+    doc = cleaned(DOUBAN, bench_html("data-ml", DOUBAN))
+    lines = doc.text.splitlines()
+    assert doc.blocks.page_type == "unknown" and page_row(doc, "shard")["comments"] is None
+    for review in ("我们的善良和恶毒都不够纯粹，所以痛苦。", "五菜一汤 还是男人会做梦", "不要美化自己没有走的另一条路",
+                   "编剧能力惊人"):
+        assert any(review in line for line in lines), (review, doc.text)
+    assert not any("有用" in line and "看过" in line for line in lines), doc.text
+
+
 def test_extract_comments_drops_them_or_keeps_them_in_the_text():
     html = bench_html("data", "dragnet-149")
     sentence = COMMENTED["dragnet-149"]

@@ -369,11 +369,12 @@ _WHEN = re.compile(
     r"|\d+\s+\w+\s+назад|\b(?:yesterday|today|gestern|heute)\b|昨天|今天|前天",
     re.IGNORECASE)
 # A post's line of who and when is short: at most this many words (word_count).
-WHEN_MAX_WORDS = 12
+WHEN_MAX_WORDS = 14
 # Comment regions are a thread's when at least this many of their blocks say who posted when ...
 MIN_POSTS = 3
-# ... and the page's kept text (its first post: a question, a topic's few lines) has at most this many words: under
-# an article its comments are reader comments.
+# ... and the page's kept text (its first post: a question, a topic's few lines) has at most this many words, or
+# lies in that many posts with at most this many words outside them: under an article its comments are reader
+# comments.
 FIRST_POST_MAX_WORDS = 120
 
 
@@ -389,12 +390,14 @@ def _says_when(block: Block) -> bool:
 def thread_posts(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
     """Per block, whether it is the text of a post of a thread that the page shows as one, whatever its markup says:
     its comment regions (``Block.comment_region``) hold at least ``MIN_POSTS`` short lines saying when a post was
-    written (and mostly by whom: ``gazeldx #1 1 月前``, ``客栈小K | 扫地 | 6天前``), and the page's kept text, its
-    first post, is short (at most ``FIRST_POST_MAX_WORDS`` words: a question and its few lines, not an article). A
-    post's text is each block of the regions from the first such line to as many blocks past the last as lie between
-    two of them (a post's line may come before or after its text), less the lines themselves, links (a poster's
-    name), forms and the texts the regions repeat (``Reply``, ``点赞``, ``|``). None elsewhere: reader comments under
-    an article stay the comment detector's."""
+    written (and mostly by whom: ``gazeldx #1 1 月前``, ``客栈小K | 扫地 | 6天前``), and the page's kept text is its
+    first post, short (at most ``FIRST_POST_MAX_WORDS`` words: a question and its few lines, not an article), or lies
+    in ``MIN_POSTS`` or more of the posts with at most that many words outside them (a list of reviews of which the
+    classifier kept the longer). A post's text is each block of the regions from the first such line to as many
+    blocks past the last as lie between two of them (a post's line may come before or after its text), less the
+    lines themselves, links (a poster's name), forms and the texts the regions repeat (``Reply``, ``点赞``, ``|``);
+    where the classifier kept posts, only the blocks of the shape (tag and classes) of those it kept (not a thread's
+    likes, edits and notices). None elsewhere: reader comments under an article stay the comment detector's."""
     out = np.zeros(len(blocks), dtype=bool)
     region = [i for i, b in enumerate(blocks) if b.comment_region and not b.excluded]
     if len(region) < MIN_POSTS:
@@ -402,13 +405,22 @@ def thread_posts(blocks: list[Block], keep: np.ndarray) -> np.ndarray:
     when = [i for i in region if _says_when(blocks[i])]
     if len(when) < MIN_POSTS:
         return out
-    if sum(word_count(b.text) for b, k in zip(blocks, keep) if k) > FIRST_POST_MAX_WORDS:
-        return out
-    counts, lines = Counter(blocks[i].text for i in region), set(when)
     last = when[-1] + int(np.median(np.diff(when)))  # the last post: as many blocks after its line as the others
+    kept = np.flatnonzero(keep)
+    words = np.array([word_count(blocks[i].text) for i in kept], dtype=np.int64)
+    in_posts = (kept > when[0]) & (kept <= last)
+    posts_kept = len(np.unique(np.searchsorted(when, kept[in_posts])))  # a post: the blocks between two lines
+    shapes = None  # the posts' text is any block of theirs ...
+    if words.sum() > FIRST_POST_MAX_WORDS:
+        if posts_kept < MIN_POSTS or words[~in_posts].sum() > FIRST_POST_MAX_WORDS:
+            return out
+        # ... or, where the classifier kept posts, the blocks of the shape (tag, classes) of those it kept
+        shapes = {(blocks[i].tag, blocks[i].attr_tokens) for i in kept[in_posts]}
+    counts, lines = Counter(blocks[i].text for i in region), set(when)
     for i in region:
         b = blocks[i]
         if (when[0] < i <= last and i not in lines and counts[b.text] == 1 and word_count(b.text) >= 1
-                and b.link_chars < LINK_SHARE * len(b.text) and not in_form(b)):
+                and b.link_chars < LINK_SHARE * len(b.text) and not in_form(b)
+                and (shapes is None or (b.tag, b.attr_tokens) in shapes)):
             out[i] = True
     return out
