@@ -221,6 +221,33 @@ def spark():
     session.stop()
 
 
+@pytest.mark.spark
+def test_a_builds_input_is_counted_from_the_footers_and_the_text_where_a_file_says_nothing(spark, tmp_path):
+    """count_folder's rows and text bytes of a data/ folder: a file the run wrote says its text bytes in its footer
+    (read there, the text is not), a file of an earlier version says nothing (its text column is read); both are
+    counted exactly."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.config import S3Settings
+    from pipeline.corpus.folders import count_folder
+    from pipeline.writing.output import OutputTarget, SplitWriter
+
+    target = OutputTarget(str(tmp_path), S3Settings())
+    schema = pa.schema([("warc_record_id", pa.string()), ("text", pa.string())])
+    writer = SplitWriter(target, "new-000of001", schema, "zstd")
+    for n in range(3000):
+        writer.add("de" if n % 3 else "en", {"warc_record_id": f"r{n}", "text": "Grüße " * (n % 7) or None})
+    written = writer.commit()
+    (tmp_path / "data" / "language=en").mkdir(parents=True, exist_ok=True)
+    old = pa.table({"warc_record_id": ["a", "b"], "text": ["Köln", "日本"]})
+    pq.write_table(old, tmp_path / "data" / "language=en" / "part-old-000of001.parquet")
+    files = [(path, (tmp_path / path).stat().st_size) for path in
+             [*written, "data/language=en/part-old-000of001.parquet"]]
+    expected = sum(len(("Grüße " * (n % 7)).encode()) for n in range(3000)) + len("Köln日本".encode())
+    assert count_folder(spark, str(tmp_path), S3Settings(), files, "text") == (3002, expected)
+
+
 KNOWN = "The cat sat on the mat.\n- one two\n- one two\nWait…"
 
 

@@ -39,6 +39,29 @@ def test_split_writer_commits_per_language_files_atomically(tmp_path):
         ("r0", "en"), ("r1", "de"), ("r2", "en"), ("r3", "ja")]
 
 
+def test_split_writer_puts_each_files_text_bytes_in_its_footer(tmp_path):
+    """A file with a ``text`` column says that column's UTF-8 bytes in its footer (the corpus stages count a
+    build's input from the footers instead of reading the text); a file without one says nothing."""
+    import pyarrow.parquet as pq
+
+    from pipeline.writing.output import TEXT_BYTES_KEY
+
+    target = OutputTarget(str(tmp_path), S3Settings())
+    texts = {"en": ["The cat sat.", None, "x" * 5000], "de": ["Grüße aus Köln", "ß"], "ja": ["日本語の文"]}
+    writer = SplitWriter(target, "s-000of001", pa.schema([("id", pa.string()), ("text", pa.string())]), "zstd")
+    for language, values in texts.items():
+        for n, text in enumerate(values * 1500):  # several row groups (ROW_GROUP_ROWS)
+            writer.add(language, {"id": f"{language}{n}", "text": text})
+    for relative in writer.commit():
+        language = relative.split("language=")[1].split("/")[0]
+        expected = 1500 * sum(len(text.encode("utf-8")) for text in texts[language] if text is not None)
+        assert pq.ParquetFile(tmp_path / relative).metadata.metadata[TEXT_BYTES_KEY] == str(expected).encode()
+    plain = SplitWriter(OutputTarget(str(tmp_path / "other"), S3Settings()), "s-000of001", SCHEMA, "none")
+    plain.add("en", {"id": "r", "n": 1})
+    (written,) = plain.commit()
+    assert TEXT_BYTES_KEY not in pq.ParquetFile(tmp_path / "other" / written).metadata.metadata
+
+
 def test_rewriting_a_split_replaces_its_files(tmp_path):
     target = OutputTarget(str(tmp_path), S3Settings())
     first = SplitWriter(target, "s-000of001", SCHEMA, "snappy")

@@ -25,7 +25,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from pipeline.config import S3Settings
-from pipeline.writing.output import PARTITION_TYPE, OutputTarget, filesystem_for
+from pipeline.writing.output import PARTITION_TYPE, TEXT_BYTES_KEY, OutputTarget, filesystem_for
 
 # A task's share of a folder to read: files up to this many bytes (Spark's spark.sql.files.maxPartitionBytes),
 # each file counting for 4 MB more (spark.sql.files.openCostInBytes), as Spark plans a file scan.
@@ -116,8 +116,9 @@ def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple
 
 def count_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]],
                  measure: str) -> tuple[int, int]:
-    """(rows, UTF-8 bytes of the column ``measure``) of the Parquet ``files``, counted by the tasks, which read only
-    that column; nothing but the two numbers of each task reaches the driver."""
+    """(rows, UTF-8 bytes of the column ``measure``) of the Parquet ``files``, counted by the tasks from each file's
+    footer where it says them (a data/ file's ``text``: :data:`~pipeline.writing.output.TEXT_BYTES_KEY`), else by
+    reading only that column; nothing but the two numbers of each task reaches the driver."""
     shares = task_shares(sorted(files))
     if not shares:
         return 0, 0
@@ -127,7 +128,13 @@ def count_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tupl
         rows = size = 0
         for relative in share:
             with fs.open_input_file(f"{root}/{relative}") as handle:
-                column = pq.read_table(handle, columns=[measure]).column(measure)
+                parquet = pq.ParquetFile(handle)
+                written = (parquet.metadata.metadata or {}).get(TEXT_BYTES_KEY) if measure == "text" else None
+                if written is not None:  # the footer says (SplitWriter): the text is not read
+                    rows += parquet.metadata.num_rows
+                    size += int(written)
+                    continue
+                column = parquet.read(columns=[measure]).column(measure)
             rows += len(column)
             size += int(pc.sum(pc.binary_length(column)).as_py() or 0)
         yield rows, size

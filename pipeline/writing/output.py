@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 
@@ -190,6 +191,7 @@ CORPUS_STATE_DIR = "_corpus"
 INDEX_STATE_DIR = "_index"
 
 
+TEXT_BYTES_KEY = b"warcplex.text_bytes"  # a dataset file's metadata: the UTF-8 bytes of its `text` column
 PARTITION_COLUMN = "language"  # the hive directory of every dataset, and a column inside each of its files
 # Its type inside the files: Parquet strings, with Arrow's schema saying "dictionary", the type pyarrow (and so
 # pandas.read_parquet) gives a hive directory's value, so that reading the directory merges the two.
@@ -206,7 +208,9 @@ def with_partition_column(schema: pa.Schema) -> pa.Schema:
 
 class SplitWriter:
     """Writes one split's rows as ``<dataset>/language=<code>/part-<split_id>.parquet``, committed at the end; each
-    file also holds its language as the column ``language`` (:func:`with_partition_column`).
+    file also holds its language as the column ``language`` (:func:`with_partition_column`) and, when it has a
+    ``text`` column, that column's UTF-8 bytes in its metadata (:data:`TEXT_BYTES_KEY`: a reader counts them from
+    the footer, without reading the text).
 
     ``dataset`` is the dataset's folder under the target (``""`` for the target itself).
     """
@@ -221,6 +225,7 @@ class SplitWriter:
         self.tmp_dir = target.path(f"_tmp/{split_id}")
         self._buffers: dict[str, list[dict]] = {}
         self._writers: dict[str, pq.ParquetWriter] = {}
+        self._text_bytes: dict[str, int] = {}
         target.fs.delete_dir_contents(self.tmp_dir, missing_dir_ok=True)
 
     def _relative(self, language: str) -> str:
@@ -243,7 +248,11 @@ class SplitWriter:
             self.target.fs.create_dir(self.tmp_dir, recursive=True)
             writer = pq.ParquetWriter(path, self.schema, filesystem=self.target.fs, compression=self.compression)
             self._writers[language] = writer
-        writer.write_table(pa.Table.from_pylist(rows, schema=self.schema), row_group_size=ROW_GROUP_ROWS)
+        table = pa.Table.from_pylist(rows, schema=self.schema)
+        if "text" in self.schema.names:
+            self._text_bytes[language] = (self._text_bytes.get(language, 0)
+                                          + int(pc.sum(pc.binary_length(table.column("text"))).as_py() or 0))
+        writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
         rows.clear()
 
     def commit(self) -> list[str]:
@@ -252,6 +261,9 @@ class SplitWriter:
         for language in sorted(self._buffers):
             self._flush(language)
         for language in sorted(self._writers):
+            if language in self._text_bytes:
+                self._writers[language].add_key_value_metadata(
+                    {TEXT_BYTES_KEY: str(self._text_bytes[language]).encode()})
             self._writers[language].close()
             relative = self._relative(language)
             final = self.target.path(relative)
