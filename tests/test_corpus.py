@@ -248,6 +248,38 @@ def test_a_builds_input_is_counted_from_the_footers_and_the_text_where_a_file_sa
     assert count_folder(spark, str(tmp_path), S3Settings(), files, "text") == (3002, expected)
 
 
+@pytest.mark.spark
+def test_reading_only_some_record_ids_reads_the_other_columns_only_of_row_groups_that_hold_them(spark, tmp_path):
+    """The index sample of a build that adds to a corpus is a few thousand record ids among the night's pages: the
+    tasks read each row group's ids, and its other columns only where they hold a sampled id. Here the text of the
+    first row group is unreadable (its bytes zeroed): a read of ids in the second group alone returns their rows
+    whole, and a read of every row still meets the damage."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from pipeline.config import S3Settings
+    from pipeline.corpus.folders import read_folder
+
+    path = tmp_path / "data" / "language=en" / "part-s-000of001.parquet"
+    path.parent.mkdir(parents=True)
+    table = pa.table({"warc_record_id": [f"r{n:04d}" for n in range(4000)],
+                      "text": [f"page {n} " * 20 for n in range(4000)]})
+    pq.write_table(table, path, row_group_size=2000, compression="zstd")
+    text = pq.ParquetFile(path).metadata.row_group(0).column(1)
+    with open(path, "r+b") as handle:  # the first row group's text column chunk, zeroed
+        handle.seek(text.dictionary_page_offset if text.has_dictionary_page else text.data_page_offset)
+        handle.write(bytes(text.total_compressed_size))
+    schema = StructType([StructField("warc_record_id", StringType()), StructField("text", StringType())])
+    files = [("data/language=en/part-s-000of001.parquet", path.stat().st_size)]
+    rows = read_folder(spark, str(tmp_path), S3Settings(), files, schema,
+                       only=("warc_record_id", ["r2001", "r3999", "r9999"])).collect()
+    assert sorted((row.warc_record_id, row.text) for row in rows) == [
+        ("r2001", "page 2001 " * 20), ("r3999", "page 3999 " * 20)]
+    with pytest.raises(Exception):
+        read_folder(spark, str(tmp_path), S3Settings(), files, schema).collect()
+
+
 KNOWN = "The cat sat on the mat.\n- one two\n- one two\nWait…"
 
 

@@ -45,7 +45,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
-from pipeline.corpus.folders import count_folder, partition_value, read_folder, rows_with, write_folder
+from pipeline.corpus.folders import count_folder, partition_value, read_folder, write_folder
 from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, RecordIds, StageOutput, by_ids
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
@@ -284,10 +284,9 @@ class CorpusBuilder:
         extended = StructType([StructField("host", StringType(), True), *schema.fields,
                                StructField("registered_domain", StringType(), True),
                                StructField("lines_removed", IntegerType(), True)])
-        extend = with_domain_columns if only is None else partial(
-            rows_with, column="warc_record_id", values=pa.array(sorted(only), pa.string()), then=with_domain_columns)
         return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
-                           extend=extend, extended=extended)
+                           extend=with_domain_columns, extended=extended,
+                           only=None if only is None else ("warc_record_id", only))
 
     def _input_counts(self, folder: str, files: list[tuple[str, int]]) -> dict[str, Any]:
         """The documents and text bytes of the data/ ``files`` this build reads (counted once: a killed build reads

@@ -52,9 +52,11 @@ def partition_value(relative: str, column: str) -> str | None:
     return next((part[len(prefix):] for part in relative.split("/") if part.startswith(prefix)), None)
 
 
-def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition: str | None, extend=None):
+def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition: str | None, extend=None,
+                 only: tuple[str, pa.Array] | None = None):
     """A task's side of :func:`read_folder`: the record batches of the files of its shares (each passed through
-    ``extend``, when given)."""
+    ``extend``, when given); with ``only`` (a column and values), the rows whose column holds one of the values,
+    reading the other columns of a row group only where it has such a row."""
     fs, root = filesystem_for(uri, s3)
     for batch in batches:
         for share in batch.column(0).to_pylist():
@@ -64,7 +66,11 @@ def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition
                     # the partition column is inside the files we write; from the path for files without it
                     in_file = partition is not None and partition in parquet.schema_arrow.names
                     stored = [field.name for field in schema if field.name != partition or in_file]
-                    for read in parquet.iter_batches(batch_size=4096, columns=stored):
+                    if only is None:
+                        reads = parquet.iter_batches(batch_size=4096, columns=stored)
+                    else:
+                        reads = _rows_with(parquet, stored, *only)
+                    for read in reads:
                         columns = [_as(read.column(name), schema.field(name).type) for name in stored]
                         if partition is not None and not in_file:
                             value = partition_value(relative, partition)
@@ -74,11 +80,13 @@ def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition
                         yield read_batch if extend is None else extend(read_batch)
 
 
-def rows_with(batch: pa.RecordBatch, column: str, values: pa.Array, then=None) -> pa.RecordBatch:
-    """The rows of ``batch`` whose ``column`` is among ``values``, passed through ``then`` when given: as
-    :func:`read_folder`'s ``extend``, the reading task keeps only those rows."""
-    kept = batch.filter(pc.is_in(batch.column(batch.schema.get_field_index(column)), value_set=values))
-    return kept if then is None else then(kept)
+def _rows_with(parquet: pq.ParquetFile, columns: list[str], column: str, values: pa.Array):
+    """The rows of ``parquet`` (its ``columns``) whose ``column`` is among ``values``, a row group at a time: the
+    group's ``column`` first, the others only where it holds one of the values."""
+    for group in range(parquet.num_row_groups):
+        found = pc.is_in(parquet.read_row_group(group, columns=[column]).column(column), value_set=values)
+        if pc.any(found).as_py():
+            yield from parquet.read_row_group(group, columns=columns).filter(found).to_batches()
 
 
 def _as(column: pa.Array, wanted: pa.DataType) -> pa.Array:
@@ -98,19 +106,22 @@ def _for_file(table: pa.Table, partition: str | None) -> pa.Table:
 
 
 def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]], schema: StructType,
-                partition: str | None = None, extend=None, extended: StructType | None = None) -> DataFrame:
+                partition: str | None = None, extend=None, extended: StructType | None = None,
+                only: tuple[str, list[str]] | None = None) -> DataFrame:
     """The rows of the Parquet ``files`` (paths relative to the output ``uri``, with sizes) as a DataFrame of
     ``schema``, read by the tasks; ``partition``: the hive partition column taken from the paths (the last of
     ``schema``). ``extend`` (a function of an Arrow record batch, run in the reading task) makes each batch one of
-    the ``extended`` schema, the DataFrame's."""
+    the ``extended`` schema, the DataFrame's. ``only`` (a column and values): only the rows whose column holds one
+    of the values, the tasks reading the other columns only of the row groups that have such rows."""
     shares = task_shares(sorted(files))
     if not shares:
         return spark.createDataFrame([], extended or schema)
     # timestamps as Spark's Arrow batches carry them: in the session's time zone (the same instants)
     arrow_schema = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
     names = spark.sparkContext.parallelize([(json.dumps(share),) for share in shares], len(shares))
+    wanted = None if only is None else (only[0], pa.array(sorted(only[1]), pa.string()))
     return (spark.createDataFrame(names, "share string")
-            .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition, extend),
+            .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition, extend, wanted),
                         extended or schema))
 
 
