@@ -472,7 +472,7 @@ def test_a_build_stopped_before_its_commit_resumes_from_checkpoints_of_what_was_
             status = exc
         assert not isinstance(status, dict)
     (work,) = (stopped / "_tmp" / "corpus").iterdir()
-    assert sorted(p.name for p in work.iterdir()) == ["0-input", "1-exact_dedup", "final"]
+    assert sorted(p.name for p in work.iterdir()) == ["0-input", "1-exact_dedup", "final", "plan"]
     assert {p.name for p in (work / "1-exact_dedup").iterdir()} == {"_DONE.json", "dropped_docs"}
     assert {r["reason"] for r in rows(work / "1-exact_dedup" / "dropped_docs")} == {"exact_duplicate"}
     resumed = run(inputs, stopped, *default_stages)

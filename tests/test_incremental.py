@@ -199,3 +199,55 @@ def test_a_build_killed_after_its_rewrite_resumes_to_the_same_rows(shards, night
     assert again["build"] == "incremental" and again["demoted"] == 2
     assert outputs(out) == nightly["outputs"][1]
     assert counts(again) == counts(nightly["stats"][1])
+
+
+def test_the_driver_lists_no_data_file_and_an_earlier_versions_list_is_taken_over(shards, nightly, scratch, tmp_path,
+                                                                                   monkeypatch):
+    """A snapshot's data/ holds millions of files: the tasks list, compare and plan a language folder each, and the
+    driver lists only data/'s folders (no listing of data/ or its folders runs in the driver's process). An output
+    whose last build kept its list as one ``_corpus/inputs.json`` (versions before 2026-12) is taken over: the next
+    night adds to it, with the rows a build over the same shards makes, and the list is kept a folder a file."""
+    import pyarrow.parquet as pq
+
+    from pipeline.corpus.builder import CorpusBuilder
+    from pipeline.writing.output import OutputTarget
+
+    out = tmp_path / "out"
+    build(shards["paths"][:1], out)
+    inputs = out / "_corpus" / "inputs"
+    listed = sorted([path, size] for file in inputs.glob("*.parquet")
+                    for path, size in zip(*pq.read_table(file, columns=["path", "size"]).to_pydict().values()))
+    assert listed and all(path.startswith("data/language=") for path, _ in listed)
+    shutil.rmtree(inputs)
+    (out / "_corpus" / "inputs.json").write_text(json.dumps({"files": listed, "generation": 0}))
+    walked: list[str] = []
+    building: list[bool] = []
+    walk, run_stages = OutputTarget.walk_files, CorpusBuilder.run
+
+    def recording(self, under=""):
+        if building:  # the corpus build's listings (the job's _SUCCESS names every file of the output after it)
+            walked.append(under)
+        return walk(self, under)
+
+    def corpus_build(self):
+        building.append(True)
+        try:
+            return run_stages(self)
+        finally:
+            building.clear()
+
+    monkeypatch.setattr(OutputTarget, "walk_files", recording)
+    monkeypatch.setattr(CorpusBuilder, "run", corpus_build)
+    second = build(shards["paths"][:2], out)["corpus"]
+    assert not [under for under in walked if under in ("", "data") or under.startswith("data/")], walked
+    assert (second["build"], second["generation"], second["documents_new"]) == ("incremental", 1, 6)
+    assert not (out / "_corpus" / "inputs.json").exists() and sorted(p.name for p in inputs.iterdir()) == sorted(
+        f"{p.name}.parquet" for p in (out / "data").iterdir())
+    assert outputs(out)["corpus"] == scratch["outputs"][0]["corpus"]
+    # the same shards again, after a marker of another fingerprint (an earlier version's): nothing is built again
+    before = outputs(out)
+    marker = json.loads((out / "_corpus" / "marker.json").read_text())
+    (out / "_corpus" / "marker.json").write_text(json.dumps({**marker, "fingerprint": "an earlier version's"}))
+    again = build(shards["paths"][:2], out)["corpus"]
+    assert again["resumed"] is True and again["generation"] == 1
+    assert outputs(out) == before and not (out / "_tmp" / "corpus").exists()

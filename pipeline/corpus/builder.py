@@ -8,6 +8,7 @@ Layout added to an output directory::
     corpus_dropped/documents/language=<code>/...      every dropped document: reason, duplicate_of
     corpus_dropped/lines/language=<code>/...          every removed line: reason repeated_line, its counts
     _corpus/marker.json                               the commit: fingerprint of the input and the stats
+    _corpus/inputs/language=<code>.parquet             the data/ files the builds so far read, a list a data/ folder
     _corpus/index_sample/part-0.parquet                the index statistics' sampled pages after each stage
                                                       (stage ``<i>-<name>``, warc_record_id, text; null text:
                                                       the run's, no stage so far changed it)
@@ -45,20 +46,21 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
-from pipeline.corpus.folders import count_folder, partition_value, read_folder, write_folder
+from pipeline.corpus.folders import Planned, count_folder, read_folder, write_folder
+from pipeline.corpus.input_plan import (INPUTS_DIR, FolderPlan, earlier_folders, load_summary, migrate_json_list,
+                                        plan_inputs, save_summary, share_names)
 from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, RecordIds, StageOutput, by_ids
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
-from pipeline.writing.output import (CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget,
-                                     json_chunks)
+from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 from pipeline.writing.rows import PAGE_SCHEMA
 
 log = logging.getLogger("pipeline.corpus")
 
 MARKER = f"{CORPUS_STATE_DIR}/marker.json"
-INPUTS = f"{CORPUS_STATE_DIR}/inputs.json"  # the data/ files the builds so far read, and the last build's number
 KEYS_DIR = f"{CORPUS_STATE_DIR}/keys"  # exact_dedup's keys of every build: keys/g<build>/part-<n>.parquet
 WORK_DIR = "_tmp/corpus"
+LISTING = f"{WORK_DIR}/listing"  # where the tasks write each data/ folder's plan, until the build keeps it
 # The dropped rows of a build (documents, lines) are written a task per this many rows, at most one per language.
 DROPPED_ROWS_PER_TASK = 200_000
 KEYS_SCHEMA = StructType([
@@ -111,24 +113,19 @@ class CorpusBuilder:
         except ValueError:
             return None
 
-    def _data_files(self) -> list[tuple[str, int]]:
-        return [(path, size) for path, size in self.target.list_files(DATASET_DIR) if path.endswith(".parquet")]
-
     def basis(self) -> str:
         """Hash of every setting the stages read: builds with the same basis can add to each other."""
         basis = {"corpus": self.settings.corpus.model_dump(mode="json"),
                  "stages": [stage.name for stage in self.stages], "compression": self.compression}
         return hashlib.sha256(json.dumps(basis, sort_keys=True).encode("utf-8")).hexdigest()[:20]
 
-    def fingerprint(self, files: list[tuple[str, int]]) -> str:
-        """Hash of the input file list (with sizes), of every setting the stages read and of the index sample."""
-        basis = {"files": files, "basis": self.basis(),
+    def fingerprint(self, folders: list[FolderPlan]) -> str:
+        """Hash of the input (each data/ folder's hash of its files and sizes), of every setting the stages read and
+        of the index sample."""
+        basis = {"inputs": [[folder.folder, folder.digest] for folder in folders], "basis": self.basis(),
                  "index_sample": hashlib.sha256("\n".join(self.sample_ids).encode()).hexdigest()
                  if self.sample_ids is not None else None}
-        digest = hashlib.sha256()
-        for chunk in json_chunks(basis):  # the list of every data/ file is never one string
-            digest.update(chunk.encode("utf-8"))
-        return digest.hexdigest()[:20]
+        return hashlib.sha256(json.dumps(basis, sort_keys=True).encode("utf-8")).hexdigest()[:20]
 
     def not_incremental(self) -> list[str]:
         """Why this build cannot keep what a later build needs to add to it (empty: it can)."""
@@ -136,14 +133,15 @@ class CorpusBuilder:
             return ["corpus.incremental is off"]
         return [f"{stage.name}: {reason}" for stage in self.stages if (reason := stage.not_incremental())]
 
-    def _base(self, files: list[tuple[str, int]], work: str) -> tuple[dict[str, Any] | None, str | None]:
-        """(the earlier build this one adds to, None), or (None, why it reads all of data/; None for a first build).
+    def _base(self, folders: list[FolderPlan], work: str) -> tuple[dict[str, Any] | None, str | None]:
+        """(the earlier build this one adds to: its ``generation`` and ``stats``, None), or (None, why it reads all
+        of data/; None for a first build), from the plan of each data/ folder (``folders``).
 
         The base is saved in the build's work folder first, so that a killed build resumes against the same one."""
         saved = self.target.read_bytes(f"{work}/base.json")
         if saved is not None:
             return json.loads(saved), None
-        marker, inputs = self.target.read_bytes(MARKER), self.target.read_bytes(INPUTS)
+        marker = self.target.read_bytes(MARKER)
         if marker is None or not self.target.exists(CORPUS_DIR):
             return None, None
         why = self.not_incremental()
@@ -152,40 +150,77 @@ class CorpusBuilder:
             why = ["output.resume is off"]
         if not why and earlier.get("basis") != self.basis():
             why = ["the corpus settings changed since the last build"]
-        if not why and inputs is None:
+        listed = earlier_folders(self.target)
+        if not why and (listed is None or "generation" not in earlier):
             why = ["the last build kept no keys"]
-        listed = json.loads(inputs) if inputs is not None else {}
-        sizes = dict(files)
-        if not why and any(sizes.get(path) != size for path, size in listed["files"]):
+        if not why and (any(folder.changed for folder in folders) or listed - {folder.folder for folder in folders}):
             why = [f"{DATASET_DIR}/ files of the last build changed or are gone"]
         if why:
             return None, "; ".join(why)
-        base = {"generation": listed["generation"], "files": listed["files"], "stats": earlier}
+        base = {"generation": earlier["generation"], "stats": earlier}
         self.target.write_json(f"{work}/base.json", base)
         return base, None
 
+    def _plan(self) -> tuple[list[FolderPlan], str | None]:
+        """Each data/ folder's plan (:mod:`~pipeline.corpus.input_plan`), listed into :data:`LISTING`, and the
+        build's fingerprint (None: data/ holds no file)."""
+        migrate_json_list(self.target)
+        self.target.fs.delete_dir_contents(self.target.path(LISTING), missing_dir_ok=True)
+        folders = plan_inputs(self.spark, self.target, self.settings.s3, LISTING)
+        return folders, self.fingerprint(folders) if any(folder.files for folder in folders) else None
+
+    def _keep_plan(self, folders: list[FolderPlan], work: str) -> list[FolderPlan]:
+        """The listed plan kept as ``<work>/plan``; or, when a build of the same fingerprint was killed, the plan it
+        made first (the files it took for new are those it took before its commit began)."""
+        plan = f"{work}/plan"
+        saved = load_summary(self.target, plan)
+        if saved is None:
+            self.target.fs.delete_dir_contents(self.target.path(plan), missing_dir_ok=True)
+            self.target.fs.create_dir(self.target.path(plan), recursive=True)
+            for folder in folders:
+                self.target.fs.move(self.target.path(f"{LISTING}/{folder.folder}.parquet"),
+                                    self.target.path(f"{plan}/{folder.folder}.parquet"))
+            save_summary(self.target, plan, folders)
+        self._drop_listing()
+        return folders if saved is None else saved
+
+    def _drop_listing(self) -> None:
+        """:data:`LISTING` removed (and the work folder, when nothing else is in it)."""
+        fs = self.target.fs
+        if self.target.exists(LISTING):
+            fs.delete_dir(self.target.path(LISTING))
+        work = self.target.path(WORK_DIR)
+        if self.target.exists(WORK_DIR) and not fs.get_file_info(pafs.FileSelector(work, allow_not_found=True)):
+            fs.delete_dir(work)
+
     def run(self) -> dict[str, Any]:
         """Run (or resume, or skip) the stages; return the ``corpus`` section of stats.json."""
-        files = self._data_files()
-        if not files:
+        folders, fingerprint = self._plan()
+        if fingerprint is None:
+            self._drop_listing()
             return {"skipped": f"no documents in {DATASET_DIR}/"}
-        fingerprint = self.fingerprint(files)
         previous = self.target.read_bytes(MARKER)
         if previous and self.settings.output.resume:
             done = json.loads(previous)
             if done.get("fingerprint") == fingerprint and self.target.exists(CORPUS_DIR):
+                self._drop_listing()
                 done["resumed"] = True
                 return done
         started = time.time()
         work = f"{WORK_DIR}/{fingerprint}"
-        base, why = self._base(files, work)
+        folders = self._keep_plan(folders, work)
+        base, why = self._base(folders, work)
+        if base is not None and not any(folder.new for folder in folders):
+            # Nothing new since the last build (whose marker has another fingerprint: an earlier version's): the
+            # corpus is that build's, now under this fingerprint.
+            done = {**base["stats"], "fingerprint": fingerprint}
+            self.target.write_bytes(MARKER, json.dumps(done, sort_keys=True).encode("utf-8"))
+            self.target.fs.delete_dir(self.target.path(work))
+            self._drop_listing()
+            return {**done, "resumed": True}
         keeps_keys = not self.not_incremental()
         generation = base["generation"] + 1 if base else 0
-        if base:
-            earlier = {path for path, _ in base["files"]}
-            new_files = [(path, size) for path, size in files if path not in earlier]
-        else:
-            new_files = files
+        new_files = Planned(share_names(f"{work}/plan", folders, adding=base is not None))
         if why:
             log.warning("corpus: this build reads all of %s/: %s", DATASET_DIR, why)
         stats: dict[str, Any] = {"fingerprint": fingerprint, "basis": self.basis(), "stages": {}, "order": [],
@@ -243,7 +278,7 @@ class CorpusBuilder:
                 demoted = self._read(f"{folder}/demoted")
         stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
         report = self._rewrite(demoted, work) if base and demoted is not None else []
-        languages = len({partition_value(path, "language") for path, _ in new_files})
+        languages = sum(1 for folder in folders if (folder.new if base else folder.files))
         written = {"documents": stats["documents_out"],
                    "dropped": sum(stage["documents_dropped"] for stage in stats["stages"].values()),
                    "lines": sum(stage["lines_removed"] for stage in stats["stages"].values())}
@@ -256,7 +291,7 @@ class CorpusBuilder:
         if base:
             stats = merged_stats(base["stats"], stats, report)
         stats["wall_seconds"] = round(time.time() - started, 3)
-        self._commit(work, stats, base, keys_folder, report, files)
+        self._commit(work, stats, base, keys_folder, report, [folder.folder for folder in folders])
         stats["resumed"] = False
         return stats
 
@@ -277,8 +312,9 @@ class CorpusBuilder:
         self.target.write_bytes(f"{work}/rewrite/_DONE.json", json.dumps({"report": report}).encode("utf-8"))
         return report
 
-    def _input(self, files: list[tuple[str, int]], only: list[str] | None = None) -> DataFrame:
-        """The documents of the data/ ``files`` (``only`` those record ids, when given), with the corpus columns."""
+    def _input(self, files: Planned, only: list[str] | None = None) -> DataFrame:
+        """The documents of the data/ ``files`` (the shares of the plan: all files, or the new ones; ``only`` those
+        record ids, when given), with the corpus columns."""
         schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(PAGE_SCHEMA).fields]
                             + [StructField("language", StringType(), True)])
         extended = StructType([StructField("host", StringType(), True), *schema.fields,
@@ -288,7 +324,7 @@ class CorpusBuilder:
                            extend=with_domain_columns, extended=extended,
                            only=None if only is None else ("warc_record_id", only))
 
-    def _input_counts(self, folder: str, files: list[tuple[str, int]]) -> dict[str, Any]:
+    def _input_counts(self, folder: str, files: Planned) -> dict[str, Any]:
         """The documents and text bytes of the data/ ``files`` this build reads (counted once: a killed build reads
         them back). The input itself is not copied: the first stage reads data/, which a build never changes."""
         done = self.target.read_bytes(f"{folder}/_DONE.json")
@@ -480,11 +516,11 @@ class CorpusBuilder:
         self.target.write_bytes(f"{folder}/_DONE", b"")
 
     def _commit(self, work: str, stats: dict[str, Any], base: dict[str, Any] | None, keys_folder: str | None,
-                report: list[dict[str, Any]], files: list[tuple[str, int]]) -> None:
+                report: list[dict[str, Any]], folders: list[str]) -> None:
         """Put the build's files into place, file by file from the tasks (on S3 a server-side copy); the marker,
         written last, is the commit. A full build replaces the corpus; a build that adds to an earlier one adds its
-        own files, the earlier builds' files it rewrote and its keys. ``_corpus/inputs.json`` records the data/
-        files read so far, for the next build."""
+        own files, the earlier builds' files it rewrote and its keys. ``_corpus/inputs/`` records the data/
+        files read so far, a list a data/ ``folders`` (the build's plan), for the next build."""
         fs, final = self.target.fs, f"{work}/final"
         if self.target.exists(MARKER):
             fs.delete_file(self.target.path(MARKER))
@@ -517,10 +553,13 @@ class CorpusBuilder:
         for row in report:
             if row["action"] == "delete" and self.target.exists(row["path"]):
                 fs.delete_file(self.target.path(row["path"]))
-        if keys_folder is not None:
-            self.target.write_json(INPUTS, {"generation": stats["generation"], "files": files})
-        elif self.target.exists(INPUTS):
-            fs.delete_file(self.target.path(INPUTS))
+        if self.target.exists(INPUTS_DIR):
+            fs.delete_dir(self.target.path(INPUTS_DIR))
+        if keys_folder is not None:  # copied, not moved: a build killed before its marker resumes with its plan
+            fs.create_dir(self.target.path(INPUTS_DIR), recursive=True)
+            for folder in folders:
+                fs.copy_file(self.target.path(f"{work}/plan/{folder}.parquet"),
+                             self.target.path(f"{INPUTS_DIR}/{folder}.parquet"))
         self.target.write_bytes(MARKER, json.dumps(stats, sort_keys=True).encode("utf-8"))
         fs.delete_dir(self.target.path(WORK_DIR))
 

@@ -47,6 +47,38 @@ def task_shares(files: list[tuple[str, int]], task_bytes: int = TASK_BYTES) -> l
     return shares
 
 
+# A data/ folder's plan (pipeline/corpus/input_plan.py): its files in path order, whether the last build read them,
+# and each one's share of a full build's and of an adding build's reading tasks (null: not new).
+PLAN_SCHEMA = pa.schema([("path", pa.string()), ("size", pa.int64()), ("new", pa.bool_()), ("share", pa.int32()),
+                         ("new_share", pa.int32())])
+PLAN_ROW_GROUP = 4096  # a reading task's share is in one or two of a plan's row groups
+
+
+def plan_share(plan: str, adding: bool, number: int) -> str:
+    """A share a plan holds (the plan's path relative to the output), as :func:`read_folder` takes it."""
+    return json.dumps({"plan": plan, "column": "new_share" if adding else "share", "number": number})
+
+
+def share_paths(fs, root: str, share: str) -> list[str]:
+    """The paths of a share: a JSON list of them (:func:`task_shares`), or a share of a plan (:func:`plan_share`),
+    read from the plan's row groups that hold it."""
+    value = json.loads(share)
+    if isinstance(value, list):
+        return value
+    with fs.open_input_file(f"{root}/{value['plan']}") as handle:
+        rows = pq.read_table(handle, columns=["path"], filters=[(value["column"], "==", value["number"])])
+    return rows.column("path").to_pylist()
+
+
+class Planned(list):
+    """Shares of the files of plans (:func:`plan_share` strings), which :func:`read_folder` and :func:`count_folder`
+    take instead of a list of files: no file's path passes through the driver."""
+
+
+def _shares(files: list[tuple[str, int]] | Planned) -> list[str]:
+    return list(files) if isinstance(files, Planned) else [json.dumps(share) for share in task_shares(sorted(files))]
+
+
 def partition_value(relative: str, column: str) -> str | None:
     prefix = f"{column}="
     return next((part[len(prefix):] for part in relative.split("/") if part.startswith(prefix)), None)
@@ -60,7 +92,7 @@ def _read_shares(batches, uri: str, s3: S3Settings, schema: pa.Schema, partition
     fs, root = filesystem_for(uri, s3)
     for batch in batches:
         for share in batch.column(0).to_pylist():
-            for relative in json.loads(share):
+            for relative in share_paths(fs, root, share):
                 with fs.open_input_file(f"{root}/{relative}") as handle:
                     parquet = pq.ParquetFile(handle)
                     # the partition column is inside the files we write; from the path for files without it
@@ -105,39 +137,39 @@ def _for_file(table: pa.Table, partition: str | None) -> pa.Table:
     return table.cast(pa.schema(fields))
 
 
-def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]], schema: StructType,
-                partition: str | None = None, extend=None, extended: StructType | None = None,
+def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]] | Planned,
+                schema: StructType, partition: str | None = None, extend=None, extended: StructType | None = None,
                 only: tuple[str, list[str]] | None = None) -> DataFrame:
-    """The rows of the Parquet ``files`` (paths relative to the output ``uri``, with sizes) as a DataFrame of
-    ``schema``, read by the tasks; ``partition``: the hive partition column taken from the paths (the last of
-    ``schema``). ``extend`` (a function of an Arrow record batch, run in the reading task) makes each batch one of
+    """The rows of the Parquet ``files`` (paths relative to the output ``uri``, with sizes; or the shares of plans,
+    :class:`Planned`) as a DataFrame of ``schema``, read by the tasks; ``partition``: the hive partition column
+    taken from the paths (the last of ``schema``). ``extend`` (a function of an Arrow record batch, run in the reading task) makes each batch one of
     the ``extended`` schema, the DataFrame's. ``only`` (a column and values): only the rows whose column holds one
     of the values, the tasks reading the other columns only of the row groups that have such rows."""
-    shares = task_shares(sorted(files))
+    shares = _shares(files)
     if not shares:
         return spark.createDataFrame([], extended or schema)
     # timestamps as Spark's Arrow batches carry them: in the session's time zone (the same instants)
     arrow_schema = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    names = spark.sparkContext.parallelize([(json.dumps(share),) for share in shares], len(shares))
+    names = spark.sparkContext.parallelize([(share,) for share in shares], len(shares))
     wanted = None if only is None else (only[0], pa.array(sorted(only[1]), pa.string()))
     return (spark.createDataFrame(names, "share string")
             .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition, extend, wanted),
                         extended or schema))
 
 
-def count_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]],
+def count_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple[str, int]] | Planned,
                  measure: str) -> tuple[int, int]:
     """(rows, UTF-8 bytes of the column ``measure``) of the Parquet ``files``, counted by the tasks from each file's
     footer where it says them (a data/ file's ``text``: :data:`~pipeline.writing.output.TEXT_BYTES_KEY`), else by
     reading only that column; nothing but the two numbers of each task reaches the driver."""
-    shares = task_shares(sorted(files))
+    shares = _shares(files)
     if not shares:
         return 0, 0
 
-    def count(share: list[str]):
+    def count(share: str):
         fs, root = filesystem_for(uri, s3)
         rows = size = 0
-        for relative in share:
+        for relative in share_paths(fs, root, share):
             with fs.open_input_file(f"{root}/{relative}") as handle:
                 parquet = pq.ParquetFile(handle)
                 written = (parquet.metadata.metadata or {}).get(TEXT_BYTES_KEY) if measure == "text" else None

@@ -3,12 +3,13 @@
 figures, asserts nothing).
 
 Makes an output of ``--splits`` splits in ``--languages`` languages (one small ``data/`` file a split and language,
-named as a Common Crawl shard's are) whose last build read all but the last ``--new`` splits (its
-``_corpus/inputs.json`` and marker), then, in a fresh process and without Spark, runs the driver's side of the
-next build (:class:`~pipeline.corpus.builder.CorpusBuilder` with ``conf/nightly.yaml``) step by step: the listing
-of data/, the fingerprint, the check against the files the last build read, the new files, the tasks' shares of
-them and of all the files (a full build's), and the list the build saves for the next one. Prints the peak RSS
-after each step, and the whole per data/ file.
+named as a Common Crawl shard's are) whose last build read all but the last ``--new`` splits (its lists
+``_corpus/inputs/<folder>.parquet`` and marker), then, in a fresh process with a local SparkSession, runs the
+planning of the next build (:class:`~pipeline.corpus.builder.CorpusBuilder` with ``conf/nightly.yaml``) step by
+step: the tasks' plan of each data/ folder (:mod:`~pipeline.corpus.input_plan`) and the fingerprint, the check
+against the last build, the plan kept in the build's work folder, and the reading tasks' shares of the new files
+and of all the files (a full build's). Prints the Python driver's peak RSS after each step (from after the
+session's start), and the whole per data/ file.
 
 usage: python scripts/studies/driver_files.py [--splits 4000] [--languages 50] [--new 80] [--work DIR]
 """
@@ -31,65 +32,73 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def builder(root: Path):
+def builder(root: Path, spark=None):
     from pipeline.config import load_settings
     from pipeline.corpus.builder import CorpusBuilder, enabled_stages
     from pipeline.writing.output import OutputTarget
 
     settings = load_settings(ROOT / "conf" / "nightly.yaml", [])
-    built = CorpusBuilder.__new__(CorpusBuilder)  # its driver side only: no SparkSession
-    built.settings, built.target, built.compression = settings, OutputTarget(str(root), settings.s3), "zstd"
+    built = CorpusBuilder.__new__(CorpusBuilder)  # its planning only: no stage runs
+    built.spark, built.settings, built.compression = spark, settings, "zstd"
+    built.target = OutputTarget(str(root), settings.s3)
     built.sample_ids, built.stages = None, enabled_stages(settings)
     return built
 
 
 def make(root: Path, splits: int, languages: int, new: int) -> None:
-    from pipeline.corpus.builder import INPUTS, MARKER
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.corpus.builder import MARKER
+    from pipeline.corpus.input_plan import INPUTS_DIR
     from pipeline.writing.output import CORPUS_DIR
 
-    read_before = []
+    (root / INPUTS_DIR).mkdir(parents=True)
     for language in range(languages):
         folder = root / "data" / f"language=l{language:02d}"
         folder.mkdir(parents=True)
+        read_before: list[tuple[str, int]] = []
         for split in range(splits):
             name = f"part-CC-MAIN-20240301-{split:05d}.warc.gz-{split * 7919 % 99991:08x}-000of001.parquet"
             (folder / name).write_bytes(b"x" * (split % 7 + 1))
             if split < splits - new:
                 read_before.append((f"data/language=l{language:02d}/{name}", split % 7 + 1))
+        pq.write_table(pa.table({"path": [p for p, _ in read_before], "size": [n for _, n in read_before]}),
+                       root / INPUTS_DIR / f"language=l{language:02d}.parquet")
     built = builder(root)
-    built.target.write_json(INPUTS, {"generation": 3, "files": sorted(read_before)})
-    built.target.write_bytes(MARKER, json.dumps({"basis": built.basis()}).encode())
+    built.target.write_bytes(MARKER, json.dumps({"basis": built.basis(), "generation": 3}).encode())
     (root / CORPUS_DIR).mkdir()
 
 
 def measure(root: Path) -> None:
-    import pyarrow as pa
+    import os
 
-    from pipeline.corpus.builder import INPUTS
-    from pipeline.corpus.folders import task_shares
+    from pyspark.sql import SparkSession
 
-    pa.array(["warm"])  # Arrow's one-time start-up (about 60 MB), which every driver has paid already
-    built = builder(root)
-    steps = [("start", peak_mb())]
-    files = built._data_files()
-    steps.append(("list data/", peak_mb()))
-    fingerprint = built.fingerprint(files)
-    steps.append(("fingerprint", peak_mb()))
-    base, why = built._base(files, f"_tmp/corpus/{fingerprint}")
+    from pipeline.corpus.builder import WORK_DIR
+    from pipeline.corpus.input_plan import share_names
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.parallelize([1], 1).count()  # the session's and the workers' start-up, before measuring
+    built = builder(root, spark)
+    steps = [("start (session up)", peak_mb())]
+    folders, fingerprint = built._plan()
+    steps.append(("plan of each folder, fingerprint", peak_mb()))
+    work = f"{WORK_DIR}/{fingerprint}"
+    base, why = built._base(folders, work)
     steps.append(("check against the last build", peak_mb()))
-    earlier = {path for path, _ in base["files"]}
-    new_files = [(path, size) for path, size in files if path not in earlier]
-    steps.append(("new files", peak_mb()))
-    shares = [json.dumps(share) for share in task_shares(sorted(new_files))]
-    full = [json.dumps(share) for share in task_shares(sorted(files))]
+    folders = built._keep_plan(folders, work)
+    adding, full = share_names(f"{work}/plan", folders, True), share_names(f"{work}/plan", folders, False)
     steps.append(("tasks' shares (new, all)", peak_mb()))
-    built.target.write_json(INPUTS, {"generation": 4, "files": files})
-    steps.append(("save the list", peak_mb()))
-    print(f"{len(files):,} data/ files, {len(new_files):,} new, {len(shares)} and {len(full)} task shares; "
-          f"adds to the last build: {why is None}")
+    files, new = sum(folder.files for folder in folders), sum(folder.new for folder in folders)
+    print(f"{files:,} data/ files in {len(folders)} folders, {new:,} new, {len(adding)} and {len(full)} task "
+          f"shares; adds to the last build: {why is None}")
     for name, mb in steps:
-        print(f"  {name:32s} peak RSS {mb:7.1f} MB")
-    print(f"  {(steps[-1][1] - steps[0][1]) * 2**20 / len(files):.0f} bytes a data/ file")
+        print(f"  {name:34s} peak RSS {mb:7.1f} MB")
+    print(f"  {(steps[-1][1] - steps[0][1]) * 2**20 / files:.0f} bytes a data/ file")
+    spark.stop()
 
 
 def main() -> None:

@@ -1,0 +1,137 @@
+"""The data/ files a corpus build reads, listed and planned by the tasks, a language folder each.
+
+A snapshot makes millions of ``data/`` files (one a split and language), so the driver lists only ``data/``'s
+folders (one a language). A task a folder lists its files, compares them with the list of that folder the last
+build read (``_corpus/inputs/<folder>.parquet``), and writes the folder's plan, ``<plan>/<folder>.parquet``: each
+file's path and size, whether the last build read it, and its share of a full build's and of an adding build's
+reading tasks (:func:`~pipeline.corpus.folders.task_shares`). It returns one row (:class:`FolderPlan`): the hash of
+the folder's list, whether a file the last build read is gone or changed, and its numbers of files and shares. The
+driver holds a row a folder, never a row a file; a reading task takes its share's paths from the plan
+(:func:`~pipeline.corpus.folders.share_paths`), and the plan of a build that keeps its keys becomes the list the
+next build compares with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+from pyspark.sql import SparkSession
+
+from pipeline.config import S3Settings
+from pipeline.corpus.folders import PLAN_ROW_GROUP, PLAN_SCHEMA, plan_share, task_shares
+from pipeline.writing.output import CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
+
+INPUTS_DIR = f"{CORPUS_STATE_DIR}/inputs"  # the last build's lists, one a data/ folder (a plan, as it read them)
+INPUTS_JSON = f"{CORPUS_STATE_DIR}/inputs.json"  # the same, as one list, as versions before 2026-12 kept it
+
+
+@dataclass(frozen=True)
+class FolderPlan:
+    """What the driver knows of one data/ folder (``language=<code>``): its plan's summary."""
+
+    folder: str
+    digest: str  # sha256 of the folder's files and sizes, in path order
+    files: int
+    new: int  # files the last build did not read (all of them when there is no last build's list of the folder)
+    changed: bool  # a file the last build read is gone or has another size
+    shares: int  # reading tasks of a full build
+    new_shares: int  # reading tasks of a build that adds the new files
+
+
+def data_folders(target: OutputTarget) -> list[str]:
+    """The folders of ``data/`` (``language=<code>``), listed on the driver: data/'s own entries only."""
+    selector = pafs.FileSelector(target.path(DATASET_DIR), allow_not_found=True)
+    return sorted(info.base_name for info in target.fs.get_file_info(selector)
+                  if info.type == pafs.FileType.Directory)
+
+
+def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan:
+    """A task's side of :func:`plan_inputs`: list ``data/<folder>``, compare it with the last build's list of it and
+    write its plan."""
+    target = OutputTarget(uri, s3)
+    files = sorted((path, size) for path, size in target.walk_files(f"{DATASET_DIR}/{folder}")
+                   if path.endswith(".parquet"))
+    earlier: dict[str, int] | None = None
+    if target.exists(f"{INPUTS_DIR}/{folder}.parquet"):
+        with target.fs.open_input_file(target.path(f"{INPUTS_DIR}/{folder}.parquet")) as handle:
+            listed = pq.read_table(handle, columns=["path", "size"])
+        earlier = dict(zip(listed.column("path").to_pylist(), listed.column("size").to_pylist()))
+    sizes = dict(files)
+    changed = earlier is not None and any(sizes.get(path) != size for path, size in earlier.items())
+    new = [earlier is None or path not in earlier for path, _ in files]
+    numbers = _share_numbers(files)
+    new_numbers = _share_numbers([entry for entry, is_new in zip(files, new) if is_new])
+    numbered = iter(new_numbers)
+    table = pa.table({"path": [path for path, _ in files], "size": [size for _, size in files], "new": new,
+                      "share": numbers, "new_share": [next(numbered) if is_new else None for is_new in new]},
+                     schema=PLAN_SCHEMA)
+    with target.atomic_stream(f"{plan}/{folder}.parquet") as out:
+        pq.write_table(table, out, row_group_size=PLAN_ROW_GROUP, compression="zstd")
+    digest = hashlib.sha256()
+    for path, size in files:
+        digest.update(f"{path}\t{size}\n".encode("utf-8"))
+    return FolderPlan(folder, digest.hexdigest(), len(files), len(new_numbers), changed,
+                      numbers[-1] + 1 if numbers else 0, new_numbers[-1] + 1 if new_numbers else 0)
+
+
+def _share_numbers(files: list[tuple[str, int]]) -> list[int]:
+    """Each of ``files``' share number, as :func:`task_shares` cuts them."""
+    numbers: list[int] = []
+    for number, share in enumerate(task_shares(files)):
+        numbers.extend([number] * len(share))
+    return numbers
+
+
+def plan_inputs(spark: SparkSession, target: OutputTarget, s3: S3Settings, plan: str) -> list[FolderPlan]:
+    """Every data/ folder planned by a task (:func:`_plan_folder`) into the folder ``plan`` of the output."""
+    folders = data_folders(target)
+    if not folders:
+        return []
+    uri = target.uri
+    return spark.sparkContext.parallelize(folders, len(folders)).map(
+        lambda folder: _plan_folder(uri, s3, folder, plan)).collect()
+
+
+def save_summary(target: OutputTarget, plan: str, folders: list[FolderPlan]) -> None:
+    target.write_json(f"{plan}/_DONE.json", [asdict(folder) for folder in folders])
+
+
+def load_summary(target: OutputTarget, plan: str) -> list[FolderPlan] | None:
+    saved = target.read_bytes(f"{plan}/_DONE.json")
+    return None if saved is None else [FolderPlan(**row) for row in json.loads(saved)]
+
+
+def share_names(plan: str, folders: list[FolderPlan], adding: bool) -> list[str]:
+    """The reading tasks' shares of a full build (``adding`` False) or of one that adds the new files."""
+    return [plan_share(f"{plan}/{folder.folder}.parquet", adding, number)
+            for folder in folders for number in range(folder.new_shares if adding else folder.shares)]
+
+
+def earlier_folders(target: OutputTarget) -> set[str] | None:
+    """The data/ folders the last build's lists name (None: it kept none)."""
+    selector = pafs.FileSelector(target.path(INPUTS_DIR), allow_not_found=True)
+    names = {info.base_name[:-len(".parquet")] for info in target.fs.get_file_info(selector)
+             if info.is_file and info.base_name.endswith(".parquet")}
+    return names or None
+
+
+def migrate_json_list(target: OutputTarget) -> None:
+    """An earlier version's one list of every data/ file read (``_corpus/inputs.json``), as a list a folder: read
+    on the driver once (the only time the driver holds such a list), then removed."""
+    data = target.read_bytes(INPUTS_JSON)
+    if data is None:
+        return
+    by_folder: dict[str, list[tuple[str, int]]] = {}
+    for path, size in json.loads(data)["files"]:
+        by_folder.setdefault(path.split("/")[1], []).append((path, size))
+    del data
+    for folder, files in sorted(by_folder.items()):
+        table = pa.table({"path": [path for path, _ in files], "size": [size for _, size in files]})
+        with target.atomic_stream(f"{INPUTS_DIR}/{folder}.parquet") as out:
+            pq.write_table(table, out, compression="zstd")
+    target.fs.delete_file(target.path(INPUTS_JSON))
