@@ -8,8 +8,8 @@ stages). So the data of a stage goes from the object store to the executors and 
 
 A folder is written one file per task and partition value: ``<folder>/language=<code>/<name>-<task>.parquet`` (or
 ``<folder>/<name>-<task>.parquet``; ``part`` unless the caller names it), the task being the Spark partition's
-index, so a retried task rewrites the same file with the same rows. The partition column stays inside each file too (a file read on its own keeps its
-language); a file without it takes it from its path.
+index, so a retried task rewrites the same file with the same rows. The partition column stays inside each file
+too (a file read on its own keeps its language); a file without it takes it from its path.
 """
 
 from __future__ import annotations
@@ -34,23 +34,34 @@ FILE_COST = 4 << 20
 WRITTEN = "path string, rows long, bytes long"  # what each written file reports
 
 
-def task_shares(files: list[tuple[str, int]], task_bytes: int = TASK_BYTES) -> list[list[str]]:
-    """``files`` (relative path, size; in their order) cut into consecutive shares of about ``task_bytes``."""
-    shares: list[list[str]] = []
-    load = task_bytes
-    for path, size in files:
-        if load + size + FILE_COST > task_bytes and (not shares or shares[-1]):
-            shares.append([])
+def share_numbers(sizes: list[int], task_bytes: int = TASK_BYTES) -> list[int]:
+    """The share of a reading task each file goes to, for files of ``sizes`` in their order: consecutive shares of
+    about ``task_bytes``."""
+    numbers: list[int] = []
+    load = 0
+    for size in sizes:
+        if not numbers or load + size + FILE_COST > task_bytes:
+            numbers.append(numbers[-1] + 1 if numbers else 0)
             load = 0
-        shares[-1].append(path)
+        else:
+            numbers.append(numbers[-1])
         load += size + FILE_COST
+    return numbers
+
+
+def task_shares(files: list[tuple[str, int]], task_bytes: int = TASK_BYTES) -> list[list[str]]:
+    """``files`` (relative path, size; in their order) cut into consecutive shares (:func:`share_numbers`)."""
+    shares: list[list[str]] = []
+    for (path, _), number in zip(files, share_numbers([size for _, size in files], task_bytes)):
+        if number == len(shares):
+            shares.append([])
+        shares[-1].append(path)
     return shares
 
 
-# A data/ folder's plan (pipeline/corpus/input_plan.py): its files in path order, whether the last build read them,
-# and each one's share of a full build's and of an adding build's reading tasks (null: not new).
-PLAN_SCHEMA = pa.schema([("path", pa.string()), ("size", pa.int64()), ("new", pa.bool_()), ("share", pa.int32()),
-                         ("new_share", pa.int32())])
+# A data/ folder's plan (pipeline/corpus/input_plan.py): its files in path order, and each one's share of a full
+# build's and of an adding build's reading tasks (new_share null: the last build read the file).
+PLAN_SCHEMA = pa.schema([("path", pa.string()), ("size", pa.int64()), ("share", pa.int32()), ("new_share", pa.int32())])
 PLAN_ROW_GROUP = 4096  # a reading task's share is in one or two of a plan's row groups
 
 
@@ -142,9 +153,10 @@ def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple
                 only: tuple[str, list[str]] | None = None) -> DataFrame:
     """The rows of the Parquet ``files`` (paths relative to the output ``uri``, with sizes; or the shares of plans,
     :class:`Planned`) as a DataFrame of ``schema``, read by the tasks; ``partition``: the hive partition column
-    taken from the paths (the last of ``schema``). ``extend`` (a function of an Arrow record batch, run in the reading task) makes each batch one of
-    the ``extended`` schema, the DataFrame's. ``only`` (a column and values): only the rows whose column holds one
-    of the values, the tasks reading the other columns only of the row groups that have such rows."""
+    taken from the paths (the last of ``schema``). ``extend`` (a function of an Arrow record batch, run in the
+    reading task) makes each batch one of the ``extended`` schema, the DataFrame's. ``only`` (a column and values):
+    only the rows whose column holds one of the values, the tasks reading the other columns only of the row groups
+    that have such rows."""
     shares = _shares(files)
     if not shares:
         return spark.createDataFrame([], extended or schema)

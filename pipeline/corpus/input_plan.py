@@ -1,14 +1,14 @@
 """The data/ files a corpus build reads, listed and planned by the tasks, a language folder each.
 
 A snapshot makes millions of ``data/`` files (one a split and language), so the driver lists only ``data/``'s
-folders (one a language). A task a folder lists its files, compares them with the list of that folder the last
-build read (``_corpus/inputs/<folder>.parquet``), and writes the folder's plan, ``<plan>/<folder>.parquet``: each
-file's path and size, whether the last build read it, and its share of a full build's and of an adding build's
-reading tasks (:func:`~pipeline.corpus.folders.task_shares`). It returns one row (:class:`FolderPlan`): the hash of
-the folder's list, whether a file the last build read is gone or changed, and its numbers of files and shares. The
-driver holds a row a folder, never a row a file; a reading task takes its share's paths from the plan
-(:func:`~pipeline.corpus.folders.share_paths`), and the plan of a build that keeps its keys becomes the list the
-next build compares with.
+folders (one a language). A task a folder lists its files, compares them with the list of that folder the last build
+read (``_corpus/inputs/<folder>.parquet``), and writes the folder's plan, ``<plan>/<folder>.parquet``: each file's
+path and size, and its share of a full build's and of an adding build's reading tasks
+(:func:`~pipeline.corpus.folders.share_numbers`; none of the latter when the last build read it). It returns one row
+(:class:`FolderPlan`): the hash of the folder's list, whether a file the last build read is gone or changed, and its
+numbers of files and shares. The driver holds a row a folder, never a row a file; a reading task takes its share's
+paths from the plan (:func:`~pipeline.corpus.folders.share_paths`), and the plan of a build that keeps its keys
+becomes the list the next build compares with.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pyarrow import fs as pafs
 from pyspark.sql import SparkSession
 
 from pipeline.config import S3Settings
-from pipeline.corpus.folders import PLAN_ROW_GROUP, PLAN_SCHEMA, plan_share, task_shares
+from pipeline.corpus.folders import PLAN_ROW_GROUP, PLAN_SCHEMA, plan_share, share_numbers
 from pipeline.writing.output import CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 
 INPUTS_DIR = f"{CORPUS_STATE_DIR}/inputs"  # the last build's lists, one a data/ folder (a plan, as it read them)
@@ -64,12 +64,11 @@ def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan
     sizes = dict(files)
     changed = earlier is not None and any(sizes.get(path) != size for path, size in earlier.items())
     new = [earlier is None or path not in earlier for path, _ in files]
-    numbers = _share_numbers(files)
-    new_numbers = _share_numbers([entry for entry, is_new in zip(files, new) if is_new])
+    numbers = share_numbers([size for _, size in files])
+    new_numbers = share_numbers([size for (_, size), is_new in zip(files, new) if is_new])
     numbered = iter(new_numbers)
-    table = pa.table({"path": [path for path, _ in files], "size": [size for _, size in files], "new": new,
-                      "share": numbers, "new_share": [next(numbered) if is_new else None for is_new in new]},
-                     schema=PLAN_SCHEMA)
+    table = pa.table({"path": [path for path, _ in files], "size": [size for _, size in files], "share": numbers,
+                      "new_share": [next(numbered) if is_new else None for is_new in new]}, schema=PLAN_SCHEMA)
     with target.atomic_stream(f"{plan}/{folder}.parquet") as out:
         pq.write_table(table, out, row_group_size=PLAN_ROW_GROUP, compression="zstd")
     digest = hashlib.sha256()
@@ -77,14 +76,6 @@ def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan
         digest.update(f"{path}\t{size}\n".encode("utf-8"))
     return FolderPlan(folder, digest.hexdigest(), len(files), len(new_numbers), changed,
                       numbers[-1] + 1 if numbers else 0, new_numbers[-1] + 1 if new_numbers else 0)
-
-
-def _share_numbers(files: list[tuple[str, int]]) -> list[int]:
-    """Each of ``files``' share number, as :func:`task_shares` cuts them."""
-    numbers: list[int] = []
-    for number, share in enumerate(task_shares(files)):
-        numbers.extend([number] * len(share))
-    return numbers
 
 
 def plan_inputs(spark: SparkSession, target: OutputTarget, s3: S3Settings, plan: str) -> list[FolderPlan]:

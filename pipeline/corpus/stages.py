@@ -444,7 +444,8 @@ class Quality(CorpusStage):
                 ("quality.punctuation_lines", F.col("q_punctuation_lines") < s.min_punctuation_lines),
             ]
             if s.drop_perplexity_tail:
-                rules.append(("quality.perplexity_tail", F.coalesce(F.col("perplexity_bucket") == "tail", F.lit(False))))
+                tail = F.coalesce(F.col("perplexity_bucket") == "tail", F.lit(False))
+                rules.append(("quality.perplexity_tail", tail))
         return rules
 
     def apply(self, docs: DataFrame) -> StageOutput:
