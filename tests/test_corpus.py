@@ -280,6 +280,43 @@ def test_reading_only_some_record_ids_reads_the_other_columns_only_of_row_groups
         read_folder(spark, str(tmp_path), S3Settings(), files, schema).collect()
 
 
+@pytest.mark.spark
+def test_small_language_folders_are_read_by_a_few_tasks_and_a_large_ones_shares_each_by_its_own(spark, tmp_path):
+    """A build's reading task costs about a tenth of a CPU-second before it reads a byte, so the shares of small
+    language folders are read together: as many tasks as the bytes need at 128 MB a task, at least the cluster's
+    cores (one here). Every row is read once. A folder's 128 MB shares stay a task each."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from pipeline.config import S3Settings
+    from pipeline.corpus.folders import TASK_BYTES, count_folder, read_folder, spread
+    from pipeline.corpus.input_plan import plan_inputs, share_names
+    from pipeline.writing.output import OutputTarget
+
+    ids = []
+    for language in ("de", "en", "fr", "ja", "ru"):
+        for split in range(2):
+            path = tmp_path / "data" / f"language={language}" / f"part-s{split}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            rows = [f"{language}-{split}-{n}" for n in range(30)]
+            pq.write_table(pa.table({"warc_record_id": rows, "text": [f"text of {r}" for r in rows]}), path)
+            ids += rows
+    target = OutputTarget(str(tmp_path), S3Settings())
+    folders = plan_inputs(spark, target, S3Settings(), "_tmp/plan")
+    assert [(f.folder, f.files, f.shares) for f in folders] == [(f"language={x}", 2, 1) for x in
+                                                                ("de", "en", "fr", "ja", "ru")]
+    shares = share_names("_tmp/plan", folders, adding=False)
+    schema = StructType([StructField("warc_record_id", StringType()), StructField("text", StringType())])
+    frame = read_folder(spark, str(tmp_path), S3Settings(), shares, schema)
+    assert frame.rdd.getNumPartitions() == 1
+    assert sorted(row.warc_record_id for row in frame.collect()) == sorted(ids)
+    assert count_folder(spark, str(tmp_path), S3Settings(), shares, "text")[0] == len(ids)
+    # a large folder's shares (about 128 MB each) are not put together; small ones beside them are
+    assert spread([TASK_BYTES] * 3 + [1 << 20] * 4 + [TASK_BYTES], 2) == [[0], [1], [2], [3, 4, 5, 6], [7]]
+    assert spread([1 << 20] * 17, 2) == [list(range(8)), list(range(8, 17))]
+
+
 KNOWN = "The cat sat on the mat.\n- one two\n- one two\nWait…"
 
 

@@ -46,7 +46,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
-from pipeline.corpus.folders import Planned, count_folder, read_folder, write_folder
+from pipeline.corpus.folders import TASK_BYTES, Planned, count_folder, read_folder, write_folder
 from pipeline.corpus.input_plan import (INPUTS_DIR, FolderPlan, earlier_folders, load_summary, migrate_json_list,
                                         plan_inputs, save_summary, share_names)
 from pipeline.corpus.lists import with_domain_columns
@@ -220,7 +220,7 @@ class CorpusBuilder:
             return {**done, "resumed": True}
         keeps_keys = not self.not_incremental()
         generation = base["generation"] + 1 if base else 0
-        new_files = Planned(share_names(f"{work}/plan", folders, adding=base is not None))
+        new_files = share_names(f"{work}/plan", folders, adding=base is not None)
         if why:
             log.warning("corpus: this build reads all of %s/: %s", DATASET_DIR, why)
         stats: dict[str, Any] = {"fingerprint": fingerprint, "basis": self.basis(), "stages": {}, "order": [],
@@ -284,7 +284,7 @@ class CorpusBuilder:
                    "lines": sum(stage["lines_removed"] for stage in stats["stages"].values())}
         final_started = time.time()
         self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final", build_prefix(generation), languages,
-                          written)
+                          written, stats["bytes_out"])
         if written_by_final is not None:  # the stage's time is the final write's, which ran it
             stats["stages"][written_by_final]["wall_seconds"] = round(time.time() - final_started, 3)
         self._write_index_sample(stage_docs, f"{work}/final", base is not None, demoted if base else None)
@@ -428,14 +428,19 @@ class CorpusBuilder:
                      name=name)
 
     def _write_final(self, docs: DataFrame, dropped_docs: list[DataFrame], dropped_lines: list[DataFrame],
-                     final: str, name: str, languages: int, counts: dict[str, int]) -> None:
+                     final: str, name: str, languages: int, counts: dict[str, int], text_bytes: int) -> None:
         """The build's own files, ``<name>-<n>.parquet`` (:func:`~pipeline.corpus.demotions.build_prefix`).
         ``languages``: how many the input has (the stages keep a document's language); ``counts``: the rows of each
         folder (``documents``, ``dropped``, ``lines``): the dropped rows take a task per :data:`DROPPED_ROWS_PER_TASK`
-        (one file per language and task), so that a few dropped rows are not spread over a task per language."""
+        (one file per language and task), so that a few dropped rows are not spread over a task per language. The
+        documents (``text_bytes`` of text) take a task per file of each language (``corpus.files_per_language``);
+        with one file a language, no more tasks than a task per :data:`~pipeline.corpus.folders.TASK_BYTES` or the
+        cluster's cores need, so that a task writes the files of a few small languages."""
         per_language = self.settings.corpus.files_per_language
-        self._write_sorted(docs, f"{final}/{CORPUS_DIR}", per_language, "warc_record_id", name,
-                           languages * per_language)
+        tasks = languages * per_language
+        if per_language == 1:
+            tasks = min(tasks, max(-(-text_bytes // TASK_BYTES), self.spark.sparkContext.defaultParallelism))
+        self._write_sorted(docs, f"{final}/{CORPUS_DIR}", per_language, "warc_record_id", name, tasks)
         empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date timestamp, "
                                                 "language string, registered_domain string, reason string, "
                                                 "duplicate_of string, text_bytes long")

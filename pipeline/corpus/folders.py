@@ -34,18 +34,18 @@ FILE_COST = 4 << 20
 WRITTEN = "path string, rows long, bytes long"  # what each written file reports
 
 
-def share_numbers(sizes: list[int], task_bytes: int = TASK_BYTES) -> list[int]:
-    """The share of a reading task each file goes to, for files of ``sizes`` in their order: consecutive shares of
-    about ``task_bytes``."""
+def share_numbers(sizes: list[float], task_bytes: int = TASK_BYTES, file_cost: int = FILE_COST) -> list[int]:
+    """The share of a reading task each file goes to, for files of ``sizes`` in their order (each counting
+    ``file_cost`` more): consecutive shares of about ``task_bytes``."""
     numbers: list[int] = []
-    load = 0
+    load = 0.0
     for size in sizes:
-        if not numbers or load + size + FILE_COST > task_bytes:
+        if not numbers or load + size + file_cost > task_bytes:
             numbers.append(numbers[-1] + 1 if numbers else 0)
             load = 0
         else:
             numbers.append(numbers[-1])
-        load += size + FILE_COST
+        load += size + file_cost
     return numbers
 
 
@@ -83,11 +83,43 @@ def share_paths(fs, root: str, share: str) -> list[str]:
 
 class Planned(list):
     """Shares of the files of plans (:func:`plan_share` strings), which :func:`read_folder` and :func:`count_folder`
-    take instead of a list of files: no file's path passes through the driver."""
+    take instead of a list of files: no file's path passes through the driver. ``weights``: each share's bytes, as
+    :func:`share_numbers` counts them (None: not known, a task a share)."""
+
+    def __init__(self, shares: list[str] = (), weights: list[float] | None = None) -> None:
+        super().__init__(shares)
+        self.weights = weights
 
 
-def _shares(files: list[tuple[str, int]] | Planned) -> list[str]:
-    return list(files) if isinstance(files, Planned) else [json.dumps(share) for share in task_shares(sorted(files))]
+def spread(weights: list[float], slots: int) -> list[list[int]]:
+    """Shares of ``weights`` bytes (in their order) as the reading tasks take them: consecutive ones together up to
+    :data:`TASK_BYTES` a task (:func:`share_numbers`), or, where that makes fewer tasks than ``slots`` (the cluster's
+    cores), dealt over ``slots`` tasks by their bytes. So a small folder's share is not a task of its own: on a few MB
+    a task costs more than its reading (a few hundredths of a CPU-second of JVM and Python)."""
+    if not weights:
+        return []
+    numbers = share_numbers(weights, file_cost=0)
+    tasks = min(len(weights), slots)
+    if numbers[-1] + 1 < tasks:
+        even = weights if sum(weights) > 0 else [1.0] * len(weights)
+        total, load, numbers = float(sum(even)), 0.0, []
+        for weight in even:  # a share goes to the task its middle byte falls in
+            numbers.append(min(tasks - 1, int((load + weight / 2) * tasks / total)))
+            load += weight
+    groups: dict[int, list[int]] = {}
+    for share, number in enumerate(numbers):
+        groups.setdefault(number, []).append(share)
+    return list(groups.values())
+
+
+def _by_task(spark: SparkSession, files: list[tuple[str, int]] | Planned) -> list[list[str]]:
+    """The shares of ``files``, a list a reading task."""
+    if isinstance(files, Planned):
+        if files.weights is None:
+            return [[share] for share in files]
+        return [[files[number] for number in group]
+                for group in spread(files.weights, spark.sparkContext.defaultParallelism)]
+    return [[json.dumps(share)] for share in task_shares(sorted(files))]
 
 
 def partition_value(relative: str, column: str) -> str | None:
@@ -157,12 +189,12 @@ def read_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tuple
     reading task) makes each batch one of the ``extended`` schema, the DataFrame's. ``only`` (a column and values):
     only the rows whose column holds one of the values, the tasks reading the other columns only of the row groups
     that have such rows."""
-    shares = _shares(files)
-    if not shares:
+    tasks = _by_task(spark, files)
+    if not tasks:
         return spark.createDataFrame([], extended or schema)
     # timestamps as Spark's Arrow batches carry them: in the session's time zone (the same instants)
     arrow_schema = to_arrow_schema(schema, timezone=spark.conf.get("spark.sql.session.timeZone") or "UTC")
-    names = spark.sparkContext.parallelize([(share,) for share in shares], len(shares))
+    names = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(lambda shares: [(share,) for share in shares])
     wanted = None if only is None else (only[0], pa.array(sorted(only[1]), pa.string()))
     return (spark.createDataFrame(names, "share string")
             .mapInArrow(lambda batches: _read_shares(batches, uri, s3, arrow_schema, partition, extend, wanted),
@@ -174,8 +206,8 @@ def count_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tupl
     """(rows, UTF-8 bytes of the column ``measure``) of the Parquet ``files``, counted by the tasks from each file's
     footer where it says them (a data/ file's ``text``: :data:`~pipeline.writing.output.TEXT_BYTES_KEY`), else by
     reading only that column; nothing but the two numbers of each task reaches the driver."""
-    shares = _shares(files)
-    if not shares:
+    tasks = _by_task(spark, files)
+    if not tasks:
         return 0, 0
 
     def count(share: str):
@@ -194,7 +226,8 @@ def count_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tupl
             size += int(pc.sum(pc.binary_length(column)).as_py() or 0)
         yield rows, size
 
-    counted = spark.sparkContext.parallelize(shares, len(shares)).flatMap(count).collect()
+    counted = spark.sparkContext.parallelize(tasks, len(tasks)).flatMap(
+        lambda shares: [counts for share in shares for counts in count(share)]).collect()
     return sum(rows for rows, _ in counted), sum(size for _, size in counted)
 
 

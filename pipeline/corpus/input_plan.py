@@ -23,7 +23,8 @@ from pyarrow import fs as pafs
 from pyspark.sql import SparkSession
 
 from pipeline.config import S3Settings
-from pipeline.corpus.folders import PLAN_ROW_GROUP, PLAN_SCHEMA, plan_share, share_numbers
+from pipeline.corpus.folders import (FILE_COST, PLAN_ROW_GROUP, PLAN_SCHEMA, Planned, plan_share,
+                                     share_numbers)
 from pipeline.writing.output import CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 
 INPUTS_DIR = f"{CORPUS_STATE_DIR}/inputs"  # the last build's lists, one a data/ folder (a plan, as it read them)
@@ -41,6 +42,17 @@ class FolderPlan:
     changed: bool  # a file the last build read is gone or has another size
     shares: int  # reading tasks of a full build
     new_shares: int  # reading tasks of a build that adds the new files
+    size: int | None = None  # bytes of the files (None: a plan of a version before 2026-12-02)
+    new_size: int | None = None  # bytes of the new files
+
+    def weights(self, adding: bool) -> list[float] | None:
+        """Each share's bytes, about (:func:`~pipeline.corpus.folders.share_numbers`' measure: a file counts
+        ``FILE_COST`` more), for a full or an adding build; None when the plan does not say its bytes."""
+        shares, files, size = (self.new_shares, self.new, self.new_size) if adding else \
+            (self.shares, self.files, self.size)
+        if size is None:
+            return None
+        return [(size + files * FILE_COST) / shares] * shares if shares else []
 
 
 def data_folders(target: OutputTarget) -> list[str]:
@@ -75,16 +87,19 @@ def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan
     for path, size in files:
         digest.update(f"{path}\t{size}\n".encode("utf-8"))
     return FolderPlan(folder, digest.hexdigest(), len(files), len(new_numbers), changed,
-                      numbers[-1] + 1 if numbers else 0, new_numbers[-1] + 1 if new_numbers else 0)
+                      numbers[-1] + 1 if numbers else 0, new_numbers[-1] + 1 if new_numbers else 0,
+                      sum(size for _, size in files), sum(size for (_, size), is_new in zip(files, new) if is_new))
 
 
 def plan_inputs(spark: SparkSession, target: OutputTarget, s3: S3Settings, plan: str) -> list[FolderPlan]:
-    """Every data/ folder planned by a task (:func:`_plan_folder`) into the folder ``plan`` of the output."""
+    """Every data/ folder planned by a task (:func:`_plan_folder`; a task a folder, or a few a task where there are
+    more folders than the cluster's cores) into the folder ``plan`` of the output."""
     folders = data_folders(target)
     if not folders:
         return []
     uri = target.uri
-    return spark.sparkContext.parallelize(folders, len(folders)).map(
+    tasks = min(len(folders), spark.sparkContext.defaultParallelism)
+    return spark.sparkContext.parallelize(folders, tasks).map(
         lambda folder: _plan_folder(uri, s3, folder, plan)).collect()
 
 
@@ -97,10 +112,15 @@ def load_summary(target: OutputTarget, plan: str) -> list[FolderPlan] | None:
     return None if saved is None else [FolderPlan(**row) for row in json.loads(saved)]
 
 
-def share_names(plan: str, folders: list[FolderPlan], adding: bool) -> list[str]:
-    """The reading tasks' shares of a full build (``adding`` False) or of one that adds the new files."""
-    return [plan_share(f"{plan}/{folder.folder}.parquet", adding, number)
-            for folder in folders for number in range(folder.new_shares if adding else folder.shares)]
+def share_names(plan: str, folders: list[FolderPlan], adding: bool) -> Planned:
+    """The shares of a full build (``adding`` False) or of one that adds the new files, with their bytes where the
+    plans say them (:func:`~pipeline.corpus.folders.spread` puts a few small ones in one reading task)."""
+    names = [plan_share(f"{plan}/{folder.folder}.parquet", adding, number)
+             for folder in folders for number in range(folder.new_shares if adding else folder.shares)]
+    weights = [folder.weights(adding) for folder in folders]
+    if any(w is None for w in weights):
+        return Planned(names)
+    return Planned(names, [weight for folder_weights in weights for weight in folder_weights])
 
 
 def earlier_folders(target: OutputTarget) -> set[str] | None:
