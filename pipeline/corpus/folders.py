@@ -101,9 +101,11 @@ def spread(weights: list[float], slots: int) -> list[list[int]]:
     numbers = share_numbers(weights, file_cost=0)
     tasks = min(len(weights), slots)
     if numbers[-1] + 1 < tasks:
-        even = weights if sum(weights) > 0 else [1.0] * len(weights)
-        total, load, numbers = float(sum(even)), 0.0, []
-        for weight in even:  # a share goes to the task its middle byte falls in
+        total = float(sum(weights))
+        if total <= 0:
+            weights, total = [1.0] * len(weights), float(len(weights))
+        load, numbers = 0.0, []
+        for weight in weights:  # a share goes to the task its middle byte falls in
             numbers.append(min(tasks - 1, int((load + weight / 2) * tasks / total)))
             load += weight
     groups: dict[int, list[int]] = {}

@@ -42,7 +42,7 @@ class FolderPlan:
     changed: bool  # a file the last build read is gone or has another size
     shares: int  # reading tasks of a full build
     new_shares: int  # reading tasks of a build that adds the new files
-    size: int | None = None  # bytes of the files (None: a plan of a version before 2026-12-02)
+    size: int | None = None  # bytes of the files (None: a plan made by a version before 2026-12)
     new_size: int | None = None  # bytes of the new files
 
     def weights(self, adding: bool) -> list[float] | None:
@@ -76,8 +76,8 @@ def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan
     sizes = dict(files)
     changed = earlier is not None and any(sizes.get(path) != size for path, size in earlier.items())
     new = [earlier is None or path not in earlier for path, _ in files]
-    numbers = share_numbers([size for _, size in files])
-    new_numbers = share_numbers([size for (_, size), is_new in zip(files, new) if is_new])
+    new_sizes = [size for (_, size), is_new in zip(files, new) if is_new]
+    numbers, new_numbers = share_numbers([size for _, size in files]), share_numbers(new_sizes)
     numbered = iter(new_numbers)
     table = pa.table({"path": [path for path, _ in files], "size": [size for _, size in files], "share": numbers,
                       "new_share": [next(numbered) if is_new else None for is_new in new]}, schema=PLAN_SCHEMA)
@@ -88,7 +88,7 @@ def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan
         digest.update(f"{path}\t{size}\n".encode("utf-8"))
     return FolderPlan(folder, digest.hexdigest(), len(files), len(new_numbers), changed,
                       numbers[-1] + 1 if numbers else 0, new_numbers[-1] + 1 if new_numbers else 0,
-                      sum(size for _, size in files), sum(size for (_, size), is_new in zip(files, new) if is_new))
+                      sum(size for _, size in files), sum(new_sizes))
 
 
 def plan_inputs(spark: SparkSession, target: OutputTarget, s3: S3Settings, plan: str) -> list[FolderPlan]:
