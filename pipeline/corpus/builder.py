@@ -279,12 +279,12 @@ class CorpusBuilder:
         stats["documents_out"], stats["bytes_out"] = previous_counts["documents_out"], previous_counts["bytes_out"]
         report = self._rewrite(demoted, work) if base and demoted is not None else []
         languages = sum(1 for folder in folders if (folder.new if base else folder.files))
-        written = {"documents": stats["documents_out"],
+        written = {"documents": stats["documents_out"], "text_bytes": stats["bytes_out"],
                    "dropped": sum(stage["documents_dropped"] for stage in stats["stages"].values()),
                    "lines": sum(stage["lines_removed"] for stage in stats["stages"].values())}
         final_started = time.time()
         self._write_final(docs, dropped_docs, dropped_lines, f"{work}/final", build_prefix(generation), languages,
-                          written, stats["bytes_out"])
+                          written)
         if written_by_final is not None:  # the stage's time is the final write's, which ran it
             stats["stages"][written_by_final]["wall_seconds"] = round(time.time() - final_started, 3)
         self._write_index_sample(stage_docs, f"{work}/final", base is not None, demoted if base else None)
@@ -428,18 +428,20 @@ class CorpusBuilder:
                      name=name)
 
     def _write_final(self, docs: DataFrame, dropped_docs: list[DataFrame], dropped_lines: list[DataFrame],
-                     final: str, name: str, languages: int, counts: dict[str, int], text_bytes: int) -> None:
+                     final: str, name: str, languages: int, counts: dict[str, int]) -> None:
         """The build's own files, ``<name>-<n>.parquet`` (:func:`~pipeline.corpus.demotions.build_prefix`).
         ``languages``: how many the input has (the stages keep a document's language); ``counts``: the rows of each
-        folder (``documents``, ``dropped``, ``lines``): the dropped rows take a task per :data:`DROPPED_ROWS_PER_TASK`
-        (one file per language and task), so that a few dropped rows are not spread over a task per language. The
-        documents (``text_bytes`` of text) take a task per file of each language (``corpus.files_per_language``);
-        with one file a language, no more tasks than a task per :data:`~pipeline.corpus.folders.TASK_BYTES` or the
-        cluster's cores need, so that a task writes the files of a few small languages."""
+        folder (``documents``, ``dropped``, ``lines``) and the documents' ``text_bytes``: the dropped rows take a
+        task per :data:`DROPPED_ROWS_PER_TASK` (one file per language and task), so that a few dropped rows are not
+        spread over a task per language. The documents take a task per file of each language
+        (``corpus.files_per_language``); with one file a language, no more tasks than a task per
+        :data:`~pipeline.corpus.folders.TASK_BYTES` or the cluster's cores need, so that a task writes the files of
+        a few small languages."""
         per_language = self.settings.corpus.files_per_language
         tasks = languages * per_language
         if per_language == 1:
-            tasks = min(tasks, max(-(-text_bytes // TASK_BYTES), self.spark.sparkContext.defaultParallelism))
+            needed = -(-counts["text_bytes"] // TASK_BYTES)
+            tasks = min(tasks, max(needed, self.spark.sparkContext.defaultParallelism))
         self._write_sorted(docs, f"{final}/{CORPUS_DIR}", per_language, "warc_record_id", name, tasks)
         empty_docs = self.spark.createDataFrame([], "warc_record_id string, url string, warc_date timestamp, "
                                                 "language string, registered_domain string, reason string, "

@@ -76,10 +76,11 @@ def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan
     sizes = dict(files)
     changed = earlier is not None and any(sizes.get(path) != size for path, size in earlier.items())
     new = [earlier is None or path not in earlier for path, _ in files]
-    new_sizes = [size for (_, size), is_new in zip(files, new) if is_new]
-    numbers, new_numbers = share_numbers([size for _, size in files]), share_numbers(new_sizes)
+    all_sizes = [size for _, size in files]
+    new_sizes = [size for size, is_new in zip(all_sizes, new) if is_new]
+    numbers, new_numbers = share_numbers(all_sizes), share_numbers(new_sizes)
     numbered = iter(new_numbers)
-    table = pa.table({"path": [path for path, _ in files], "size": [size for _, size in files], "share": numbers,
+    table = pa.table({"path": [path for path, _ in files], "size": all_sizes, "share": numbers,
                       "new_share": [next(numbered) if is_new else None for is_new in new]}, schema=PLAN_SCHEMA)
     with target.atomic_stream(f"{plan}/{folder}.parquet") as out:
         pq.write_table(table, out, row_group_size=PLAN_ROW_GROUP, compression="zstd")
@@ -88,7 +89,7 @@ def _plan_folder(uri: str, s3: S3Settings, folder: str, plan: str) -> FolderPlan
         digest.update(f"{path}\t{size}\n".encode("utf-8"))
     return FolderPlan(folder, digest.hexdigest(), len(files), len(new_numbers), changed,
                       numbers[-1] + 1 if numbers else 0, new_numbers[-1] + 1 if new_numbers else 0,
-                      sum(size for _, size in files), sum(new_sizes))
+                      sum(all_sizes), sum(new_sizes))
 
 
 def plan_inputs(spark: SparkSession, target: OutputTarget, s3: S3Settings, plan: str) -> list[FolderPlan]:
