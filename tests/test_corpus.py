@@ -532,3 +532,44 @@ def test_a_stage_that_drops_nothing_checkpoints_nothing_and_the_build_goes_on(tm
     assert corpus["order"] == ["exact_dedup", "quality"]
     assert corpus["stages"]["exact_dedup"]["documents_dropped"] == 0
     assert corpus["documents_out"] == len(rows(out / "data")) == len(rows(out / "corpus")) > 0
+
+
+def data_text_reads(events: Path) -> int:
+    """How many scans of data/ that read the documents' text the run's SQL queries planned (from Spark's event
+    log: a reading task's MapInArrow over the shares, whose output has the reading task's ``host`` and ``text``)."""
+    reads = 0
+    for log in (p for p in events.rglob("events_*") if p.is_file()):
+        for line in log.read_text().splitlines():
+            event = json.loads(line)
+            if not event["Event"].endswith("SQLExecutionStart"):
+                continue
+            for node in event["physicalPlanDescription"].split("\n\n"):
+                if "MapInArrow" in node and "Input [1]: [share#" in node:
+                    output = node.split("Arguments:", 1)[1]
+                    reads += "[host#" in output and " text#" in output
+    return reads
+
+
+@pytest.mark.spark
+def test_the_default_stages_read_the_documents_text_twice_to_hash_it_and_to_write_the_corpus(nights, tmp_path):
+    """exact_dedup takes its dropped rows from its checkpointed keys, and the quality stage's percentiles read the
+    three columns they need: data/'s text is read only to hash it and by the final write."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed for Spark")
+    out, events = tmp_path / "out", tmp_path / "events"
+    events.mkdir()
+    stats = run([nights["night1"], nights["night2"]], out, "--set", "corpus.dedup.near=false",
+                "--set", "corpus.repeated_lines.enabled=false", "--set", "spark.conf.spark.eventLog.enabled=true",
+                "--set", "spark.conf.spark.eventLog.compress=false",
+                "--set", f"spark.conf.spark.eventLog.dir=file://{events}")
+    corpus = stats["corpus"]
+    assert corpus["order"] == ["exact_dedup", "quality"]
+    dropped = rows(out / "corpus_dropped" / "documents")
+    assert corpus["stages"]["exact_dedup"]["dropped"] == {"exact_duplicate": len(dropped)}
+    data = {row["warc_record_id"]: row for row in rows(out / "data")}
+    assert {row["warc_record_id"] for row in dropped} >= {nights["later_copy"], nights["ids"][nights["earlier_uri"]]}
+    for row in dropped:  # the row's columns are its document's, from the keys
+        page = data[row["warc_record_id"]]
+        assert (row["url"], row["text_bytes"]) == (page["url"], len(page["text"].encode("utf-8")))
+    assert {row["perplexity_bucket"] for row in rows(out / "corpus")} >= {"head", "tail"}
+    assert data_text_reads(events) == 2

@@ -50,7 +50,8 @@ from pipeline.corpus.folders import TASK_BYTES, Planned, count_folder, read_fold
 from pipeline.corpus.input_plan import (INPUTS_DIR, FolderPlan, earlier_folders, load_summary, migrate_json_list,
                                         plan_inputs, save_summary, share_names)
 from pipeline.corpus.lists import with_domain_columns
-from pipeline.corpus.stages import DROPPED_DOC_COLUMNS, CorpusStage, ExactDedup, RecordIds, StageOutput, by_ids
+from pipeline.corpus.stages import (DROPPED_DOC_COLUMNS, PERCENTILE_COLUMNS, CorpusStage, ExactDedup, Quality,
+                                    RecordIds, StageOutput, by_ids)
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 from pipeline.writing.rows import PAGE_SCHEMA
@@ -232,6 +233,8 @@ class CorpusBuilder:
         # tasks that keep only the sampled ids; while no stage has changed the text, the text is written as null (the
         # index statistics have the run's), and a full build needs no read: the sampled ids less those dropped.
         sample = docs if self.sample_ids is None else self._input(new_files, only=self.sample_ids)
+        # The quality stage's percentiles read these columns alone while the documents are data/'s less the dropped.
+        narrow = self._input(new_files, columns=PERCENTILE_COLUMNS)
         sampled_left = set(self.sample_ids) if self.sample_ids is not None and base is None else None
         text_unchanged = True
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
@@ -244,7 +247,7 @@ class CorpusBuilder:
             if index == len(self.stages) and stage.keeps_all():
                 # Not checkpointed: the final write runs it. Its documents and texts are the previous stage's.
                 stage_docs.append((folder, self._sample_entry(sample, sampled_left, text_unchanged)))
-                docs, written_by_final = stage.apply(docs).docs, stage.name
+                docs, written_by_final = self._apply(stage, docs, narrow).docs, stage.name
                 stats["stages"][stage.name] = {
                     "documents_in": previous_counts["documents_out"], "bytes_in": previous_counts["bytes_out"],
                     "documents_out": previous_counts["documents_out"], "bytes_out": previous_counts["bytes_out"],
@@ -255,7 +258,7 @@ class CorpusBuilder:
                 keys_folder = f"{folder}/keys"
                 produce = partial(stage.apply_new, docs, self._earlier_keys() if base else None, generation)
             else:
-                produce = partial(stage.apply, docs)
+                produce = partial(self._apply, stage, docs, narrow)
             # A stage that only removes documents keeps its dropped ones; the kept are its input less those (by
             # record id, so only where ids are unique).
             removed_from = docs if unique_ids and stage.removes_only() else None
@@ -263,6 +266,10 @@ class CorpusBuilder:
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
             sample = self._less_dropped(sample, folder, stage_stats) if removed_from is not None else docs
+            if removed_from is not None:
+                narrow = self._less_dropped(narrow, folder, stage_stats)
+            else:  # (a stage of one's own may have left out a column: the quality stage then reads its documents)
+                narrow = docs.select(*PERCENTILE_COLUMNS) if set(PERCENTILE_COLUMNS) <= set(docs.columns) else docs
             text_unchanged = text_unchanged and stage.keeps_text()
             sampled_dropped = stage_stats.pop("sampled_dropped", [])
             if sampled_left is not None and text_unchanged and unique_ids:
@@ -295,6 +302,11 @@ class CorpusBuilder:
         stats["resumed"] = False
         return stats
 
+    @staticmethod
+    def _apply(stage: CorpusStage, docs: DataFrame, narrow: DataFrame) -> StageOutput:
+        """The stage over ``docs``; the quality stage's percentiles read ``narrow``, their columns alone."""
+        return stage.apply(docs, source=narrow) if isinstance(stage, Quality) else stage.apply(docs)
+
     def _earlier_keys(self) -> DataFrame:
         """The exact_dedup keys every earlier build kept (``_corpus/keys/``), read by the tasks."""
         files = self.target.list_files(KEYS_DIR)
@@ -312,11 +324,15 @@ class CorpusBuilder:
         self.target.write_bytes(f"{work}/rewrite/_DONE.json", json.dumps({"report": report}).encode("utf-8"))
         return report
 
-    def _input(self, files: Planned, only: list[str] | None = None) -> DataFrame:
+    def _input(self, files: Planned, only: list[str] | None = None,
+               columns: tuple[str, ...] | None = None) -> DataFrame:
         """The documents of the data/ ``files`` (the shares of the plan: all files, or the new ones; ``only`` those
-        record ids, when given), with the corpus columns."""
+        record ids, when given), with the corpus columns, or only the data/ ``columns`` (the tasks read no other)."""
         schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(PAGE_SCHEMA).fields]
                             + [StructField("language", StringType(), True)])
+        if columns is not None:
+            return read_folder(self.spark, self.target.uri, self.settings.s3, files,
+                               StructType([schema[name] for name in columns]), partition="language")
         extended = StructType([StructField("host", StringType(), True), *schema.fields,
                                StructField("registered_domain", StringType(), True),
                                StructField("lines_removed", IntegerType(), True)])

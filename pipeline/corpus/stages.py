@@ -66,11 +66,12 @@ def order_key() -> Column:
 
 
 def dropped_docs(docs: DataFrame, reason: Column, duplicate_of: Column | None = None) -> DataFrame:
-    """Rows of the dropped-documents output for ``docs``."""
+    """Rows of the dropped-documents output for ``docs`` (their ``text``, or its UTF-8 bytes as ``text_bytes``)."""
+    size = F.col("text_bytes") if "text_bytes" in docs.columns else F.octet_length("text")
     return docs.select("warc_record_id", "url", "warc_date", "language", "registered_domain",
                        reason.alias("reason"),
                        (duplicate_of if duplicate_of is not None else F.lit(None).cast("string")).alias("duplicate_of"),
-                       F.octet_length("text").cast("long").alias("text_bytes"))
+                       size.cast("long").alias("text_bytes"))
 
 
 def normalized(frame: DataFrame, form: str, keep_text: bool) -> DataFrame:
@@ -183,11 +184,13 @@ class ExactDedup(CorpusStage):
         return cls() if settings.corpus.dedup.exact else None
 
     def _keys(self, docs: DataFrame) -> DataFrame:
-        """(id, hash of the normalised text, order, language): the text is normalised and hashed once."""
-        return (normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "language", "text"), "hash",
-                           False)
+        """(id, hash of the normalised text, order, language, and what a dropped document's row gives): the text is
+        read, normalised and hashed once."""
+        return (normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "language", "url",
+                                       "registered_domain", F.octet_length("text").alias("text_bytes"), "text"),
+                           "hash", False)
                 .select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order"),
-                        "language"))
+                        "language", "url", "warc_date", "registered_domain", "text_bytes"))
 
     def apply(self, docs: DataFrame) -> StageOutput:
         return self.apply_new(docs, None, None)
@@ -213,7 +216,8 @@ class ExactDedup(CorpusStage):
         duplicates = ranked.where("_new").select("warc_record_id", "_keeper")
         duplicates = by_ids(duplicates, duplicates.count())
         kept = docs.join(duplicates, "warc_record_id", "left_anti").select(*docs.columns)
-        dropped = dropped_docs(docs.join(duplicates, "warc_record_id"), F.lit("exact_duplicate"), F.col("_keeper"))
+        # the dropped rows from the keys (checkpointed), not from a second read of the documents' text
+        dropped = dropped_docs(keys.join(duplicates, "warc_record_id"), F.lit("exact_duplicate"), F.col("_keeper"))
         if generation is None:
             return StageOutput(kept, dropped)
         demoted = (ranked.where(~F.col("_new") & F.col("_keeper_new"))
@@ -384,6 +388,10 @@ class NearDedup(CorpusStage):
                 "document")
 
 
+# What the perplexity buckets' percentiles read of the documents (with the record id, to leave out dropped ones).
+PERCENTILE_COLUMNS = ("warc_record_id", "language", "perplexity_median")
+
+
 class Quality(CorpusStage):
     """Quality signals as ``q_*`` columns, the perplexity bucket, and the optional filters and block list."""
 
@@ -448,9 +456,11 @@ class Quality(CorpusStage):
                 rules.append(("quality.perplexity_tail", tail))
         return rules
 
-    def apply(self, docs: DataFrame) -> StageOutput:
+    def apply(self, docs: DataFrame, source: DataFrame | None = None) -> StageOutput:
+        """``source``: the :data:`PERCENTILE_COLUMNS` of the same documents, read alone so that the percentiles do
+        not read their text again (by default ``docs``)."""
         rules = self._rules()
-        marked = self._perplexity_bucket(self._signals(docs), docs)
+        marked = self._perplexity_bucket(self._signals(docs), docs if source is None else source)
         if not rules:  # signals only: nothing can be dropped
             return StageOutput(marked)
         reason = F.coalesce(*[F.when(condition, F.lit(name)) for name, condition in rules],
