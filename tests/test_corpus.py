@@ -534,10 +534,10 @@ def test_a_stage_that_drops_nothing_checkpoints_nothing_and_the_build_goes_on(tm
     assert corpus["documents_out"] == len(rows(out / "data")) == len(rows(out / "corpus")) > 0
 
 
-def data_text_reads(events: Path) -> int:
-    """How many scans of data/ that read the documents' text the run's SQL queries planned (from Spark's event
-    log: a reading task's MapInArrow over the shares, whose output has the reading task's ``host`` and ``text``)."""
-    reads = 0
+def data_reads(events: Path) -> list[str]:
+    """The output columns of each scan of data/ the run's SQL queries planned (from Spark's event log: a reading
+    task's MapInArrow over the shares, whose output has the ``registered_domain`` the reading task adds)."""
+    reads = []
     for log in (p for p in events.rglob("events_*") if p.is_file()):
         for line in log.read_text().splitlines():
             event = json.loads(line)
@@ -545,15 +545,18 @@ def data_text_reads(events: Path) -> int:
                 continue
             for node in event["physicalPlanDescription"].split("\n\n"):
                 if "MapInArrow" in node and "Input [1]: [share#" in node:
-                    output = node.split("Arguments:", 1)[1]
-                    reads += "[host#" in output and " text#" in output
+                    output = node.split("Arguments:", 1)[1].split("[", 1)[1].split("]", 1)[0]
+                    names = [column.split("#")[0] for column in output.split(", ")]
+                    if "registered_domain" in names:
+                        reads.append(names)
     return reads
 
 
 @pytest.mark.spark
-def test_the_default_stages_read_the_documents_text_twice_to_hash_it_and_to_write_the_corpus(nights, tmp_path):
-    """exact_dedup takes its dropped rows from its checkpointed keys, and the quality stage's percentiles read the
-    three columns they need: data/'s text is read only to hash it and by the final write."""
+def test_the_default_stages_hand_data_text_to_spark_only_for_the_final_write(nights, tmp_path):
+    """exact_dedup's keys are made by the tasks that read data/ (the text does not leave them) and carry what its
+    dropped rows give, and the quality stage's percentiles read three columns: of data/'s reads, only the final
+    write's hands Spark the documents' text."""
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
     out, events = tmp_path / "out", tmp_path / "events"
@@ -572,4 +575,6 @@ def test_the_default_stages_read_the_documents_text_twice_to_hash_it_and_to_writ
         page = data[row["warc_record_id"]]
         assert (row["url"], row["text_bytes"]) == (page["url"], len(page["text"].encode("utf-8")))
     assert {row["perplexity_bucket"] for row in rows(out / "corpus")} >= {"head", "tail"}
-    assert data_text_reads(events) == 2
+    reads = data_reads(events)
+    assert sum("text" in names for names in reads) == 1
+    assert sum("_normalized" in names and "text" not in names for names in reads) == 1

@@ -51,7 +51,7 @@ from pipeline.corpus.input_plan import (INPUTS_DIR, FolderPlan, earlier_folders,
                                         plan_inputs, save_summary, share_names)
 from pipeline.corpus.lists import with_domain_columns
 from pipeline.corpus.stages import (DROPPED_DOC_COLUMNS, PERCENTILE_COLUMNS, CorpusStage, ExactDedup, Quality,
-                                    RecordIds, StageOutput, by_ids)
+                                    RecordIds, StageOutput, by_ids, key_batch, key_schema)
 from pipeline.writing.index_sample import CORPUS_SAMPLE_DIR, sample_record_ids
 from pipeline.writing.output import CORPUS_DIR, CORPUS_DROPPED_DIR, CORPUS_STATE_DIR, DATASET_DIR, OutputTarget
 from pipeline.writing.rows import PAGE_SCHEMA
@@ -233,8 +233,10 @@ class CorpusBuilder:
         # tasks that keep only the sampled ids; while no stage has changed the text, the text is written as null (the
         # index statistics have the run's), and a full build needs no read: the sampled ids less those dropped.
         sample = docs if self.sample_ids is None else self._input(new_files, only=self.sample_ids)
-        # The quality stage's percentiles read these columns alone while the documents are data/'s less the dropped.
-        narrow = self._input(new_files, columns=PERCENTILE_COLUMNS)
+        # While every stage so far only removed documents (their folders and counts: ``removals``), a stage can read
+        # data/ less those itself: exact dedup hashes the text in the reading tasks, the quality stage's percentiles
+        # read their columns alone.
+        removals: list[tuple[str, dict[str, Any]]] | None = []
         sampled_left = set(self.sample_ids) if self.sample_ids is not None and base is None else None
         text_unchanged = True
         stats["documents_in"], stats["bytes_in"] = first["documents_out"], first["bytes_out"]
@@ -247,18 +249,19 @@ class CorpusBuilder:
             if index == len(self.stages) and stage.keeps_all():
                 # Not checkpointed: the final write runs it. Its documents and texts are the previous stage's.
                 stage_docs.append((folder, self._sample_entry(sample, sampled_left, text_unchanged)))
-                docs, written_by_final = self._apply(stage, docs, narrow).docs, stage.name
+                docs, written_by_final = self._apply(stage, docs, new_files, removals).docs, stage.name
                 stats["stages"][stage.name] = {
                     "documents_in": previous_counts["documents_out"], "bytes_in": previous_counts["bytes_out"],
                     "documents_out": previous_counts["documents_out"], "bytes_out": previous_counts["bytes_out"],
                     "documents_dropped": 0, "dropped": {}, "lines_removed": 0, "with_final_write": True}
                 stats["order"].append(stage.name)
                 continue
+            incremental = (None, None)
             if keeps_keys and isinstance(stage, ExactDedup):
                 keys_folder = f"{folder}/keys"
-                produce = partial(stage.apply_new, docs, self._earlier_keys() if base else None, generation)
-            else:
-                produce = partial(self._apply, stage, docs, narrow)
+                incremental = (self._earlier_keys() if base else None, generation)
+            produce = partial(self._apply, stage, docs, new_files, None if removals is None else list(removals),
+                              incremental)
             # A stage that only removes documents keeps its dropped ones; the kept are its input less those (by
             # record id, so only where ids are unique).
             removed_from = docs if unique_ids and stage.removes_only() else None
@@ -266,10 +269,7 @@ class CorpusBuilder:
             stats["stages"][stage.name] = stage_stats
             stats["order"].append(stage.name)
             sample = self._less_dropped(sample, folder, stage_stats) if removed_from is not None else docs
-            if removed_from is not None:
-                narrow = self._less_dropped(narrow, folder, stage_stats)
-            else:  # (a stage of one's own may have left out a column: the quality stage then reads its documents)
-                narrow = docs.select(*PERCENTILE_COLUMNS) if set(PERCENTILE_COLUMNS) <= set(docs.columns) else docs
+            removals = removals + [(folder, stage_stats)] if removed_from is not None and removals is not None else None
             text_unchanged = text_unchanged and stage.keeps_text()
             sampled_dropped = stage_stats.pop("sampled_dropped", [])
             if sampled_left is not None and text_unchanged and unique_ids:
@@ -302,10 +302,29 @@ class CorpusBuilder:
         stats["resumed"] = False
         return stats
 
-    @staticmethod
-    def _apply(stage: CorpusStage, docs: DataFrame, narrow: DataFrame) -> StageOutput:
-        """The stage over ``docs``; the quality stage's percentiles read ``narrow``, their columns alone."""
-        return stage.apply(docs, source=narrow) if isinstance(stage, Quality) else stage.apply(docs)
+    def _apply(self, stage: CorpusStage, docs: DataFrame, files: Planned,
+               removals: list[tuple[str, dict[str, Any]]] | None, incremental: tuple = (None, None)) -> StageOutput:
+        """The stage over ``docs``, which are data/'s ``files`` less the documents the ``removals`` dropped where
+        these are given: then exact dedup's keys are made by the reading tasks (the text does not leave them), and
+        the quality stage's percentiles read their columns alone. ``incremental``: exact dedup's earlier keys and
+        build (:meth:`ExactDedup.apply_new`)."""
+        if isinstance(stage, ExactDedup):
+            hashed = self._from_data(files, removals, keys=True) if removals is not None else None
+            return stage.apply_new(docs, *incremental, hashed)
+        if isinstance(stage, Quality):
+            if removals is not None:
+                source = self._from_data(files, removals, columns=PERCENTILE_COLUMNS)
+            else:  # (a stage of one's own may have left out a column: the percentiles then read the documents)
+                source = docs.select(*PERCENTILE_COLUMNS) if set(PERCENTILE_COLUMNS) <= set(docs.columns) else docs
+            return stage.apply(docs, source=source)
+        return stage.apply(docs)
+
+    def _from_data(self, files: Planned, removals: list[tuple[str, dict[str, Any]]], **read: Any) -> DataFrame:
+        """data/'s ``files`` (:meth:`_input` with ``read``) less the documents the ``removals`` dropped."""
+        frame = self._input(files, **read)
+        for folder, counts in removals:
+            frame = self._less_dropped(frame, folder, counts)
+        return frame
 
     def _earlier_keys(self) -> DataFrame:
         """The exact_dedup keys every earlier build kept (``_corpus/keys/``), read by the tasks."""
@@ -324,10 +343,11 @@ class CorpusBuilder:
         self.target.write_bytes(f"{work}/rewrite/_DONE.json", json.dumps({"report": report}).encode("utf-8"))
         return report
 
-    def _input(self, files: Planned, only: list[str] | None = None,
-               columns: tuple[str, ...] | None = None) -> DataFrame:
+    def _input(self, files: Planned, only: list[str] | None = None, columns: tuple[str, ...] | None = None,
+               keys: bool = False) -> DataFrame:
         """The documents of the data/ ``files`` (the shares of the plan: all files, or the new ones; ``only`` those
-        record ids, when given), with the corpus columns, or only the data/ ``columns`` (the tasks read no other)."""
+        record ids, when given), with the corpus columns; or only the data/ ``columns`` (the tasks read no other);
+        or with ``keys`` as exact dedup's keys (:func:`~pipeline.corpus.stages.key_batch`, in the reading tasks)."""
         schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(PAGE_SCHEMA).fields]
                             + [StructField("language", StringType(), True)])
         if columns is not None:
@@ -336,6 +356,10 @@ class CorpusBuilder:
         extended = StructType([StructField("host", StringType(), True), *schema.fields,
                                StructField("registered_domain", StringType(), True),
                                StructField("lines_removed", IntegerType(), True)])
+        if keys:
+            return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
+                               extend=lambda batch: key_batch(with_domain_columns(batch)),
+                               extended=key_schema(extended))
         return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
                            extend=with_domain_columns, extended=extended,
                            only=None if only is None else ("warc_record_id", only))

@@ -19,10 +19,11 @@ from functools import partial
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, DoubleType, IntegerType, LongType, StringType, StructField, StructType
 
 from pipeline.config import ConfigError, DedupSettings, QualitySettings, RepeatedLinesSettings, Settings
 from pipeline.corpus import text_columns as T
@@ -30,6 +31,9 @@ from pipeline.corpus import normalize as N
 from pipeline.corpus import signals
 from pipeline.corpus.lists import read_blocklist
 
+# What exact dedup's keys keep of each document besides the hash of its text: its order, its language, and what its
+# row in the dropped documents gives (with ``text_bytes``, the UTF-8 bytes of its text).
+KEY_COLUMNS = ("warc_record_id", "warc_date", "warc_filename", "language", "url", "registered_domain")
 DROPPED_DOC_COLUMNS = ["warc_record_id", "url", "warc_date", "language", "registered_domain", "reason",
                        "duplicate_of", "text_bytes"]
 _NO_DATE = "9999-12-31 23:59:59"
@@ -174,6 +178,23 @@ class RecordIds(CorpusStage):
                 "already decided")
 
 
+def key_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A batch of documents as exact dedup hashes them: their :data:`KEY_COLUMNS`, ``text_bytes`` and the hash of
+    their normalised text (``_normalized``, :func:`~pipeline.corpus.normalize.text_hash`); the text is left out."""
+    text = batch.column(batch.schema.get_field_index("text"))
+    narrow = pa.RecordBatch.from_arrays(
+        [batch.column(batch.schema.get_field_index(name)) for name in KEY_COLUMNS]
+        + [pc.binary_length(text).cast(pa.int64()), text],
+        names=[*KEY_COLUMNS, "text_bytes", "text"])
+    return next(N.with_normalized(iter([narrow]), "hash", False))
+
+
+def key_schema(documents: StructType) -> StructType:
+    """The schema of :func:`key_batch`'s rows of ``documents``."""
+    return StructType([documents[name] for name in KEY_COLUMNS]
+                      + [StructField("text_bytes", LongType(), True), StructField("_normalized", StringType(), True)])
+
+
 class ExactDedup(CorpusStage):
     """Documents with the same normalised text: the first in :func:`order_key` order is kept."""
 
@@ -183,24 +204,27 @@ class ExactDedup(CorpusStage):
     def from_settings(cls, settings: Settings) -> "ExactDedup | None":
         return cls() if settings.corpus.dedup.exact else None
 
-    def _keys(self, docs: DataFrame) -> DataFrame:
+    def _keys(self, docs: DataFrame, hashed: DataFrame | None) -> DataFrame:
         """(id, hash of the normalised text, order, language, and what a dropped document's row gives): the text is
-        read, normalised and hashed once."""
-        return (normalized(docs.select("warc_record_id", "warc_date", "warc_filename", "language", "url",
-                                       "registered_domain", F.octet_length("text").alias("text_bytes"), "text"),
-                           "hash", False)
-                .select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order"),
-                        "language", "url", "warc_date", "registered_domain", "text_bytes"))
+        read, normalised and hashed once, by the tasks that read it where ``hashed`` (:func:`key_batch`'s rows of
+        the same documents) is given."""
+        if hashed is None:
+            hashed = normalized(docs.select(*KEY_COLUMNS, F.octet_length("text").cast("long").alias("text_bytes"),
+                                            "text"), "hash", False)
+        return hashed.select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order"),
+                             "language", "url", "warc_date", "registered_domain", "text_bytes")
 
     def apply(self, docs: DataFrame) -> StageOutput:
         return self.apply_new(docs, None, None)
 
-    def apply_new(self, docs: DataFrame, earlier: DataFrame | None, generation: int | None) -> StageOutput:
+    def apply_new(self, docs: DataFrame, earlier: DataFrame | None, generation: int | None,
+                  hashed: DataFrame | None = None) -> StageOutput:
         """The stage over the documents of build ``generation``, against the keys ``earlier`` builds kept (rows of
         ``keys``): each hash keeps its first document in :func:`order_key` order among all builds. A new document
         that comes first takes the keeper's place: the earlier build's documents of that hash are ``demoted``.
-        With ``generation`` None the build keeps no keys (``keys`` is None)."""
-        keys = self._keys(docs).localCheckpoint()
+        With ``generation`` None the build keeps no keys (``keys`` is None). ``hashed``: the documents as
+        :func:`key_batch` makes them in the tasks that read them, so that their text does not leave those tasks."""
+        keys = self._keys(docs, hashed).localCheckpoint()
         rows = keys.select("warc_record_id", "_hash", "_order", F.lit(True).alias("_new"),
                            F.lit(None).cast("int").alias("generation"), "language")
         if earlier is not None:
