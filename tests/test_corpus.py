@@ -555,8 +555,8 @@ def data_reads(events: Path) -> list[str]:
 @pytest.mark.spark
 def test_the_default_stages_hand_data_text_to_spark_only_for_the_final_write(nights, tmp_path):
     """exact_dedup's keys are made by the tasks that read data/ (the text does not leave them) and carry what its
-    dropped rows give, and the quality stage's percentiles read three columns: of data/'s reads, only the final
-    write's hands Spark the documents' text."""
+    dropped rows give, the quality signals are computed by the tasks that read data/ for the final write, and the
+    percentiles read three columns: of data/'s reads, only the final write's hands Spark the documents' text."""
     if shutil.which("java") is None:
         pytest.skip("Java is needed for Spark")
     out, events = tmp_path / "out", tmp_path / "events"
@@ -576,5 +576,6 @@ def test_the_default_stages_hand_data_text_to_spark_only_for_the_final_write(nig
         assert (row["url"], row["text_bytes"]) == (page["url"], len(page["text"].encode("utf-8")))
     assert {row["perplexity_bucket"] for row in rows(out / "corpus")} >= {"head", "tail"}
     reads = data_reads(events)
-    assert sum("text" in names for names in reads) == 1
-    assert sum("_normalized" in names and "text" not in names for names in reads) == 1
+    assert [names for names in reads if "text" in names] == [names for names in reads if "q_words" in names]
+    assert sum("text" in names for names in reads) == 1  # the final write's, with the quality signals
+    assert sum("_normalized" in names and "text" not in names for names in reads) == 1  # exact_dedup's keys

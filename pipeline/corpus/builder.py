@@ -305,17 +305,19 @@ class CorpusBuilder:
     def _apply(self, stage: CorpusStage, docs: DataFrame, files: Planned,
                removals: list[tuple[str, dict[str, Any]]] | None, incremental: tuple = (None, None)) -> StageOutput:
         """The stage over ``docs``, which are data/'s ``files`` less the documents the ``removals`` dropped where
-        these are given: then exact dedup's keys are made by the reading tasks (the text does not leave them), and
-        the quality stage's percentiles read their columns alone. ``incremental``: exact dedup's earlier keys and
-        build (:meth:`ExactDedup.apply_new`)."""
+        these are given: then exact dedup's keys and the quality signals are made by the reading tasks (the text
+        does not pass through the JVM for them), and the quality stage's percentiles read their columns alone.
+        ``incremental``: exact dedup's earlier keys and build (:meth:`ExactDedup.apply_new`)."""
         if isinstance(stage, ExactDedup):
-            hashed = self._from_data(files, removals, keys=True) if removals is not None else None
+            hashed = self._from_data(files, removals, then=(key_batch, key_schema)) if removals is not None else None
             return stage.apply_new(docs, *incremental, hashed)
         if isinstance(stage, Quality):
             if removals is not None:
                 source = self._from_data(files, removals, columns=PERCENTILE_COLUMNS)
-            else:  # (a stage of one's own may have left out a column: the percentiles then read the documents)
-                source = docs.select(*PERCENTILE_COLUMNS) if set(PERCENTILE_COLUMNS) <= set(docs.columns) else docs
+                return stage.apply(docs, source=source, signaled=self._from_data(files, removals,
+                                                                                 then=stage.in_reading()))
+            # (a stage of one's own may have left out a column: the percentiles then read the documents)
+            source = docs.select(*PERCENTILE_COLUMNS) if set(PERCENTILE_COLUMNS) <= set(docs.columns) else docs
             return stage.apply(docs, source=source)
         return stage.apply(docs)
 
@@ -344,10 +346,11 @@ class CorpusBuilder:
         return report
 
     def _input(self, files: Planned, only: list[str] | None = None, columns: tuple[str, ...] | None = None,
-               keys: bool = False) -> DataFrame:
+               then: tuple[Callable, Callable] | None = None) -> DataFrame:
         """The documents of the data/ ``files`` (the shares of the plan: all files, or the new ones; ``only`` those
         record ids, when given), with the corpus columns; or only the data/ ``columns`` (the tasks read no other);
-        or with ``keys`` as exact dedup's keys (:func:`~pipeline.corpus.stages.key_batch`, in the reading tasks)."""
+        or as ``then`` makes them (a function of a record batch of the documents, run by the reading tasks, and the
+        schema it makes of theirs)."""
         schema = StructType([StructField(f.name, f.dataType, True) for f in from_arrow_schema(PAGE_SCHEMA).fields]
                             + [StructField("language", StringType(), True)])
         if columns is not None:
@@ -356,10 +359,10 @@ class CorpusBuilder:
         extended = StructType([StructField("host", StringType(), True), *schema.fields,
                                StructField("registered_domain", StringType(), True),
                                StructField("lines_removed", IntegerType(), True)])
-        if keys:
+        if then is not None:
+            more, shaped = then
             return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
-                               extend=lambda batch: key_batch(with_domain_columns(batch)),
-                               extended=key_schema(extended))
+                               extend=lambda batch: more(with_domain_columns(batch)), extended=shaped(extended))
         return read_folder(self.spark, self.target.uri, self.settings.s3, files, schema, partition="language",
                            extend=with_domain_columns, extended=extended,
                            only=None if only is None else ("warc_record_id", only))

@@ -66,9 +66,14 @@ def document_signals(text: str, language: str | None, ngram_words: int) -> tuple
 def with_signals(batches: Iterator[pa.RecordBatch], ngram_words: int) -> Iterator[pa.RecordBatch]:
     """Each batch (with ``text`` and ``language`` columns) with the :data:`SIGNAL_COLUMNS` appended."""
     for batch in batches:
-        texts = batch.column(batch.schema.get_field_index("text")).to_pylist()
-        languages = batch.column(batch.schema.get_field_index("language")).to_pylist()
-        rows = [document_signals(text or "", language, ngram_words) for text, language in zip(texts, languages)]
-        columns = list(zip(*rows)) if rows else [()] * len(SIGNAL_COLUMNS)
-        arrays = batch.columns + [pa.array(values, kind) for values, (_, kind) in zip(columns, SIGNAL_COLUMNS)]
-        yield pa.RecordBatch.from_arrays(arrays, names=batch.schema.names + [name for name, _ in SIGNAL_COLUMNS])
+        yield signal_batch(batch, ngram_words)
+
+
+def signal_batch(batch: pa.RecordBatch, ngram_words: int) -> pa.RecordBatch:
+    """One batch of :func:`with_signals` (run by the tasks that read the documents, or by a pass of its own)."""
+    texts = batch.column(batch.schema.get_field_index("text")).to_pylist()
+    languages = batch.column(batch.schema.get_field_index("language")).to_pylist()
+    rows = [document_signals(text or "", language, ngram_words) for text, language in zip(texts, languages)]
+    columns = list(zip(*rows)) if rows else [()] * len(SIGNAL_COLUMNS)
+    arrays = batch.columns + [pa.array(values, kind) for values, (_, kind) in zip(columns, SIGNAL_COLUMNS)]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names + [name for name, _ in SIGNAL_COLUMNS])

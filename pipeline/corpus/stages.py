@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -430,12 +430,22 @@ class Quality(CorpusStage):
         quality = settings.corpus.quality
         return cls(quality) if quality.signals or quality.filters or quality.url_blocklist else None
 
-    def _signals(self, docs: DataFrame) -> DataFrame:
-        """``docs`` with the :data:`~pipeline.corpus.signals.SIGNAL_COLUMNS`, computed on the Python workers."""
+    def signal_schema(self, documents: StructType) -> StructType:
+        """The schema of ``documents`` with the :data:`~pipeline.corpus.signals.SIGNAL_COLUMNS` after theirs."""
         added = [StructField(name, IntegerType() if kind == pa.int32() else DoubleType())
                  for name, kind in signals.SIGNAL_COLUMNS]
-        schema = StructType(docs.schema.fields + added)
-        marked = docs.mapInArrow(partial(signals.with_signals, ngram_words=self.settings.ngram_words), schema)
+        return StructType(documents.fields + added)
+
+    def in_reading(self) -> tuple[Callable, Callable]:
+        """What the tasks that read the documents can do for :meth:`apply`: (a function of a record batch of them,
+        the schema it makes of theirs), the signals."""
+        return partial(signals.signal_batch, ngram_words=self.settings.ngram_words), self.signal_schema
+
+    def _signals(self, docs: DataFrame, signaled: DataFrame | None) -> DataFrame:
+        """``docs`` with the :data:`~pipeline.corpus.signals.SIGNAL_COLUMNS`, computed on the Python workers (or
+        ``signaled``, the same documents with them from :meth:`in_reading`)."""
+        marked = signaled if signaled is not None else docs.mapInArrow(
+            partial(signals.with_signals, ngram_words=self.settings.ngram_words), self.signal_schema(docs.schema))
         return marked.select("warc_record_id", *[c for c in marked.columns if c != "warc_record_id"])
 
     def _perplexity_bucket(self, docs: DataFrame, source: DataFrame) -> DataFrame:
@@ -480,11 +490,13 @@ class Quality(CorpusStage):
                 rules.append(("quality.perplexity_tail", tail))
         return rules
 
-    def apply(self, docs: DataFrame, source: DataFrame | None = None) -> StageOutput:
+    def apply(self, docs: DataFrame, source: DataFrame | None = None,
+              signaled: DataFrame | None = None) -> StageOutput:
         """``source``: the :data:`PERCENTILE_COLUMNS` of the same documents, read alone so that the percentiles do
-        not read their text again (by default ``docs``)."""
+        not read their text again (by default ``docs``); ``signaled``: the documents with their signals from the
+        tasks that read them (:meth:`in_reading`), so that their text does not pass through the JVM for them."""
         rules = self._rules()
-        marked = self._perplexity_bucket(self._signals(docs), docs if source is None else source)
+        marked = self._perplexity_bucket(self._signals(docs, signaled), docs if source is None else source)
         if not rules:  # signals only: nothing can be dropped
             return StageOutput(marked)
         reason = F.coalesce(*[F.when(condition, F.lit(name)) for name, condition in rules],
