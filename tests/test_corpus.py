@@ -13,6 +13,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 from warcio.archiveiterator import ArchiveIterator
@@ -22,6 +23,7 @@ from warcio.warcwriter import WARCWriter
 from conftest import real_warc
 from pipeline.cli import main as cli_main
 from pipeline.config import PROJECT_ROOT
+from pipeline.corpus.folders import Tally
 
 CC = ("cc-genuine", "CC-MAIN-2020-34.sample-from-resiliparse-tests.warc.gz")
 WIKI = ("cc-genuine", "CC-MAIN-2024-22.whirlwind.warc.gz")
@@ -534,22 +536,27 @@ def test_a_stage_that_drops_nothing_checkpoints_nothing_and_the_build_goes_on(tm
     assert corpus["documents_out"] == len(rows(out / "data")) == len(rows(out / "corpus")) > 0
 
 
-def data_reads(events: Path) -> list[str]:
-    """The output columns of each scan of data/ the run's SQL queries planned (from Spark's event log: a reading
-    task's MapInArrow over the shares, whose output has the ``registered_domain`` the reading task adds)."""
-    reads = []
+def planned_reads(events: Path) -> list[tuple[list[list[str]], str]]:
+    """Per SQL query the run planned (from Spark's event log), the output columns of each of its reads of our
+    folders (a reading task's MapInArrow over the shares), and its plan."""
+    plans = []
     for log in (p for p in events.rglob("events_*") if p.is_file()):
         for line in log.read_text().splitlines():
             event = json.loads(line)
             if not event["Event"].endswith("SQLExecutionStart"):
                 continue
+            reads = []
             for node in event["physicalPlanDescription"].split("\n\n"):
                 if "MapInArrow" in node and "Input [1]: [share#" in node:
                     output = node.split("Arguments:", 1)[1].split("[", 1)[1].split("]", 1)[0]
-                    names = [column.split("#")[0] for column in output.split(", ")]
-                    if "registered_domain" in names:
-                        reads.append(names)
-    return reads
+                    reads.append([column.split("#")[0] for column in output.split(", ")])
+            plans.append((reads, event["physicalPlanDescription"]))
+    return plans
+
+
+def data_reads(events: Path) -> list[list[str]]:
+    """The output columns of each read of data/ (with the ``registered_domain`` its reading task adds)."""
+    return [names for reads, _ in planned_reads(events) for names in reads if "registered_domain" in names]
 
 
 @pytest.mark.spark
@@ -579,3 +586,16 @@ def test_the_default_stages_hand_data_text_to_spark_only_for_the_final_write(nig
     assert [names for names in reads if "text" in names] == [names for names in reads if "q_words" in names]
     assert sum("text" in names for names in reads) == 1  # the final write's, with the quality signals
     assert sum("_normalized" in names and "text" not in names for names in reads) == 1  # exact_dedup's keys
+    # the dropped documents' counts by reason come from the tasks that wrote them: no query reads them back alone
+    assert not [plan for reads, plan in planned_reads(events)
+                if "Aggregate" in plan and reads and all("reason" in names for names in reads)]
+
+
+def test_the_writing_tasks_tally_their_rows_by_reason_and_the_marked_ids_among_them():
+    tally = Tally("reason", "text_bytes", "warc_record_id", frozenset({"b", "z"}))
+    first, second = {"by": {}, "marked": []}, {"by": {}, "marked": []}
+    tally.add(first, pa.table({"warc_record_id": ["a", "b"], "reason": ["x", "y"], "text_bytes": [3, 4]}))
+    tally.add(first, pa.table({"warc_record_id": ["c"], "reason": ["x"], "text_bytes": [None]}))
+    tally.add(second, pa.table({"warc_record_id": ["z", "d"], "reason": ["y", "y"], "text_bytes": [1, 2]}))
+    files = [{"tally": json.dumps(first)}, {"tally": json.dumps(second)}]
+    assert Tally.merged(files) == {"by": {"x": [2, 3], "y": [3, 7]}, "marked": ["b", "z"]}

@@ -46,7 +46,7 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pipeline import parts
 from pipeline.config import Settings
 from pipeline.corpus.demotions import build_prefix, rewrite
-from pipeline.corpus.folders import TASK_BYTES, Planned, count_folder, read_folder, write_folder
+from pipeline.corpus.folders import TASK_BYTES, Planned, Tally, count_folder, read_folder, write_folder
 from pipeline.corpus.input_plan import (INPUTS_DIR, FolderPlan, earlier_folders, load_summary, migrate_json_list,
                                         plan_inputs, save_summary, share_names)
 from pipeline.corpus.lists import with_domain_columns
@@ -396,12 +396,16 @@ class CorpusBuilder:
                                 ("dropped_lines", output.dropped_lines), ("keys", output.keys),
                                 ("demoted", output.demoted)):
                 if frame is not None and not (name == "docs" and removed_from is not None):
+                    # the dropped documents' counts by reason, and the index sample's ids among them, from the tasks
+                    # that write them
+                    tally = Tally("reason", "text_bytes", "warc_record_id", frozenset(self.sample_ids or ())) \
+                        if name == "dropped_docs" else None
                     written[name] = write_folder(frame, self.target, self.settings.s3, f"{folder}/{name}",
-                                                 self.compression, measure=measured[name])
+                                                 self.compression, measure=measured[name], tally=tally)
                     # Parquet columns are read back nullable.
                     schemas[name] = StructType([StructField(f.name, f.dataType, True)
                                                 for f in frame.schema.fields]).jsonValue()
-            counts = self._count(folder, written, schemas, before, removed_from is not None)
+            counts = self._count(written, before, removed_from is not None)
             counts["wall_seconds"] = round(time.time() - started, 3)
             sizes = {info.path: info.size for info in self.target.fs.get_file_info(
                 pafs.FileSelector(self.target.path(folder), recursive=True, allow_not_found=True))}
@@ -423,11 +427,11 @@ class CorpusBuilder:
         dropped = self._read(f"{folder}/dropped_docs").select("warc_record_id")
         return docs.join(by_ids(dropped, counts["documents_dropped"]), "warc_record_id", "left_anti")
 
-    def _count(self, folder: str, written: dict[str, list[dict[str, Any]]], schemas: dict[str, Any],
-               before: dict[str, Any], removes_only: bool) -> dict[str, Any]:
-        """A stage's counts from the files its tasks ``written`` (``rows``, ``bytes``); a stage that ``removes_only``
-        wrote no documents: they are those ``before`` less the dropped. ``sampled_dropped``: the index sample's ids
-        among the dropped, from the same read."""
+    @staticmethod
+    def _count(written: dict[str, list[dict[str, Any]]], before: dict[str, Any], removes_only: bool) -> dict[str, Any]:
+        """A stage's counts from the files its tasks ``written`` (``rows``, ``bytes``, and the dropped documents'
+        ``tally``: by reason, and the index sample's ids among them, ``sampled_dropped``); a stage that
+        ``removes_only`` wrote no documents: they are those ``before`` less the dropped."""
         def total(name: str, key: str) -> int:
             return sum(f[key] for f in written.get(name, []))
 
@@ -436,20 +440,11 @@ class CorpusBuilder:
                                   "documents_in": before["documents_out"], "bytes_in": before["bytes_out"]}
         dropped_bytes = 0
         if total("dropped_docs", "rows"):
-            files = [(f["path"], 0) for f in written["dropped_docs"]]
-            dropped = read_folder(self.spark, self.target.uri, self.settings.s3, files,
-                                  StructType.fromJson(schemas["dropped_docs"]))
-            sampled = F.lit(None).cast("string")
-            if self.sample_ids is not None:
-                dropped = dropped.join(F.broadcast(self._sample_ids_frame().withColumn("_sampled", F.lit(True))),
-                                       "warc_record_id", "left")
-                sampled = F.when(F.col("_sampled"), F.col("warc_record_id"))
-            reasons = dropped.groupBy("reason").agg(F.count("*").alias("n"), F.sum("text_bytes").alias("b"),
-                                                    F.collect_list(sampled).alias("s")).collect()
-            counts["sampled_dropped"] = sorted({i for r in reasons for i in r["s"]})
-            counts["dropped"] = {r["reason"]: r["n"] for r in sorted(reasons, key=lambda r: r["reason"])}
+            tally = Tally.merged(written["dropped_docs"])
+            counts["sampled_dropped"] = tally["marked"]
+            counts["dropped"] = {reason: rows for reason, (rows, _) in sorted(tally["by"].items())}
             counts["documents_dropped"] = sum(counts["dropped"].values())
-            dropped_bytes = sum(r["b"] or 0 for r in reasons)
+            dropped_bytes = sum(size for _, size in tally["by"].values())
         if removes_only:
             counts["documents_out"] = counts["documents_in"] - counts["documents_dropped"]
             counts["bytes_out"] = counts["bytes_in"] - dropped_bytes

@@ -15,6 +15,7 @@ too (a file read on its own keeps its language); a file without it takes it from
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -31,7 +32,7 @@ from pipeline.writing.output import PARTITION_TYPE, TEXT_BYTES_KEY, OutputTarget
 # each file counting for 4 MB more (spark.sql.files.openCostInBytes), as Spark plans a file scan.
 TASK_BYTES = 128 << 20
 FILE_COST = 4 << 20
-WRITTEN = "path string, rows long, bytes long"  # what each written file reports
+WRITTEN = "path string, rows long, bytes long, tally string"  # what each written file reports
 
 
 def share_numbers(sizes: list[float], task_bytes: int = TASK_BYTES, file_cost: int = FILE_COST) -> list[int]:
@@ -234,7 +235,7 @@ def count_folder(spark: SparkSession, uri: str, s3: S3Settings, files: list[tupl
 
 
 def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str | None, compression: str | None,
-                measure: str | None, name: str):
+                measure: str | None, name: str, tally: Tally | None = None):
     """A task's side of :func:`write_folder`: its rows into one file per partition value; one row per file."""
     from pyspark import TaskContext
 
@@ -242,6 +243,7 @@ def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str |
     fs, root = filesystem_for(uri, s3)
     writers: dict[str | None, Any] = {}
     counts: dict[str | None, list[int]] = {}
+    tallies: dict[str | None, dict[str, Any]] = {}
 
     def relative(value: str | None) -> str:
         return f"{folder}/{partition}={value}/{name}-{task:05d}.parquet" if partition else \
@@ -254,6 +256,8 @@ def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str |
             writers[value] = pq.ParquetWriter(path, table.schema, filesystem=fs, compression=compression or "none")
             counts[value] = [0, 0]
         writers[value].write_table(table)
+        if tally is not None:
+            tally.add(tallies.setdefault(value, {"by": {}, "marked": []}), table)
         counts[value][0] += table.num_rows
         if measure is not None:
             counts[value][1] += int(pc.sum(pc.binary_length(table.column(measure))).as_py() or 0)
@@ -275,19 +279,60 @@ def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str |
         for writer in writers.values():
             writer.close()
     if writers:
-        yield pa.RecordBatch.from_pylist([{"path": relative(value), "rows": n, "bytes": b}
-                                          for value, (n, b) in counts.items()])
+        yield pa.RecordBatch.from_pylist(
+            [{"path": relative(value), "rows": n, "bytes": b,
+              "tally": json.dumps(tallies[value], sort_keys=True) if tally is not None else None}
+             for value, (n, b) in counts.items()], schema=pa.schema([("path", pa.string()), ("rows", pa.int64()),
+                                                                    ("bytes", pa.int64()), ("tally", pa.string())]))
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What the writing tasks count of their rows besides rows and bytes: the rows and the sum of ``size`` by the
+    value of ``by``, and which of their ``key`` values are among ``marked``."""
+
+    by: str
+    size: str
+    key: str
+    marked: frozenset[str] = frozenset()
+
+    def add(self, into: dict[str, Any], table: pa.Table) -> None:
+        """Count ``table`` into ``into`` (``by``: value -> [rows, size]; ``marked``: the marked keys seen)."""
+        grouped = table.group_by(self.by).aggregate([(self.by, "count"), (self.size, "sum")]).to_pylist()
+        for row in grouped:
+            count = into["by"].setdefault(row[self.by], [0, 0])
+            count[0] += row[f"{self.by}_count"]
+            count[1] += row[f"{self.size}_sum"] or 0
+        if self.marked:
+            keys = table.column(self.key)
+            found = pc.is_in(keys, value_set=pa.array(sorted(self.marked), pa.string()))
+            into["marked"] += keys.filter(found).to_pylist()
+
+    @staticmethod
+    def merged(written: list[dict[str, Any]]) -> dict[str, Any]:
+        """The tallies of the files ``written`` (rows of :func:`write_folder`) added up."""
+        total: dict[str, Any] = {"by": {}, "marked": []}
+        for row in written:
+            tally = json.loads(row["tally"])
+            for value, (rows, size) in tally["by"].items():
+                count = total["by"].setdefault(value, [0, 0])
+                count[0] += rows
+                count[1] += size
+            total["marked"] += tally["marked"]
+        total["marked"] = sorted(set(total["marked"]))
+        return total
 
 
 def write_folder(frame: DataFrame, target: OutputTarget, s3: S3Settings, folder: str, compression: str,
-                 partition: str | None = None, measure: str | None = None, name: str = "part") -> list[dict[str, Any]]:
+                 partition: str | None = None, measure: str | None = None, name: str = "part",
+                 tally: Tally | None = None) -> list[dict[str, Any]]:
     """Write ``frame`` as the Parquet folder ``folder`` of the output ``target`` from the tasks (what was there is
     removed first), files ``<name>-<task>.parquet``; return one dict per file written: ``path`` (relative to the
-    output), ``rows`` and ``bytes`` (the UTF-8 bytes of the column ``measure``). ``compression``: a Parquet codec or
-    ``none``."""
+    output), ``rows`` and ``bytes`` (the UTF-8 bytes of the column ``measure``), and with a ``tally`` its counts
+    (JSON, :meth:`Tally.merged` adds them up). ``compression``: a Parquet codec or ``none``."""
     target.fs.delete_dir_contents(target.path(folder), missing_dir_ok=True)
     codec = None if compression in ("none", "uncompressed") else compression
     uri = target.uri
-    written = frame.mapInArrow(lambda batches: _write_task(batches, uri, s3, folder, partition, codec, measure, name),
-                               WRITTEN).collect()
+    written = frame.mapInArrow(lambda batches: _write_task(batches, uri, s3, folder, partition, codec, measure, name,
+                                                           tally), WRITTEN).collect()
     return sorted((row.asDict() for row in written), key=lambda row: row["path"])
