@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -305,8 +306,12 @@ class Tally:
             count[1] += row[f"{self.size}_sum"] or 0
         if self.marked:
             keys = table.column(self.key)
-            found = pc.is_in(keys, value_set=pa.array(sorted(self.marked), pa.string()))
-            into["marked"] += keys.filter(found).to_pylist()
+            into["marked"] += keys.filter(pc.is_in(keys, value_set=self._marked)).to_pylist()
+
+    @cached_property
+    def _marked(self) -> pa.Array:
+        """``marked`` as the value set of :func:`pyarrow.compute.is_in` (made once a task)."""
+        return pa.array(sorted(self.marked), pa.string())
 
     @staticmethod
     def merged(written: list[dict[str, Any]]) -> dict[str, Any]:
