@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from pipeline.config import S3Settings
@@ -33,7 +33,8 @@ from pipeline.writing.output import PARTITION_TYPE, TEXT_BYTES_KEY, OutputTarget
 # each file counting for 4 MB more (spark.sql.files.openCostInBytes), as Spark plans a file scan.
 TASK_BYTES = 128 << 20
 FILE_COST = 4 << 20
-WRITTEN = "path string, rows long, bytes long, tally string"  # what each written file reports
+# what each written file reports
+WRITTEN = pa.schema([("path", pa.string()), ("rows", pa.int64()), ("bytes", pa.int64()), ("tally", pa.string())])
 
 
 def share_numbers(sizes: list[float], task_bytes: int = TASK_BYTES, file_cost: int = FILE_COST) -> list[int]:
@@ -283,8 +284,7 @@ def _write_task(batches, uri: str, s3: S3Settings, folder: str, partition: str |
         yield pa.RecordBatch.from_pylist(
             [{"path": relative(value), "rows": n, "bytes": b,
               "tally": json.dumps(tallies[value], sort_keys=True) if tally is not None else None}
-             for value, (n, b) in counts.items()], schema=pa.schema([("path", pa.string()), ("rows", pa.int64()),
-                                                                    ("bytes", pa.int64()), ("tally", pa.string())]))
+             for value, (n, b) in counts.items()], schema=WRITTEN)
 
 
 @dataclass(frozen=True)
@@ -339,5 +339,5 @@ def write_folder(frame: DataFrame, target: OutputTarget, s3: S3Settings, folder:
     codec = None if compression in ("none", "uncompressed") else compression
     uri = target.uri
     written = frame.mapInArrow(lambda batches: _write_task(batches, uri, s3, folder, partition, codec, measure, name,
-                                                           tally), WRITTEN).collect()
+                                                           tally), from_arrow_schema(WRITTEN)).collect()
     return sorted((row.asDict() for row in written), key=lambda row: row["path"])

@@ -1,6 +1,6 @@
 """The quality signals of one document (Gopher/C4 style): the one definition.
 
-The quality stage runs :func:`with_signals` on the Python workers (``mapInArrow``), where the same
+The quality stage runs :func:`signal_batch` on the Python workers (``mapInArrow``), where the same
 work as Spark SQL expressions (arrays of words and n-grams, per-line and per-word Java regexes, a
 stop-word explode and join) cost the JVM about 10 CPU-seconds on 3,200 pages. The compiled ``SignalCounter``
 (the ``text`` part) is the one implementation, fed this module's character sets: 0.17 ms a document of 6,400
@@ -14,7 +14,6 @@ patterns allow ASCII whitespace (and a final line separator) after the mark.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Iterator
 
 import pyarrow as pa
 
@@ -28,7 +27,7 @@ LINE_BREAK = "\x85\u2028\u2029"
 TERMINAL = ".!?\"'”’»…。！？"
 BULLETS = "•‣◦·●○▪▫■□➢➤►▶-*–—"
 
-# (name, Arrow type) of the columns :func:`with_signals` appends, in this order.
+# (name, Arrow type) of the columns :func:`signal_batch` appends, in this order.
 SIGNAL_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("q_words", pa.int32()), ("q_lines", pa.int32()), ("q_mean_word_length", pa.float64()),
     ("q_symbol_word_ratio", pa.float64()), ("q_punctuation_lines", pa.float64()), ("q_bullet_lines", pa.float64()),
@@ -63,14 +62,9 @@ def document_signals(text: str, language: str | None, ngram_words: int) -> tuple
     return _counter().signals(text, stop_words(language), ngram_words)
 
 
-def with_signals(batches: Iterator[pa.RecordBatch], ngram_words: int) -> Iterator[pa.RecordBatch]:
-    """Each batch (with ``text`` and ``language`` columns) with the :data:`SIGNAL_COLUMNS` appended."""
-    for batch in batches:
-        yield signal_batch(batch, ngram_words)
-
-
 def signal_batch(batch: pa.RecordBatch, ngram_words: int) -> pa.RecordBatch:
-    """One batch of :func:`with_signals` (run by the tasks that read the documents, or by a pass of its own)."""
+    """``batch`` (with ``text`` and ``language`` columns) with the :data:`SIGNAL_COLUMNS` appended (run by the tasks
+    that read the documents, or by a pass of its own)."""
     texts = batch.column(batch.schema.get_field_index("text")).to_pylist()
     languages = batch.column(batch.schema.get_field_index("language")).to_pylist()
     rows = [document_signals(text or "", language, ngram_words) for text, language in zip(texts, languages)]

@@ -209,8 +209,7 @@ class ExactDedup(CorpusStage):
         read, normalised and hashed once, by the tasks that read it where ``hashed`` (:func:`key_batch`'s rows of
         the same documents) is given."""
         if hashed is None:
-            hashed = normalized(docs.select(*KEY_COLUMNS, F.octet_length("text").cast("long").alias("text_bytes"),
-                                            "text"), "hash", False)
+            hashed = docs.mapInArrow(lambda batches: map(key_batch, batches), key_schema(docs.schema))
         return hashed.select("warc_record_id", F.col("_normalized").alias("_hash"), order_key().alias("_order"),
                              "language", "url", "warc_date", "registered_domain", "text_bytes")
 
@@ -444,8 +443,10 @@ class Quality(CorpusStage):
     def _signals(self, docs: DataFrame, signaled: DataFrame | None) -> DataFrame:
         """``docs`` with the :data:`~pipeline.corpus.signals.SIGNAL_COLUMNS`, computed on the Python workers (or
         ``signaled``, the same documents with them from :meth:`in_reading`)."""
-        marked = signaled if signaled is not None else docs.mapInArrow(
-            partial(signals.with_signals, ngram_words=self.settings.ngram_words), self.signal_schema(docs.schema))
+        if signaled is None:
+            batch_signals, shaped = self.in_reading()
+            signaled = docs.mapInArrow(lambda batches: map(batch_signals, batches), shaped(docs.schema))
+        marked = signaled
         return marked.select("warc_record_id", *[c for c in marked.columns if c != "warc_record_id"])
 
     def _perplexity_bucket(self, docs: DataFrame, source: DataFrame) -> DataFrame:
