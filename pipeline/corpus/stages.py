@@ -446,8 +446,7 @@ class Quality(CorpusStage):
         if signaled is None:
             batch_signals, shaped = self.in_reading()
             signaled = docs.mapInArrow(lambda batches: map(batch_signals, batches), shaped(docs.schema))
-        marked = signaled
-        return marked.select("warc_record_id", *[c for c in marked.columns if c != "warc_record_id"])
+        return signaled.select("warc_record_id", *[c for c in signaled.columns if c != "warc_record_id"])
 
     def _perplexity_bucket(self, docs: DataFrame, source: DataFrame) -> DataFrame:
         """``docs`` with ``perplexity_bucket``; the percentiles are those of ``source`` (the same documents
