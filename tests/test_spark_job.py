@@ -119,6 +119,29 @@ def test_rerun_skips_finished_splits_and_keeps_files(spark_run, tmp_path):
     assert {p: p.read_bytes() for p in out.rglob("*.parquet")} == before
 
 
+
+def test_a_run_uses_a_context_already_running_in_its_process_says_which_settings_miss_it_and_leaves_it_running(
+        spark_run, tmp_path, capsys):
+    """A notebook's or an earlier caller's SparkContext: Spark reads its settings only when a context starts, so the
+    run names the ones it could not apply, in one line, and does not stop a context it did not start."""
+    from pyspark import SparkConf, SparkContext
+
+    _, _, inputs = spark_run
+    sc = SparkContext(conf=SparkConf().setMaster("local[1]").setAppName("owner"))
+    try:
+        capsys.readouterr()
+        status = cli_main(["run", "--input", str(inputs[0]), "--output", str(tmp_path / "out"),
+                           "--config", str(PROJECT_ROOT / "conf" / "local.yaml"), "--set", "spark.master=local[2]",
+                           "--set", "spark.conf.spark.eventLog.enabled=true", "--set", "index.enabled=false"])
+        assert status == 0
+        said = [line for line in capsys.readouterr().err.splitlines() if "already running" in line]
+        assert len(said) == 1 and "spark.master, spark.conf.spark.eventLog.enabled" in said[0], said
+        assert json.loads((tmp_path / "out" / "stats.json").read_text())["records"]["html"] > 0
+        assert SparkContext._active_spark_context is sc and sc.parallelize([1, 2]).sum() == 3
+    finally:
+        sc.stop()
+
+
 # counters that measure time and memory, not what was read and written
 MEASURED = ("cpu.", "cpu_start_up.", "model_loads.", "rss.", "split_cpu.", "stage.", "wall.")
 

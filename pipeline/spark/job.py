@@ -33,7 +33,7 @@ from pipeline.spark.exits import WAT_MESSAGE, run_cli
 from pipeline.spark.extension import JobExtension
 from pipeline.spark.progress import Progress
 from pipeline.spark.runner import dump_json, run_split
-from pipeline.spark.session import model_files, spark_context, under_spark_submit
+from pipeline.spark.session import job_context, model_files, under_spark_submit
 from pipeline.spark.summary import summary_text
 from pipeline.stats import Stats
 from pipeline.steps.loop import build_steps
@@ -146,9 +146,8 @@ class WarcJob:
         started = time.time()
         for extension in self.extensions:
             extension.start(settings)
-        sc = spark_context(settings)
-        cpu = JobCpu(sc)
-        try:
+        with job_context(settings) as sc:
+            cpu = JobCpu(sc)
             # Files already shipped with spark-submit --files are found by name on executors.
             shipped = {os.path.basename(f) for f in sc.getConf().get("spark.files", "").split(",") if f}
             for path in files:
@@ -179,8 +178,6 @@ class WarcJob:
             for extension in self.extensions:
                 extension.with_spark(sc, settings, output)
             cpu.read_spark(sc, sc.defaultParallelism)
-        finally:
-            sc.stop()
         wall = time.time() - started
         # local inputs recorded absolute: `warcplex explain --from-output` finds them from any directory
         inputs = [uri if is_remote(uri) else os.path.abspath(uri) for uri in args.input]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 
 import yaml
 
@@ -68,6 +69,10 @@ def spark_context(settings: Settings):
                 conf.set(key, value)
     for key, value in settings.spark.conf.items():
         conf.set(key, value)
+    running = SparkContext._active_spark_context
+    if running is not None:
+        _warn_unapplied(settings, running)
+        return running
     try:
         sc = SparkContext.getOrCreate(conf)
     except Exception as exc:  # py4j's and Spark's own types: a master or property Spark refuses
@@ -77,6 +82,33 @@ def spark_context(settings: Settings):
     sc.setLogLevel("WARN")
     _quiet_loggers(sc)
     return sc
+
+
+def _warn_unapplied(settings: Settings, running) -> None:
+    """One line on stderr naming the run's Spark settings that the context already running in this process (a
+    notebook's, an earlier caller's) does not have: Spark reads them only when a context starts."""
+    have = running.getConf()
+    differ = [f"spark.conf.{key}" for key, value in settings.spark.conf.items() if have.get(key, None) != str(value)]
+    if not under_spark_submit() and running.master != settings.spark.master:
+        differ.insert(0, "spark.master")
+    if differ:
+        print(f"warcplex: a SparkContext is already running in this process ({running.master}); the run uses it "
+              f"as it is, without {', '.join(differ)}", file=sys.stderr)
+
+
+@contextmanager
+def job_context(settings: Settings):
+    """:func:`spark_context`'s context for the length of a run: stopped at its end if the run started it, left
+    running if it was already running in this process (its owner stops it)."""
+    from pyspark import SparkContext
+
+    inherited = SparkContext._active_spark_context is not None
+    sc = spark_context(settings)
+    try:
+        yield sc
+    finally:
+        if not inherited:
+            sc.stop()
 
 
 # Loggers whose warnings every run would print and none says anything about the run: LogicalRDD's that a checkpointed
