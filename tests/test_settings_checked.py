@@ -6,6 +6,9 @@ And the settings that used to crash a job on the sample (percentile mode, codeca
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -94,3 +97,24 @@ def test_percentile_mode_and_codecarbon_run_the_sample(tmp_path, capsys):
     assert stats["coverage"]["en"]["sentences_scored"] > 0
     for lang in set(missing) & set(stats["coverage"]):
         assert stats["coverage"][lang]["model"] is None and stats["coverage"][lang]["sentences_scored"] == 0
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("settings, said", [
+    # Spark's own error, not py4j's "An error occurred while calling ... JavaSparkContext"
+    (["spark.conf.spark.eventLog.enabled=true", "spark.conf.spark.eventLog.dir=/nonexistent/events"],
+     "Spark did not start (spark.master='local[*]'): java.io.FileNotFoundException: File file:/nonexistent/events "
+     "does not exist"),
+    # a standalone master that never answers: Spark gives the context up after a minute, under the run (it was a
+    # stack trace from the first call on the stopped context, and exit 1)
+    (["spark.master=spark://127.0.0.1:1"],
+     "Spark stopped before the run ended (spark.master='spark://127.0.0.1:1'); its log above says why"),
+])
+def test_a_spark_property_or_master_spark_cannot_work_with_is_one_line_and_exit_2(tmp_path, settings, said):
+    command = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(SAMPLE), "--output", str(tmp_path / "out")]
+    for setting in settings:
+        command += ["--set", setting]
+    ended = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert ended.returncode == 2, ended.stderr[-2000:]
+    assert ended.stderr.splitlines()[-1] == f"warcplex: error: {said}"

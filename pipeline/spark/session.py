@@ -76,12 +76,23 @@ def spark_context(settings: Settings):
     try:
         sc = SparkContext.getOrCreate(conf)
     except Exception as exc:  # py4j's and Spark's own types: a master or property Spark refuses
-        first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise UsageError(f"Spark did not start with spark.master={settings.spark.master!r}: "
-                         f"{redact_text(first.strip())[:300]}") from None
+        raise UsageError(f"Spark did not start (spark.master={settings.spark.master!r}): "
+                         f"{redact_text(_start_error(exc))[:300]}") from None
     sc.setLogLevel("WARN")
     _quiet_loggers(sc)
     return sc
+
+
+def _start_error(exc: Exception) -> str:
+    """What made the context fail: the JVM's exception (class and message, e.g. an event-log directory that does
+    not exist) when py4j carries one, else the first line of the error."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return " ".join(str(java.toString()).split())
+        except Exception:  # the gateway itself gone: the Python side's text below
+            pass
+    return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
 
 
 def _warn_unapplied(settings: Settings, running) -> None:
@@ -106,9 +117,22 @@ def job_context(settings: Settings):
     sc = spark_context(settings)
     try:
         yield sc
+    except Exception as exc:
+        if _stopped(sc):  # Spark gave the context up under the run (a cluster master that never answered)
+            raise UsageError(f"Spark stopped before the run ended (spark.master={settings.spark.master!r}); "
+                             "its log above says why") from exc
+        raise
     finally:
         if not inherited:
             sc.stop()
+
+
+def _stopped(sc) -> bool:
+    """True when Spark has stopped ``sc`` (its JVM still answering)."""
+    try:
+        return sc._jsc is None or bool(sc._jsc.sc().isStopped())
+    except Exception:  # the JVM gone: not a stopped context but a lost driver, whose own error stands
+        return False
 
 
 # Loggers whose warnings every run would print and none says anything about the run: LogicalRDD's that a checkpointed
