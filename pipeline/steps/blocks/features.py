@@ -36,7 +36,7 @@ CONTEXT_BASE = slice(*_CONTEXT_BASE)  # the dense columns the second stage copie
 word_count = _html.word_count  # words of a text: white-space separated, plus one per two unspaced-script characters
 
 # A block's perplexity is estimated from its first characters (long blocks cost, and do not gain).
-LM_CHARS = 300
+LM_CHARS = 200
 
 
 def block_perplexities(blocks: list[Block], lm) -> np.ndarray:
@@ -95,7 +95,7 @@ def featurize(blocks: list[Block], primary_text: str, log_ppl: np.ndarray | None
 
 
 # fastText gets this much text of the page's longer blocks to name its language.
-LID_CHARS = 2000
+LID_CHARS = 1000
 
 
 def page_language(blocks: list[Block], lid_path: str) -> str:
