@@ -49,8 +49,15 @@ def spark_context(settings: Settings):
 
     The job only needs the context (one RDD of splits); a SparkSession would also load Spark
     SQL on the JVM side, about 2 CPU-seconds a run here. Stages that need DataFrames use
-    :func:`spark_session`.
+    :func:`spark_session`. A context already running in this process is the one returned, as it is
+    (:func:`_warn_unapplied`).
     """
+    from pyspark import SparkConf, SparkContext
+
+    running = SparkContext._active_spark_context
+    if running is not None:
+        _warn_unapplied(settings, running)
+        return running
     if not under_spark_submit():
         java = require_java()
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -58,8 +65,6 @@ def spark_context(settings: Settings):
         os.environ.setdefault("SPARK_LAUNCHER_OPTS", BATCH_JAVA_OPTIONS)
         if settings.spark.master.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark import SparkConf, SparkContext
-
     conf = SparkConf().setAppName(settings.spark.app_name)
     if not under_spark_submit():
         conf.setMaster(settings.spark.master)
@@ -69,10 +74,6 @@ def spark_context(settings: Settings):
                 conf.set(key, value)
     for key, value in settings.spark.conf.items():
         conf.set(key, value)
-    running = SparkContext._active_spark_context
-    if running is not None:
-        _warn_unapplied(settings, running)
-        return running
     try:
         sc = SparkContext.getOrCreate(conf)
     except Exception as exc:  # py4j's and Spark's own types: a master or property Spark refuses
