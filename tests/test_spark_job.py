@@ -119,7 +119,6 @@ def test_rerun_skips_finished_splits_and_keeps_files(spark_run, tmp_path):
     assert {p: p.read_bytes() for p in out.rglob("*.parquet")} == before
 
 
-
 def test_a_run_uses_a_context_already_running_in_its_process_says_which_settings_miss_it_and_leaves_it_running(
         spark_run, tmp_path, capsys):
     """A notebook's or an earlier caller's SparkContext: Spark reads its settings only when a context starts, so the
