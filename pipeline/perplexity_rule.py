@@ -235,6 +235,13 @@ def median(values: list[float]) -> float | None:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+def log10_bins(values: list[float], bins_per_decade: int = 10) -> list[int]:
+    """Histogram bin of each perplexity on a log10 scale (bin k covers 10^(k/b) .. 10^((k+1)/b); values below 1
+    are bin 0)."""
+    floor, log10 = math.floor, math.log10
+    return [floor(log10(value if value > 1.0 else 1.0) * bins_per_decade) for value in values]
+
+
 def log10_bin(value: float, bins_per_decade: int = 10) -> int:
-    """Histogram bin of a perplexity on a log10 scale (bin k covers 10^(k/b) .. 10^((k+1)/b))."""
-    return int(math.floor(math.log10(max(value, 1.0)) * bins_per_decade))
+    """:func:`log10_bins` of one value."""
+    return log10_bins([value], bins_per_decade)[0]

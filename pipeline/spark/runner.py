@@ -20,7 +20,7 @@ from pipeline.spark.cpu import worker_start_up
 from pipeline.stats import Stats, timed
 from pipeline.steps.cascade import fallback_kind
 from pipeline.steps.loop import StepLoop
-from pipeline.perplexity_rule import REASON_PREFIX, Judgement, Unit, log10_bin
+from pipeline.perplexity_rule import REASON_PREFIX, Judgement, Unit, log10_bins
 from pipeline.reading.reader import pages_read, read_pages
 from pipeline.reading.shards import Split
 from pipeline.writing.output import OutputTarget, SplitWriter
@@ -58,7 +58,7 @@ def _count_page(stats: Stats, cleaned: Document, settings: PerplexitySettings) -
 def _count_units(stats: Stats, lang: str, cleaned: Document, settings: PerplexitySettings) -> None:
     """What the filter's rule did to a kept page, unit by unit (lines under ``perplexity.unit: line``): each
     scored unit's own perplexity (its sentences pooled) and LM tokens as a 2-D histogram,
-    ``units.<lang>.<side>.<length bin>.<perplexity bin>`` (:func:`log10_bin` of tokens + 1 and of the
+    ``units.<lang>.<side>.<length bin>.<perplexity bin>`` (:func:`log10_bins` of tokens + 1 and of the
     perplexity), the side ``kept``, ``kept_above`` (kept with a perplexity above the threshold), ``dropped``
     or ``dropped_below`` (dropped below it: protection, the length scale, the window and the neighbours
     decided those; their totals also as ``rule.<lang>.kept_above``, ``dropped_below``), and the units dropped by each part of the rule (``rule.<lang>.dropped.<why>``,
@@ -66,27 +66,36 @@ def _count_units(stats: Stats, lang: str, cleaned: Document, settings: Perplexit
     threshold = cleaned.threshold
     if threshold is None:
         return
-    units = [Unit(s.perplexity if (s.n_tokens or 0) >= settings.min_tokens else None, s.n_tokens or 0, s.paragraph)
-             for s in cleaned.sentences]
+    sentences, min_tokens = cleaned.sentences, settings.min_tokens
+    units = [Unit(s.perplexity if (s.n_tokens or 0) >= min_tokens else None, s.n_tokens or 0, s.paragraph)
+             for s in sentences]
     judged = Judgement(units, settings.unit)  # the units (lines) pooled, without windows
-    events: Counter[str] = Counter()
+    sides: list[str] = []
+    tokens: list[float] = []
+    scores: list[float] = []
+    whys: Counter[str] = Counter()
     for group, own in zip(judged.groups, judged.judged):
         if own.perplexity is None:
             continue
-        reason = cleaned.sentences[group[0]].reason
+        reason = sentences[group[0]].reason
         kept = not (reason or "").startswith(REASON_PREFIX)
         side = "kept" if kept else "dropped"
         if kept and own.perplexity > threshold:
             side = "kept_above"
         elif not kept and own.perplexity <= threshold:
             side = "dropped_below"
-        events[f"units.{lang}.{side}.{log10_bin(own.n_tokens + 1)}.{log10_bin(own.perplexity)}"] += 1
-        if side != "kept" and side != "dropped":
-            events[f"rule.{lang}.{side}"] += 1
+        sides.append(side)
+        tokens.append(own.n_tokens + 1)
+        scores.append(own.perplexity)
         if not kept:  # perplexity:<unit>/<why>@<threshold>
-            events[f"rule.{lang}.dropped.{reason[len(REASON_PREFIX):].partition('/')[2].partition('@')[0]}"] += 1
-    for key, value in events.items():
-        stats.add(key, value)
+            whys[reason[len(REASON_PREFIX):].partition("/")[2].partition("@")[0]] += 1
+    for (side, length, score), count in Counter(zip(sides, log10_bins(tokens), log10_bins(scores))).items():
+        stats.add(f"units.{lang}.{side}.{length}.{score}", count)
+    for side, count in Counter(sides).items():
+        if side != "kept" and side != "dropped":
+            stats.add(f"rule.{lang}.{side}", count)
+    for why, count in whys.items():
+        stats.add(f"rule.{lang}.dropped.{why}", count)
 
 
 def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None:
@@ -94,6 +103,8 @@ def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None
     the perplexity histogram. Counted in locals and added once per key (a page has hundreds of sentences)."""
     events: Counter[str] = Counter()  # per-sentence keys
     unscored = unscored_dropped = scored = tokens_scored = filtered = tokens_filtered = 0
+    hist_kept: list[bool] = []  # the scored sentences' side and perplexity, for the histogram
+    hist_scores: list[float] = []
     for sentence in sentences:
         kept = sentence.kept
         if not kept:
@@ -108,7 +119,8 @@ def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None
         if not kept and (sentence.reason or "").startswith("perplexity"):
             filtered += 1
             tokens_filtered += sentence.n_tokens or 0
-        events[f"ppl_hist.{lang}.{'kept' if kept else 'dropped'}.{log10_bin(sentence.perplexity)}"] += 1
+        hist_kept.append(kept)
+        hist_scores.append(sentence.perplexity)
     for key, value, present in (("sentences.unscored", unscored, unscored),
                                 (f"lang.{lang}.sentences_unscored", unscored, unscored),
                                 (f"lang.{lang}.sentences_unscored_dropped", unscored_dropped, unscored_dropped),
@@ -118,6 +130,8 @@ def _count_sentences(stats: Stats, lang: str, sentences: list[Sentence]) -> None
                                 (f"lang.{lang}.tokens_filtered", tokens_filtered, filtered)):
         if present:  # a key is written only when a sentence counted into it, as before
             stats.add(key, value)
+    for (kept, score), count in Counter(zip(hist_kept, log10_bins(hist_scores))).items():
+        events[f"ppl_hist.{lang}.{'kept' if kept else 'dropped'}.{score}"] += count
     for key, value in events.items():
         stats.add(key, value)
 
