@@ -15,8 +15,9 @@ workers outside those tasks (start-up, imports, the corpus stages' Python functi
 - ``python_driver``: this process (``getrusage``, itself and the children it reaped), read last.
 
 ``start_up`` is the part spent before the first page: the Python driver and the driver JVM until the
-SparkContext is up, and each Python worker until its first split starts and its models' loading
-(``cpu_start_up`` of the split tasks). ``corpus`` is what the whole job spent during the corpus stages
+SparkContext is up, each Python worker until its first split starts and its models' loading
+(``cpu_start_up`` of the split tasks), and each pyspark daemon's own CPU (what it imports before it forks the
+workers, ``pipeline/spark/worker_daemon.py``). ``corpus`` is what the whole job spent during the corpus stages
 (the same reading taken after the split tasks and at the end). What runs after the last reading
 (stopping Spark, writing the files) is not counted.
 Without ``/proc`` (not Linux) the process parts are missing and ``method`` says so.
@@ -92,12 +93,13 @@ def probe_executor(_: Iterable) -> Iterable[dict[str, Any]]:
     if jvm_fields is None:
         return []
     children = _children()
-    python = 0.0
+    python = daemons = 0.0
     for pid in children.get(jvm, []):
         if "pyspark" in _cmdline(pid):
             python += (process_cpu(pid) or 0.0) + sum(process_cpu(worker) or 0.0 for worker in children.get(pid, []))
+            daemons += process_cpu(pid, reaped=False) or 0.0
     return [{"host": socket.gethostname(), "jvm_pid": jvm, "jvm_started": int(jvm_fields[19]),
-             "jvm": process_cpu(jvm) or 0.0, "python_workers": python}]
+             "jvm": process_cpu(jvm) or 0.0, "python_workers": python, "daemons": daemons}]
 
 
 def task_metrics_cpu(sc) -> float:
@@ -160,12 +162,14 @@ class JobCpu:
             "driver_jvm": None if jvm is None else max(0.0, jvm - (tasks if local else 0.0)),
             "executor_jvms": tasks if local or not remote else sum(p["jvm"] for p in remote),
             "python_workers": sum(p["python_workers"] for p in probes.values()) if probes else None,
+            "daemons": sum(p["daemons"] for p in probes.values()) if probes else None,
             "python_driver": python_driver_cpu(),
         }
 
     def section(self, worker_start_up: float, python_workers_in_tasks: float) -> dict[str, Any]:
         """The ``job_cpu`` section: each part, the total and the start-up share. ``worker_start_up``: the
-        Python workers' CPU before their first split (from the split tasks); ``python_workers_in_tasks``:
+        Python workers' CPU before their first split (from the split tasks), to which the pyspark daemons' own CPU
+        is added (read after the split tasks, where the corpus stages follow them); ``python_workers_in_tasks``:
         the tasks' own CPU (``cpu.total``), the Python workers' part when no probe read them."""
         parts = {
             "driver_jvm": self.spark.get("driver_jvm"),
@@ -187,8 +191,9 @@ class JobCpu:
             methods["python_workers"] = "the split tasks' own process_time (no /proc on the executors)"
         if parts["driver_jvm"] is None:
             methods["driver_jvm"] = "not readable (no /proc): left out"
+        daemons = (self.pages_done or self.spark).get("daemons") or 0.0
         start_up = {"python_driver": self.start_up["python_driver"], "driver_jvm": self.start_up["driver_jvm"],
-                    "python_workers": worker_start_up}
+                    "python_workers": worker_start_up + daemons}
         total = sum(v for v in parts.values() if v is not None)
         start_total = sum(v for v in start_up.values() if v is not None)
         corpus = None
