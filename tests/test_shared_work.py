@@ -218,33 +218,24 @@ def test_the_worker_daemon_collects_only_the_young_generations_after_a_task():
 
 
 @pytest.mark.spark
-def test_a_local_runs_workers_are_forked_by_warcplexs_daemon():
+def test_a_local_runs_workers_are_forked_by_warcplexs_daemon_with_the_task_modules_imported():
     """The Python workers of a context warcplex starts come from pipeline/spark/worker_daemon.py: their daemon's
-    collection is the young one, and pyspark.worker was imported before the fork."""
-    script = ("from pipeline.config import load_settings; from pipeline.spark.session import spark_context; "
-              "sc = spark_context(load_settings(None, ['spark.master=local[1]'])); "
-              "import sys; print(sc.parallelize([0], 1).map(lambda _: (type(sys.modules['pyspark.daemon'].gc).__name__, "
-              "sys.modules['__main__'].__spec__.name)).collect()); sc.stop()")
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "[('_YoungCollection', 'pipeline.spark.worker_daemon')]" in run.stdout
-
-
-@pytest.mark.spark
-def test_a_local_runs_workers_inherit_the_task_modules_their_daemon_imported_before_the_fork():
-    """Every worker imports the page pipeline, the corpus stages and pandas for its tasks (about 0.85 CPU-seconds
-    each): the daemon imports them once before it forks, frozen out of the collector. A task that imports nothing
-    finds them in its worker. The daemon's own CPU, which the job's start-up counts, is read apart from its
-    workers'."""
+    collection is the young one, and pyspark.worker was imported before the fork. Every worker imports the page
+    pipeline, the corpus stages and pandas for its tasks (about 0.85 CPU-seconds each): the daemon imports them once
+    before it forks, frozen out of the collector. A task that imports nothing finds them in its worker. The daemon's
+    own CPU, which the job's start-up counts, is read apart from its workers'."""
     from pipeline.spark.worker_daemon import TASK_MODULES
 
     script = ("from pipeline.config import load_settings; from pipeline.spark.session import spark_context; "
               "sc = spark_context(load_settings(None, ['spark.master=local[1]'])); "
-              f"import gc, sys; print(sc.parallelize([0], 1).map(lambda _: ([n in sys.modules for n in "
+              "import gc, sys; print(sc.parallelize([0], 1).map(lambda _: (type(sys.modules['pyspark.daemon'].gc).__name__, "
+              "sys.modules['__main__'].__spec__.name)).collect()); "
+              f"print(sc.parallelize([0], 1).map(lambda _: ([n in sys.modules for n in "
               f"{TASK_MODULES!r}], gc.get_freeze_count() > 0)).collect()); "
               "from pipeline.spark.cpu import probe_executor; "
               "print([0 < p['daemons'] < p['python_workers'] for p in "
               "sc.parallelize([0], 1).mapPartitions(probe_executor).collect()]); sc.stop()")
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
+    assert "[('_YoungCollection', 'pipeline.spark.worker_daemon')]" in run.stdout
     assert f"[({[True] * len(TASK_MODULES)}, True)]\n[True]" in run.stdout
