@@ -14,9 +14,13 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 from fastwarc.warc import ArchiveIterator, WarcRecordType
+from resiliparse.parse.encoding import detect_encoding
+from resiliparse.parse.html import HTMLTree
 
 from pipeline.cli import main as cli_main
-from pipeline.config import PROJECT_ROOT
+from pipeline.config import PROJECT_ROOT, load_settings
+from pipeline.reading import reader
+from pipeline.reading.shards import Split
 from pipeline.stats import Stats
 from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN
 from conftest import real_warc
@@ -68,7 +72,7 @@ def test_parquet_rows_match_response_records(spark_run):
     table = ds.dataset(out / "data", format="parquet").to_table()
     expected = {"warc_record_id", "url", "warc_date", "language", "language_score", "text", "n_sentences",
                 "n_sentences_kept", "perplexity_median", "extractor", "html_bytes", "text_bytes_raw",
-                "text_bytes_clean", "fallback_reason", "page_type"}
+                "text_bytes_clean", "fallback_reason", "page_type", "title"}
     assert expected <= set(table.schema.names)
     ids = table.column("warc_record_id").to_pylist()
     assert len(ids) == len(set(ids)) == stats["outcome"]["kept"]
@@ -84,6 +88,24 @@ def test_parquet_rows_match_response_records(spark_run):
     types = Counter(r["page_type"] for r in rows if r["page_type"] is not None)  # pages the block stage read
     assert types and set(types) <= {*PAGE_TYPES, UNKNOWN}
     assert all(n <= stats["page_type"][t] for t, n in types.items())  # kept pages by type (before the corpus stages)
+
+
+def test_each_row_has_its_pages_title_as_another_parser_reads_it(spark_run):
+    """A page the block stage read has its ``title`` column: its title element as lexbor (resiliparse's HTML5 parser,
+    not the stage's libxml2) reads it from the record's bytes, white space collapsed; a Japanese shop's titles too."""
+    out, _, inputs = spark_run
+    settings = load_settings(None, [])
+    payloads = {page.record_id: page.html for path in inputs  # the payloads as the run read them (ClueWeb09's quirks)
+                for page in reader.read_pages(Split(str(path), 0, 1), settings.input, settings.s3, Stats())}
+    rows = ds.dataset(out / "data", format="parquet").to_table().to_pylist()
+    read = [r for r in rows if r["page_type"] is not None]
+    assert len(read) > 20
+    for row in read:
+        body = payloads[row["warc_record_id"]]
+        title = HTMLTree.parse_from_bytes(body, detect_encoding(body)).title
+        assert row["title"] == (" ".join((title or "").split()) or None), row["url"]
+    titled = [r["title"] for r in read if r["title"]]
+    assert len(titled) > 20 and any(re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", t) for t in titled)
 
 
 def test_dropped_sentences_side_output_has_scores_and_reasons(spark_run):

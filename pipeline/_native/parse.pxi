@@ -177,6 +177,7 @@ cdef enum:
     TAG_LINK = 256  # a
     TAG_META = 512
     TAG_SCRIPT = 1024
+    TAG_TITLE = 2048
 
 
 # libxml2's element names -> the name as str, its TAG_* bits and its place in COUNTED_TAGS (-1: none): an open
@@ -194,7 +195,7 @@ cdef int _tag_flags(str tag) except -1:
             | (TAG_EXCLUDED if tag in EXCLUDED_TAGS else 0)
             | (TAG_BR if tag == "br" else 0) | (TAG_BODY if tag == "body" else 0)
             | (TAG_LINK if tag == "a" else 0) | (TAG_META if tag == "meta" else 0)
-            | (TAG_SCRIPT if tag == "script" else 0))
+            | (TAG_SCRIPT if tag == "script" else 0) | (TAG_TITLE if tag == "title" else 0))
 
 
 @cython.final
@@ -365,7 +366,7 @@ cdef class BlockTarget:
         self.element = -1
         self.skip = 0
         self.markup = Markup()
-        self.in_json_ld = self.junction = False
+        self.in_json_ld = self.in_title = self.junction = False
         self.https_links = self.http_links = self.data_attributes = self.aria_attributes = 0
         memset(self.tag_counts, 0, sizeof(self.tag_counts))
         self.most_bearing = self.most_children_depth = self.leaf_text = self.leaf_parent_depth = self.deepest = 0
@@ -415,11 +416,15 @@ cdef class BlockTarget:
         self.element += 1
         self.edit_section = False
         self.in_json_ld = self._read_attributes(flags, atts)
+        # the page's title: its first title element in the head or outside any skipped element (not an svg's)
+        self.in_title = (flags & TAG_TITLE and self.markup.title is None
+                         and (self.skip == 0 or self.skip == 1 and self.skip_head))
         if self.skip:
             self.skip += 1
             return
         if flags & TAG_SKIP or self.edit_section:
             self.skip = 1
+            self.skip_head = tag == "head"
             if not flags & TAG_UNSEEN and not self.edit_section and self.owners:
                 owner = self.owners[-1]
                 if owner.parts and not owner.preformatted:
@@ -555,7 +560,7 @@ cdef class BlockTarget:
         cdef list tags = self.tags
         cdef object opened
         cdef str name
-        self.in_json_ld = False
+        self.in_json_ld = self.in_title = False
         if self.skip:
             self.skip -= 1
             return
@@ -581,6 +586,8 @@ cdef class BlockTarget:
         self.junction = False
         if self.in_json_ld:
             self.markup.json_ld[-1] += text
+        elif self.in_title:
+            self.markup.title = (self.markup.title or "") + text
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]

@@ -74,5 +74,6 @@ class Markup:
     og_types: list[str] = field(default_factory=list)  # the content of each meta property="og:type"
     itemtypes: list[str] = field(default_factory=list)  # each itemtype attribute (schema.org microdata)
     json_ld: list[str] = field(default_factory=list)  # the text of each script of type application/ld+json
+    title: str | None = None  # the text of the first title element in the head or the body (not an svg's), as written
     tags: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTED_TAGS, 0))  # start tags of COUNTED_TAGS
     nodes: Nodes = field(default_factory=Nodes)  # the structure heuristics' main-content candidates (seeds 003, 004)

@@ -27,7 +27,7 @@ WARC_DATE_TYPE = pa.timestamp("us", tz="UTC")
 PAGE_SCHEMA = _schema(
     warc_record_id=pa.string(), url=pa.string(), warc_date=WARC_DATE_TYPE, warc_filename=pa.string(),
     language_score=pa.float32(), text=pa.string(), comments=pa.string(), n_sentences=pa.int32(), n_sentences_kept=pa.int32(),
-    perplexity_median=pa.float32(), extractor=pa.string(), fallback_reason=pa.string(), page_type=pa.string(),
+    perplexity_median=pa.float32(), extractor=pa.string(), fallback_reason=pa.string(), page_type=pa.string(), title=pa.string(),
     html_bytes=pa.int64(), text_bytes_raw=pa.int64(), text_bytes_clean=pa.int64())
 
 # Side output (`output.dropped`) of every dropped sentence with its score and reason.
@@ -101,6 +101,7 @@ def page_row(cleaned: Document, shard: str) -> dict:
         "extractor": cleaned.extractor,
         "fallback_reason": cleaned.fallback_reason,
         "page_type": cleaned.blocks.page_type if cleaned.blocks is not None else None,
+        "title": cleaned.blocks.title() if cleaned.blocks is not None else None,
         "html_bytes": len(cleaned.page.html),
         "text_bytes_raw": len(cleaned.text.encode("utf-8")),
         "text_bytes_clean": len(text.encode("utf-8")),

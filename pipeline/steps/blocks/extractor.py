@@ -61,6 +61,8 @@ FACETED = frozenset(("collection", "listing"))
 FITTED_RESILIPARSE = {"comments": "separate", "list_bullets": False, "links": False, "alt_texts": False}
 # What starts a list item's first line with ``extract.list_bullets`` (trafilatura's and Markdown's bullet).
 BULLET = "- "
+# A title longer than this is not a title (an unclosed title element holds the rest of the page).
+TITLE_CHARS = 1000
 
 
 def shorter_than_primary(text: str, primary: str, min_share: float) -> str | None:
@@ -211,6 +213,12 @@ class BlockPage:
         the index statistics' first link, from this one parse (the subtrees the parse skips, script, style, nav and
         form controls, are not in it)."""
         return visible_lines("\n".join("\n".join(block.lines) if block.lines else block.text for block in self.blocks))
+
+    def title(self) -> str | None:
+        """The page's title (its first ``title`` element, not an svg's), its white space collapsed and cut at
+        TITLE_CHARS characters; None when the page has none or it is blank."""
+        words = (self.markup.title or "").split()
+        return " ".join(words)[:TITLE_CHARS] or None
 
 
 def written_reading(doc: Document) -> BlockPage | None:
