@@ -227,7 +227,9 @@ def test_kept_text_is_the_runs_row_text(tmp_path):
     # one page by its record id, and the groups the rows fall in
     record = rows[0]["warc_record_id"]
     assert explain("--from-output", out, "--input", *warcs, "--record-id", record, "--output", tmp_path / "one") == 0
-    assert "the same text as the run" in pages_of(tmp_path / "one")[0].read_text()
+    one = pages_of(tmp_path / "one")[0].read_text()
+    assert "the same text as the run" in one
+    assert rows[0]["title"] and f"<tr><td>title</td><td>{html.escape(rows[0]['title'])} <span" in one  # the row's title
     assert "<td>kept whole</td>" in index and "<td>most of the text dropped by the filter</td>" in index
 
 

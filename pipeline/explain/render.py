@@ -264,6 +264,8 @@ def explanation(doc: Document, settings: Settings, threshold_of: Callable[[str],
             if language and doc.sentences and not doc.unfiltered else "")],
         ["page type", _e((doc.blocks.page_type if doc.blocks is not None else None)
                          or "- (the block stage did not read the page)")],
+        ["title", _e((doc.blocks.title() if doc.blocks is not None else None) or "-")
+         + " <span class='note'>(the row's <code>title</code>)</span>"],
     ]
     if trace is not None and trace.stages:
         items = [_stage_line(stage) for stage in trace.stages]
