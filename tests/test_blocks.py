@@ -24,7 +24,8 @@ from pipeline.steps.blocks.page_type import PAGE_TYPES, UNKNOWN, TypedDecision
 from pipeline.steps.blocks.parse import Block, block_element, dom_path, parse_blocks, parse_tree
 from pipeline.steps.blocks.rules import (RuleSettings, ad_labels, aside_links, code_after_prose, in_breadcrumb, in_facets, drop_repeats, in_modal, quoted_repeats,
                                         revise, signatures)
-from pipeline.steps.blocks.extractor import CODE_INTRODUCED, MODAL_CONTENT, BlocksExtractor, block_lines, read_once
+from pipeline.steps.blocks.extractor import (CODE_INTRODUCED, MODAL_CONTENT, TITLE_CHARS, BlocksExtractor, block_lines,
+                                             read_once)
 from pipeline.steps.extractors import ConservativeExtractor
 from pipeline.steps.loop import StepLoop
 from pipeline.explain.render import block_marks
@@ -128,6 +129,24 @@ def test_default_cascade_starts_with_the_block_stage():
     page_id, html, _ = heldout_pages(1)[0]
     cleaned = StepLoop(settings).process(Page(f"<urn:{page_id}>", "http://x/", "", html.encode("utf-8"), "utf-8"))
     assert (cleaned.outcome, cleaned.extractor, cleaned.fallback_reason) == ("kept", "blocks", None)
+
+
+def test_the_page_title_is_its_first_title_element_whole_and_bounded():
+    """The row's title (BlockPage.title): the head's title with its entities read and its white space collapsed, not
+    an svg's; found when stray bytes before <html> open the body; cut at TITLE_CHARS when unclosed, as it then holds
+    the rest of the page (the parse keeps only the first TITLE_TEXT_MAX characters of it)."""
+    settings = load_settings(None, [])
+    stage = BlocksExtractor(settings.extract, settings.langid)
+    title = lambda html: stage.read(html).title()
+    assert title("<html><head><title> Caf&eacute;\n  notes </title></head><body><p>Text</p>"
+                 "<svg><title>icon</title></svg></body></html>") == "Café notes"
+    assert title("<html><body><svg><title>icon</title></svg><p>Text</p></body></html>") is None
+    assert title("7d71\r\n<!DOCTYPE html><html><head><title>Chunked</title></head><body><p>Text</p></body></html>") \
+        == "Chunked"
+    assert title("<html><head><title></title></head><body><p>Text</p></body></html>") is None
+    unclosed = title("<html><head><title>Unclosed " + "<p>word and more words</p>\n" * 100000 + "</body></html>")
+    assert unclosed.startswith("Unclosed <p>word and more words</p> <p>word") and len(unclosed) == TITLE_CHARS
+    assert len(stage.read("<title>Unclosed " + "<p>x</p>" * 100000).markup.title) == 10000  # TITLE_TEXT_MAX
 
 
 TABLE = """<html><body><h2>Open positions</h2><table>

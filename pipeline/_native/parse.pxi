@@ -180,6 +180,12 @@ cdef enum:
     TAG_TITLE = 2048
 
 
+# What the parse keeps of a title element's text: an unclosed one holds the rest of the page (the row's title is cut
+# shorter once its white space is collapsed, BlockPage.title).
+cdef enum:
+    TITLE_TEXT_MAX = 10000
+
+
 # libxml2's element names -> the name as str, its TAG_* bits and its place in COUNTED_TAGS (-1: none): an open
 # addressing table of the names met so far (_TagTable, html.pxd), so an event costs no decoding and no set lookups. A
 # name longer than TAG_KEY - 1 bytes, or met once TAG_CACHED names are held, is decoded and looked up at every event.
@@ -583,11 +589,14 @@ cdef class BlockTarget:
 
     cdef _data(self, str text):
         cdef _Owner owner
+        cdef str title
         self.junction = False
         if self.in_json_ld:
             self.markup.json_ld[-1] += text
         elif self.in_title:
-            self.markup.title = (self.markup.title or "") + text
+            title = self.markup.title or ""
+            if len(title) < TITLE_TEXT_MAX:
+                self.markup.title = title + text[:TITLE_TEXT_MAX - len(title)]
         if self.skip or not self.owners:
             return
         owner = self.owners[-1]
