@@ -173,6 +173,22 @@ def test_mediawikis_edit_links_are_not_read():
     assert [b.text for b in blocks] == ["Historia", "History", "Escopete ye citato en 1578."]
 
 
+def test_a_reviews_widgets_seo_metadata_is_not_read():
+    """Bazaarvoice's SEO metadata lists (`BVSEOSDK_meta`, as on yeti.com's product pages in WCXB; `BVSEO_meta`, as on
+    bose.ae's) are not part of the page's text; the reviews the same widget renders are, and so are the text around a
+    list and an element whose id only starts the same."""
+    blocks, _ = parse_page(
+        '<body><div class="ratings"><div id="data-bv-show" style="display:none"><ul id="BVSEOSDK_meta" '
+        'style="display: none !important;"><li>bvseo_sdk, dw_cartridge, 18.2.0, p_sdk_3.2.0</li><li>CLOUD, '
+        'getAggregateRating, 0ms</li><li>reviews, product</li><li>bvseo-msg:  SEO SDK is disabled. Enable by setting '
+        'seo.sdk.enabled to true.;</li></ul></div></div><div id="bvseo-reviewsSection"><div class="bvseo-review">'
+        'Rated 5 out of 5 by <span>Martin</span> Amazing headphones</div></div><p>Before<ul id=BVSEO_meta '
+        'style="display:none!important"><li>y_2022, m_11, d_20, h_21</li></ul>after</p><ul id="BVSEO_metadata">'
+        '<li>a list of its own</li></ul></body>')
+    assert [b.text for b in blocks] == ["Rated 5 out of 5 by Martin Amazing headphones", "Before", "after",
+                                        "a list of its own"]
+
+
 def test_tag_soup_parses_into_blocks_in_document_order():
     """Seeded tag soup (broken markup, every kind of attribute and text): each page parses; its blocks are non-empty
     texts with their white space collapsed, each after its parent element."""

@@ -109,6 +109,14 @@ cdef inline bint _edit_section(const char *class_value):
             or class_value[0] == b'e' and strcmp(class_value, "editsection") == 0)
 
 
+cdef inline bint _seo_metadata(const char *id_value):
+    """Whether an element's id is that of Bazaarvoice's SEO metadata list (`<ul id="BVSEOSDK_meta" style="display:
+    none !important">`, `BVSEO_meta`), which the reviews widget of many shops' product pages writes: its items are the
+    SDK's version, timings and messages (`bvseo-msg: SEO SDK is disabled. ...`), never shown. A subtree never read.
+    The reviews it renders for search engines (`bvseo-reviewsSection`) are the page's and are read."""
+    return id_value[0] == b'B' and (strcmp(id_value, "BVSEOSDK_meta") == 0 or strcmp(id_value, "BVSEO_meta") == 0)
+
+
 def names_comments(tuple tokens):
     """Whether an element's class/id words (class_id_tokens) name a comment region."""
     return any(t in COMMENT_WORDS or t.startswith(COMMENT_PREFIXES) or any(s in t for s in COMMENT_STEMS)
@@ -420,7 +428,7 @@ cdef class BlockTarget:
         cdef tuple ancestors
         self.junction = False
         self.element += 1
-        self.edit_section = False
+        self.edit_section = self.seo_metadata = False
         self.in_json_ld = self._read_attributes(flags, atts)
         # the page's title: its first title element in the head or outside any skipped element (not an svg's)
         self.in_title = (flags & TAG_TITLE and self.markup.title is None
@@ -428,7 +436,7 @@ cdef class BlockTarget:
         if self.skip:
             self.skip += 1
             return
-        if flags & TAG_SKIP or self.edit_section:
+        if flags & TAG_SKIP or self.edit_section or self.seo_metadata:
             self.skip = 1
             self.skip_head = tag == "head"
             if not flags & TAG_UNSEEN and not self.edit_section and self.owners:
@@ -494,6 +502,8 @@ cdef class BlockTarget:
                     self.http_links += 1
             elif name[0] == b'c' and strcmp(name, "class") == 0 and value != NULL:
                 self.edit_section = _edit_section(value)
+            elif name[0] == b'i' and name[1] == b'd' and name[2] == 0 and value != NULL:
+                self.seo_metadata = _seo_metadata(value)
             elif name[0] == b'i' and strcmp(name, "itemtype") == 0:
                 self.markup.itemtypes.append(_value(value))
             elif meta and strcmp(name, "name") == 0:
