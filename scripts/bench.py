@@ -25,7 +25,7 @@ ratios to the floor and to datatrove, CPU by role (JVM, driver, Python workers; 
 by warcplex stage (stats.json ``cpu.*``), peak RSS per Python worker, and the load average.
 All figures also go to build/bench/results.json.
 
-``--fixed-cost`` instead measures `make run` (the 34-page sample, same flags) ``--repeats``
+``--fixed-cost`` instead measures a small run (the 34-page sample with `make run`'s outputs) ``--repeats``
 times: the fixed cost of one small run.
 
 A benchmark, not a test: it asserts nothing and only prints figures.
@@ -162,7 +162,7 @@ def command(system: str, warc: Path, out: Path, work: Path, fixed_cost: bool = F
     if system in ("default", "primary"):
         cmd = [sys.executable, "-m", "pipeline.cli", "run", "--input", str(warc), "--output", str(out / "out"),
                "--config", "conf/local.yaml"]
-        if fixed_cost:  # exactly what `make run` asks for
+        if fixed_cost:  # the outputs `make run` asks for
             cmd += ["--dropped", str(out / "out" / "dropped"), "--sentences", str(out / "out" / "sentences")]
         cmd += ["--set", PRIMARY] if system == "primary" else []
         return cmd + [arg for setting in WARCPLEX_SETS for arg in ("--set", setting)]
@@ -273,7 +273,8 @@ def print_table(name: str, summary: dict[str, dict]) -> None:
 
 
 def fixed_cost(repeats: int, work: Path, results: Path) -> int:
-    print(f"fixed cost: `make run` on {SAMPLE_WARC.relative_to(ROOT)}, {repeats} runs, load {os.getloadavg()[0]:.1f}")
+    print(f"fixed cost: a small run on {SAMPLE_WARC.relative_to(ROOT)} with `make run`'s outputs, {repeats} runs, "
+          f"load {os.getloadavg()[0]:.1f}")
     runs = []
     for i in range(repeats):
         run = run_once("default", SAMPLE_WARC, work, fixed_cost=True)
@@ -299,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="runs per system and input (median; 0: only the larger input, with --scaled-repeats)")
     parser.add_argument("--scaled-repeats", type=int, help="runs on the larger input (default: --repeats)")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ",".join(SYSTEMS))
-    parser.add_argument("--fixed-cost", action="store_true", help="measure `make run` (34 pages) instead")
+    parser.add_argument("--fixed-cost", action="store_true", help="measure a small run (the 34-page sample) instead")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
                         help="passed to the warcplex runs, e.g. corpus.enabled=false (the page pipeline alone)")
     parser.add_argument("--work", type=Path, default=BUILD, help="where the scaled input and datatrove's "

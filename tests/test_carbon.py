@@ -103,8 +103,9 @@ def test_process_cpu_reads_proc_as_getrusage_does():
 
 @pytest.mark.spark
 def test_make_run_counts_the_whole_process_tree(tmp_path):
-    """`make run`'s command under an outside measurement of its whole process tree (a fresh cgroup, else /proc
-    and the reaped children): the summary's CPU is within 15% of it, and every part is there."""
+    """A small run (the 34-page sample with `make run`'s outputs) under an outside measurement of its whole process
+    tree (a fresh cgroup, else /proc and the reaped children): the summary's CPU is within 15% of it, and every part
+    is there."""
     import json
     import os
     import shutil
@@ -122,7 +123,7 @@ def test_make_run_counts_the_whole_process_tree(tmp_path):
     warcplex = os.path.join(os.path.dirname(sys.executable), "warcplex")
     command = [warcplex, "run", "--input", str(SAMPLE_WARC), "--output", str(out), "--config",
                str(ROOT / "conf" / "local.yaml"), "--dropped", str(out / "dropped"), "--sentences",
-               str(out / "sentences")]  # the Makefile's `run`
+               str(out / "sentences")]  # `make run`'s outputs (it reads tests/data/stages.warc.gz)
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
            "SPARK_LOCAL_IP": "127.0.0.1"}
     with open(tmp_path / "log", "w") as log:
