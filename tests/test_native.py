@@ -189,6 +189,27 @@ def test_a_reviews_widgets_seo_metadata_is_not_read():
                                         "a list of its own"]
 
 
+def test_a_menu_the_parser_leaves_open_does_not_hide_the_main_element():
+    """libxml2 ignores `</button>` and `</nav>` while a `div` inside is open, and nests the rest of the page in the menu
+    (investopedia.com's menu button leaves one `div` unclosed; WCXB has 9 such pages). The page's main element is read
+    from there on, as a browser shows it, with the page's footer still a part never kept; the menus' own text is not
+    read; without a main element the menu still holds the page."""
+    blocks, _ = parse_page(
+        '<body><header><button class="menu"><div class="inner">Menu<div></button></div><div>Logo</div></header>'
+        '<main><h1>How to start a garden</h1><p>Pick a sunny spot.</p></main><footer><p>About us</p></footer></body>')
+    assert [(b.text, b.excluded) for b in blocks] == [("How to start a garden", False), ("Pick a sunny spot.", False),
+                                                      ("About us", True)]
+    blocks, _ = parse_page('<body><nav><ul><li><a href="/">Home</a><li><div class="dropdown"><a href="/shop">Shop</a>'
+                           '</li></ul></nav><main><p>The article.</p></main></body>')
+    assert [b.text for b in blocks] == ["The article."]
+    blocks, _ = parse_page('<body><nav><a href="/">Home</a></nav><button>Buy</button><main><p>The article.</p></main>'
+                           '</body>')
+    assert [b.text for b in blocks] == ["The article."]
+    blocks, _ = parse_page('<body><nav><ul><li><div class="dropdown"><a href="/shop">Shop</a></li></ul></nav>'
+                           '<div><p>No main element.</p></div></body>')
+    assert blocks == []
+
+
 def test_tag_soup_parses_into_blocks_in_document_order():
     """Seeded tag soup (broken markup, every kind of attribute and text): each page parses; its blocks are non-empty
     texts with their white space collapsed, each after its parent element."""

@@ -105,6 +105,7 @@ cdef class BlockTarget:
     cdef bint edit_section  # the element opening is MediaWiki's edit link (_edit_section)
     cdef bint seo_metadata  # the element opening is a reviews widget's SEO metadata list (_seo_metadata)
     cdef bint skip_head  # the skipped subtree is the head's
+    cdef bint skip_menu  # the skipped subtree is a MENUS element's (a main element inside ends it)
     cdef Py_ssize_t https_links, http_links, data_attributes, aria_attributes
     cdef Py_ssize_t tag_counts[MAX_COUNTED]  # COUNTED_TAGS' start tags
     cdef _TagTable table

@@ -13,6 +13,11 @@ INLINE = frozenset("a abbr acronym b bdi bdo big cite code data del dfn em font 
 # classifier like any other.
 SKIP = frozenset("script style template head title meta link iframe svg canvas object embed video audio select "
                  "option button input textarea nav math".split())
+# Skipped elements that a parser may leave open round the rest of the page: libxml2 ignores `</button>` or `</nav>`
+# while a `div` inside is open (its end tags cannot close a `div`), where a browser closes both, so a menu button with
+# one unclosed `div` (Dotdash Meredith's sites) or a menu bar holds the whole page. HTML allows a `main` element only
+# under `html`, `body`, `div` and `form`, so one inside them is such a page: from it on, the page is read again.
+MENUS = frozenset(("button", "nav"))
 # Skipped elements a browser shows nothing of. Every other one (a form control, an embedded object, an icon, a menu)
 # stands between the words around it (separates): `<label>XS</label><input><label>S</label>` is written "XS S", where
 # the words would otherwise run together ("XSS"). So may the junction of two inline elements, where a page's style sets
@@ -186,6 +191,8 @@ cdef enum:
     TAG_META = 512
     TAG_SCRIPT = 1024
     TAG_TITLE = 2048
+    TAG_MAIN = 4096
+    TAG_MENU = 8192  # MENUS
 
 
 # What the parse keeps of a title element's text: an unclosed one holds the rest of the page (the row's title is cut
@@ -209,7 +216,8 @@ cdef int _tag_flags(str tag) except -1:
             | (TAG_EXCLUDED if tag in EXCLUDED_TAGS else 0)
             | (TAG_BR if tag == "br" else 0) | (TAG_BODY if tag == "body" else 0)
             | (TAG_LINK if tag == "a" else 0) | (TAG_META if tag == "meta" else 0)
-            | (TAG_SCRIPT if tag == "script" else 0) | (TAG_TITLE if tag == "title" else 0))
+            | (TAG_SCRIPT if tag == "script" else 0) | (TAG_TITLE if tag == "title" else 0)
+            | (TAG_MAIN if tag == "main" else 0) | (TAG_MENU if tag in MENUS else 0))
 
 
 @cython.final
@@ -434,11 +442,14 @@ cdef class BlockTarget:
         self.in_title = (flags & TAG_TITLE and self.markup.title is None
                          and (self.skip == 0 or self.skip == 1 and self.skip_head))
         if self.skip:
-            self.skip += 1
-            return
+            if not (flags & TAG_MAIN and self.skip_menu):
+                self.skip += 1
+                return
+            self.skip = 0  # a menu left open round the page (MENUS): its main element is read
         if flags & TAG_SKIP or self.edit_section or self.seo_metadata:
             self.skip = 1
             self.skip_head = tag == "head"
+            self.skip_menu = flags & TAG_MENU
             if not flags & TAG_UNSEEN and not self.edit_section and self.owners:
                 owner = self.owners[-1]
                 if owner.parts and not owner.preformatted:
